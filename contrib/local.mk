@@ -1,0 +1,12 @@
+##
+# contrib/: programs built on mpikvs.
+##
+bin_PROGRAMS += contrib/mpikvs-bench
+
+contrib_mpikvs_bench_SOURCES = \
+	contrib/mpikvs-bench.c \
+	contrib/bench.h \
+	contrib/bench_tier.c
+# End of contrib_mpikvs_bench_SOURCES
+contrib_mpikvs_bench_CFLAGS = $(AM_CFLAGS) -O2
+contrib_mpikvs_bench_LDADD = shm/libkvshm.la -lm

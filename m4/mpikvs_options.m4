@@ -1,0 +1,39 @@
+# SYNOPSIS
+#   MPIKVS_ENABLE_SANITIZERS, MPIKVS_ENABLE_WERROR
+# DESCRIPTION
+#   --enable-sanitizers builds everything with AddressSanitizer and
+#   UndefinedBehaviorSanitizer (errors are fatal); --enable-werror turns
+#   warnings into errors, as CI builds.
+
+AC_DEFUN([MPIKVS_ENABLE_SANITIZERS], [
+  AC_ARG_ENABLE([sanitizers],
+    [AS_HELP_STRING([--enable-sanitizers], [build with ASan and UBSan])],
+    [], [enable_sanitizers=no])
+  MPIKVS_SANITIZER_CFLAGS=
+  MPIKVS_SANITIZER_LDFLAGS=
+  AS_IF([test "x$enable_sanitizers" = xyes], [
+    mpikvs_san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+    mpikvs_save_CFLAGS=$CFLAGS
+    mpikvs_save_LDFLAGS=$LDFLAGS
+    CFLAGS="$CFLAGS $mpikvs_san"
+    LDFLAGS="$LDFLAGS $mpikvs_san"
+    AC_MSG_CHECKING([whether $CC supports $mpikvs_san])
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([], [])],
+      [AC_MSG_RESULT([yes])],
+      [AC_MSG_RESULT([no])
+       AC_MSG_ERROR([$CC cannot build with sanitizers; install gcc (libasan, libubsan)])])
+    CFLAGS=$mpikvs_save_CFLAGS
+    LDFLAGS=$mpikvs_save_LDFLAGS
+    MPIKVS_SANITIZER_CFLAGS="-g $mpikvs_san"
+    MPIKVS_SANITIZER_LDFLAGS="$mpikvs_san"
+  ])
+  AM_CONDITIONAL([SANITIZERS], [test "x$enable_sanitizers" = xyes])
+])
+
+AC_DEFUN([MPIKVS_ENABLE_WERROR], [
+  AC_ARG_ENABLE([werror],
+    [AS_HELP_STRING([--enable-werror], [treat compiler warnings as errors])],
+    [], [enable_werror=no])
+  MPIKVS_WERROR_CFLAGS=
+  AS_IF([test "x$enable_werror" = xyes], [MPIKVS_WERROR_CFLAGS=-Werror])
+])

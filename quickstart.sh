@@ -1,0 +1,110 @@
+#!/bin/sh
+# quickstart.sh run|test [ARGS]: make a Debian 12 machine ready, build
+# mpikvs, and run it (run) or its whole test suite (test).
+#
+#   run   installs what is missing, builds, runs the main job
+#         (for now: mpikvs-bench tier ARGS).
+#   test  installs what is missing, then: a -Werror build and `make check`,
+#         `make distcheck`, and an ASan+UBSan build and `make check`; fails
+#         if any test fails or an mpikvs region is left in /dev/shm.
+set -eu
+cd "$(dirname "$0")"
+top=$(pwd)
+
+PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
+          libopenmpi-dev openmpi-bin libslurm-dev libjansson-dev
+          libxxhash-dev check groff-base"
+
+say() { printf 'quickstart: %s\n' "$*"; }
+
+install_missing() {
+    missing=
+    for p in $PACKAGES; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+            grep -q '^install ok installed$' || missing="$missing $p"
+    done
+    [ -z "$missing" ] && return 0
+    say "installing:$missing"
+    sudo=
+    if [ "$(id -u)" != 0 ]; then
+        command -v sudo >/dev/null ||
+            { say "run as root to install:$missing"; exit 1; }
+        sudo=sudo
+    fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+        --no-install-recommends $missing >/dev/null
+}
+
+# build DIR CONFIGURE-ARGS...: an out-of-tree build in DIR.
+build() {
+    dir=$1
+    shift
+    if [ ! -x configure ] || [ configure.ac -nt configure ]; then
+        say "autoreconf"
+        autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
+    fi
+    mkdir -p "$dir"
+    say "configure $* in $dir"
+    (cd "$dir" && "$top/configure" --quiet "$@")
+    say "make in $dir"
+    make -C "$dir" -s -j"$(nproc)"
+}
+
+# Summarise a `make check` run as one line CI can read.
+summary() {
+    log=$1/test-suite.log
+    pass=$(sed -n 's/^# PASS: *//p' "$log" 2>/dev/null | head -n1)
+    fail=$(sed -n 's/^# FAIL: *//p' "$log" 2>/dev/null | head -n1)
+    err=$(sed -n 's/^# ERROR: *//p' "$log" 2>/dev/null | head -n1)
+    grep -h '^[0-9]*%: Checks:' "$1"/tests/*.log 2>/dev/null || true
+    echo "$2: ${pass:-0} passed, $(( ${fail:-0} + ${err:-0} )) failed"
+}
+
+check_in() {
+    rc=0
+    make -C "$1" -s check || rc=$?
+    summary "$1" "$2"
+    if [ $rc -ne 0 ]; then
+        for log in "$1"/tests/*.log; do
+            grep -q '^FAIL\|^ERROR' "$log" 2>/dev/null && cat "$log"
+        done
+        exit $rc
+    fi
+}
+
+leak_check() {
+    left=$(ls /dev/shm 2>/dev/null | grep -E '^(mpikvs\.|kvtest\.|kvbench\.)' || true)
+    if [ -n "$left" ]; then
+        say "left behind in /dev/shm:"
+        printf '  %s\n' $left
+        exit 1
+    fi
+    say "no mpikvs regions left in /dev/shm"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+run)
+    install_missing
+    build build --enable-werror
+    ./build/contrib/mpikvs-bench tier "$@"
+    ;;
+test)
+    install_missing
+    build build --enable-werror
+    check_in build "tests"
+    say "make distcheck"
+    make -C build -s distcheck \
+        DISTCHECK_CONFIGURE_FLAGS="--enable-werror --quiet" >/dev/null
+    say "distcheck passed"
+    build build-asan --enable-sanitizers --enable-werror
+    check_in build-asan "tests under ASan+UBSan"
+    leak_check
+    ;;
+*)
+    echo "usage: $0 run [mpikvs-bench tier options] | test" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,47 @@
+/*
+ * format.c - the computed layout id and the header checksum.
+ */
+#include <xxhash.h>
+
+#include "format.h"
+
+/*
+ * A number someone has to remember to bump does not get bumped: the
+ * layout id is derived from the size and offset of every field a reader
+ * interprets, so a layout change refuses old regions by itself.
+ */
+uint64_t kvshm_layout_id(void)
+{
+#define F(type, field) offsetof(struct type, field)
+    const uint64_t shape[] = {
+        sizeof(struct kvshm_header),
+        F(kvshm_header, kind), F(kvshm_header, layout_id),
+        F(kvshm_header, size), F(kvshm_header, max_size),
+        F(kvshm_header, header_size), F(kvshm_header, flags),
+        F(kvshm_header, created), F(kvshm_header, uid),
+        F(kvshm_header, gid), F(kvshm_header, step),
+        F(kvshm_header, job), F(kvshm_header, node),
+        F(kvshm_header, tag), F(kvshm_header, checksum),
+        sizeof(struct kvshm_tier_control),
+        F(kvshm_tier_control, seq), F(kvshm_tier_control, nbuckets),
+        F(kvshm_tier_control, entries_top), F(kvshm_tier_control, entries),
+        F(kvshm_tier_control, hash_seed),
+        F(kvshm_tier_control, live_bytes), F(kvshm_tier_control, dead_bytes),
+        F(kvshm_tier_control, updates), F(kvshm_tier_control, rebuilds),
+        F(kvshm_tier_control, rebuild_failures),
+        F(kvshm_tier_control, growths),
+        F(kvshm_tier_control, max_load_milli),
+        sizeof(struct kvshm_tier_bucket),
+        sizeof(struct kvshm_tier_entry),
+        F(kvshm_tier_entry, next), F(kvshm_tier_entry, key_len),
+        F(kvshm_tier_entry, value_len), F(kvshm_tier_entry, flags),
+        KVSHM_TIER_UNIT,
+    };
+#undef F
+    return XXH3_64bits(shape, sizeof(shape));
+}
+
+uint64_t kvshm_header_checksum(const struct kvshm_header *h)
+{
+    return XXH3_64bits(h, offsetof(struct kvshm_header, checksum));
+}

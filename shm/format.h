@@ -1,0 +1,156 @@
+/*
+ * format.h - the bytes of every mpikvs shared-memory region.
+ *
+ * A region is a file in the shm directory (default /dev/shm) named
+ * mpikvs.<job>.<node>.<tag>.  It starts with a 256-byte header; the
+ * first 16 bytes (magic, format version) keep their place in every
+ * format version, so that an old reader can always tell a newer region
+ * from a foreign file.  Everything after the header belongs to the
+ * region's kind.
+ *
+ * Integers are in the byte order of the node: regions never leave it.
+ */
+#ifndef MPIKVS_SHM_FORMAT_H
+#define MPIKVS_SHM_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KVSHM_MAGIC          "MPIKVSrg"     /* 8 bytes, no terminator kept */
+#define KVSHM_FORMAT_VERSION 1u
+#define KVSHM_HEADER_SIZE    256u
+#define KVSHM_CACHELINE      64u
+
+/* Region kinds. */
+enum kvshm_kind {
+    KVSHM_KIND_DATA         = 1,  /* DHT buckets and per-rank stats */
+    KVSHM_KIND_TIER_INDEX   = 2,  /* read-only tier: control block + buckets */
+    KVSHM_KIND_TIER_ENTRIES = 3,  /* read-only tier: entries, only grows */
+    KVSHM_KIND_LAYOUT       = 4,  /* job layout, written once */
+    KVSHM_KIND_MAX          = 4
+};
+
+/* Header flags. */
+#define KVSHM_FLAG_GROWABLE  1u   /* the file may grow up to max_size */
+
+#define KVSHM_NO_STEP        UINT32_MAX
+
+/* Longest job, node and tag strings, terminator included. */
+#define KVSHM_JOB_MAX   32u
+#define KVSHM_NODE_MAX  64u
+#define KVSHM_TAG_MAX   32u
+
+struct kvshm_header {
+    char     magic[8];          /* KVSHM_MAGIC */
+    uint32_t format_version;    /* KVSHM_FORMAT_VERSION */
+    uint32_t kind;              /* enum kvshm_kind */
+    uint64_t layout_id;         /* kvshm_layout_id() of the writer */
+    uint64_t size;              /* file size at creation */
+    uint64_t max_size;          /* growable: largest size; else == size */
+    uint32_t header_size;       /* KVSHM_HEADER_SIZE */
+    uint32_t flags;             /* KVSHM_FLAG_* */
+    int64_t  created;           /* seconds since the epoch */
+    uint32_t uid;               /* the user the region belongs to */
+    uint32_t gid;
+    uint32_t step;              /* Slurm step id, or KVSHM_NO_STEP */
+    uint32_t reserved0;
+    char     job[KVSHM_JOB_MAX];   /* Slurm job id, or a unique id */
+    char     node[KVSHM_NODE_MAX];
+    char     tag[KVSHM_TAG_MAX];   /* last name component: "data", ... */
+    uint8_t  reserved[48];
+    uint64_t checksum;          /* XXH3-64 of the bytes before it */
+};
+
+/*
+ * The read-only lookup tier (SHMEMPMI's dual-region design).
+ *
+ * Index region:   header | control block | buckets[nbuckets]
+ * Entries region: header | entry | entry | ... (up to control.entries_top)
+ *
+ * Links are offsets into the entries region in units of 8 bytes, so a
+ * bucket is one 64-bit word and the entries region can grow in place
+ * (up to 32 GiB) without touching a link.  Offset 0 is the header, so 0
+ * means "no entry".
+ */
+#define KVSHM_TIER_UNIT        8u
+#define KVSHM_TIER_MAX_BYTES   (UINT64_C(1) << 35)   /* 32 GiB of entries */
+
+/*
+ * Control block, right after the index region's header.
+ *
+ * Line 0 is what a reader loads on every lookup.  Only the writer stores
+ * to it, and only when it publishes, so readers share the line without
+ * ever invalidating it for each other.  seq is a sequence lock: odd while
+ * the writer changes anything a reader may follow.
+ */
+struct kvshm_tier_control {
+    /* line 0: read on every lookup */
+    uint64_t seq;               /* even: stable; odd: publication under way */
+    uint64_t nbuckets;          /* power of two */
+    uint64_t entries_top;       /* bytes of the entries region in use */
+    uint64_t entries;           /* live entries (for a bounded chain walk) */
+    uint64_t hash_seed;
+    uint64_t pad0[3];
+    /* line 1: counters, written by the writer, read by tools */
+    uint64_t live_bytes;        /* bytes of entries that can be found */
+    uint64_t dead_bytes;        /* bytes of entries replaced by updates */
+    uint64_t updates;           /* puts that replaced a value */
+    uint64_t rebuilds;          /* index rebuilds */
+    uint64_t rebuild_failures;  /* rebuilds skipped: no room for the index */
+    uint64_t growths;           /* entries region enlargements */
+    uint64_t max_load_milli;    /* rebuild threshold, entries/bucket * 1000 */
+    uint64_t pad1[1];
+    uint8_t  pad2[128];
+};
+
+#define KVSHM_TIER_BUCKETS_OFFSET \
+    (KVSHM_HEADER_SIZE + sizeof(struct kvshm_tier_control))
+
+/* A bucket: head and tail entry offsets, in units of 8 bytes. */
+struct kvshm_tier_bucket {
+    uint32_t head;
+    uint32_t tail;
+};
+
+/* An entry: this, then the key, then the value at an 8-byte boundary. */
+struct kvshm_tier_entry {
+    uint64_t hash;              /* of the key, seeded with hash_seed */
+    uint32_t next;              /* next entry of the chain, 0 = end */
+    uint32_t key_len;
+    uint32_t value_len;
+    uint32_t flags;             /* KVSHM_ENTRY_DEAD */
+};
+
+#define KVSHM_ENTRY_DEAD 1u     /* replaced by a later entry for its key */
+
+static inline uint64_t kvshm_align8(uint64_t n)
+{
+    return (n + 7u) & ~UINT64_C(7);
+}
+
+static inline uint64_t kvshm_entry_size(uint64_t key_len, uint64_t value_len)
+{
+    return sizeof(struct kvshm_tier_entry) + kvshm_align8(key_len) +
+           kvshm_align8(value_len);
+}
+
+_Static_assert(sizeof(struct kvshm_header) == KVSHM_HEADER_SIZE,
+               "region header must stay 256 bytes");
+_Static_assert(offsetof(struct kvshm_header, format_version) == 8,
+               "magic and version keep their place in every format");
+_Static_assert(sizeof(struct kvshm_tier_control) == 256,
+               "tier control block is four cache lines");
+_Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
+               "entries keep 8-byte alignment");
+
+/*
+ * The layout id: a hash of the size and placement of everything in the
+ * format.  A change of layout changes it by itself; a change of meaning
+ * with the same layout needs a KVSHM_FORMAT_VERSION bump.
+ */
+uint64_t kvshm_layout_id(void);
+
+/* XXH3-64 of the header bytes before its checksum field. */
+uint64_t kvshm_header_checksum(const struct kvshm_header *h);
+
+#endif /* MPIKVS_SHM_FORMAT_H */

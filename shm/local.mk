@@ -1,0 +1,33 @@
+##
+# shm/: the MPI-free core (regions, tier) shared by the library, the SPANK
+# plugin and the tools, as one convenience library.
+##
+noinst_LTLIBRARIES += shm/libkvshm.la
+
+shm_libkvshm_la_SOURCES = \
+	shm/errors.c \
+	shm/errors_internal.h \
+	shm/format.c \
+	shm/format.h \
+	shm/mpikvs_errors.h \
+	shm/region.c \
+	shm/region.h \
+	shm/tier.c \
+	shm/tier.h
+# End of shm_libkvshm_la_SOURCES
+shm_libkvshm_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS)
+shm_libkvshm_la_LIBADD = $(XXHASH_LIBS)
+
+# libmpikvs: what applications link.  For now the shared return codes;
+# the DHT joins it in mpi-kvs/.
+lib_LTLIBRARIES += libmpikvs.la
+libmpikvs_la_SOURCES =
+libmpikvs_la_LIBADD = shm/libkvshm.la
+libmpikvs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 \
+	-export-symbols-regex '^mpikvs_'
+# An empty source list would make automake pick no linker.
+nodist_EXTRA_libmpikvs_la_SOURCES = dummy.c
+
+include_HEADERS += \
+	shm/mpikvs_errors.h
+# End of include_HEADERS

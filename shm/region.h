@@ -1,0 +1,128 @@
+/*
+ * region.h - create, open, map, grow, close and unlink mpikvs regions.
+ *
+ * A region is a file in a shm directory, named mpikvs.<job>.<node>.<tag>,
+ * that starts with a struct kvshm_header (format.h).  Creation is
+ * exclusive, with mode 0600 by default, optionally for another owner
+ * (the SPANK plugin creates as root for the job user), and reserves the
+ * whole size with posix_fallocate: a shm directory that is too small
+ * fails here, with a message that says how much was asked and how much is
+ * free, and never with a SIGBUS later.  A region appears under its name
+ * only when complete (it is built as an O_TMPFILE and linked in), so a
+ * creator that dies halfway leaves nothing behind.  Opening validates the whole
+ * header before anything else is read.
+ *
+ * Growable regions are mapped with their maximum size from the start:
+ * the file grows under an existing mapping, so addresses handed out
+ * stay valid and no process has to remap.
+ *
+ * Not thread-safe per region object; distinct objects are independent.
+ */
+#ifndef MPIKVS_SHM_REGION_H
+#define MPIKVS_SHM_REGION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format.h"
+#include "mpikvs_errors.h"
+
+#define KVSHM_DEFAULT_DIR "/dev/shm"
+#define KVSHM_ANY_UID     ((uid_t)-1)
+#define KVSHM_NAME_MAX    (7 + KVSHM_JOB_MAX + KVSHM_NODE_MAX + KVSHM_TAG_MAX)
+
+struct kvshm_region_spec {
+    const char *dir;         /* NULL: KVSHM_DEFAULT_DIR */
+    const char *job;         /* Slurm job id or kvshm_unique_id() */
+    const char *node;        /* node name */
+    const char *tag;         /* "data", "layout", "tier-index", ... */
+    uint32_t    kind;        /* enum kvshm_kind */
+    uint64_t    size;        /* bytes, header included */
+    uint64_t    max_size;    /* > size: growable up to this; else fixed */
+    uid_t       uid;         /* owner; KVSHM_ANY_UID: the caller */
+    gid_t       gid;         /* group; (gid_t)-1: the caller's */
+    mode_t      mode;        /* 0: 0600 */
+    uint32_t    step;        /* KVSHM_NO_STEP outside a Slurm step */
+};
+
+struct kvshm_region {
+    int                  fd;
+    void                *base;      /* the header is at base */
+    uint64_t             map_len;   /* address space reserved */
+    uint64_t             size;      /* file size as this process knows it */
+    bool                 writable;
+    char                *path;
+};
+
+struct kvshm_open_opts {
+    uint32_t kind;           /* expected kind; 0: any */
+    bool     writable;       /* map read-write (the writer) or PROT_READ */
+    uid_t    expect_uid;     /* header uid must match; KVSHM_ANY_UID: any
+                              * (0 is not "any": root passes it explicitly) */
+};
+
+/* Fill buf with "mpikvs.<job>.<node>.<tag>".  Each part must be 1 to its
+ * maximum - 1 characters of [A-Za-z0-9_-].  Returns MPIKVS_OK or
+ * MPIKVS_ERR_NAME. */
+int kvshm_region_name(char *buf, size_t len, const char *job,
+                      const char *node, const char *tag,
+                      mpikvs_error_t *err);
+
+/* Split a region name into its parts (each buffer of its _MAX size).
+ * Returns MPIKVS_OK or MPIKVS_ERR_NAME. */
+int kvshm_region_name_parse(const char *name, char *job, char *node,
+                            char *tag);
+
+/* A job id for runs outside Slurm: "u" + pid + time + random, unique on a
+ * node.  buf must hold KVSHM_JOB_MAX bytes. */
+void kvshm_unique_id(char *buf, size_t len);
+
+/* Create the region exclusively, reserve its space, write and checksum its
+ * header, and map it read-write.  On failure nothing is left behind.
+ * Returns MPIKVS_OK, MPIKVS_ERR_EXISTS, MPIKVS_ERR_NOSPACE,
+ * MPIKVS_ERR_NAME, MPIKVS_ERR_INVAL or -errno. */
+int kvshm_region_create(const struct kvshm_region_spec *spec,
+                        struct kvshm_region **out, mpikvs_error_t *err);
+
+/* Open an existing region by name and validate its header: magic
+ * (MPIKVS_ERR_FOREIGN), format version and layout (MPIKVS_ERR_VERSION),
+ * checksum and fields (MPIKVS_ERR_CORRUPT), file size (MPIKVS_ERR_TRUNCATED,
+ * MPIKVS_ERR_SIZE), kind (MPIKVS_ERR_KIND), owner (MPIKVS_ERR_OWNER); no
+ * such file is MPIKVS_ERR_NOTFOUND, no permission -EACCES. */
+int kvshm_region_open(const char *dir, const char *name,
+                      const struct kvshm_open_opts *opts,
+                      struct kvshm_region **out, mpikvs_error_t *err);
+
+/* Validate a header as it was read from a file of file_size bytes owned by
+ * file_uid.  name, if not NULL, must match the header's job/node/tag. */
+int kvshm_header_check(const struct kvshm_header *h, uint64_t file_size,
+                       uid_t file_uid, const char *name,
+                       const struct kvshm_open_opts *opts,
+                       mpikvs_error_t *err);
+
+/* Grow a growable region's file to new_size (reserving the space) under
+ * its existing mapping.  Returns MPIKVS_OK, MPIKVS_ERR_FULL (beyond
+ * max_size), MPIKVS_ERR_NOSPACE, or MPIKVS_ERR_INVAL (a fixed region, or
+ * one opened read-only); on failure the file keeps its size. */
+int kvshm_region_grow(struct kvshm_region *r, uint64_t new_size,
+                      mpikvs_error_t *err);
+
+/* Bring r->size up to date with the file (a reader of a growable region
+ * whose writer grew it).  Returns MPIKVS_OK or -errno. */
+int kvshm_region_refresh(struct kvshm_region *r);
+
+/* Unmap and close; *r becomes NULL.  The file stays. */
+void kvshm_region_close(struct kvshm_region **r);
+
+/* Remove the file of region name from dir.  MPIKVS_OK, MPIKVS_ERR_NOTFOUND
+ * or -errno. */
+int kvshm_region_unlink(const char *dir, const char *name);
+
+static inline struct kvshm_header *kvshm_region_header(
+    const struct kvshm_region *r)
+{
+    return (struct kvshm_header *)r->base;
+}
+
+#endif /* MPIKVS_SHM_REGION_H */

@@ -1,0 +1,730 @@
+/*
+ * tier.c - the read-only lookup tier: one writer, lock-free readers.
+ *
+ * Readers and the writer meet in the control block's sequence lock
+ * (format.h).  The writer's side, for every change a reader could follow:
+ *
+ *     seq = s + 1 (relaxed); release fence; ...stores...; seq = s + 2 (release)
+ *
+ * and a reader's side:
+ *
+ *     s1 = seq (acquire); ...loads...; acquire fence; s2 = seq (relaxed)
+ *
+ * If a reader's loads saw any store of a publication, the fences make
+ * that publication's odd seq visible to its second load, so s1 != s2 and
+ * it retries.  While it walks, a reader may see links and lengths from
+ * the middle of a publication; every offset is therefore checked against
+ * the snapshot of entries_top before it is followed, and a chain walk is
+ * bounded by the entry count, so a torn read costs a retry, never a fault
+ * or a loop.  Key and value bytes are read with plain memcmp/memcpy, the
+ * usual seqlock compromise: what such a racy read returns is thrown away
+ * unless the sequence proves it was stable.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "errors_internal.h"
+#include "tier.h"
+
+#define TIER_SEED       UINT64_C(0x6d70696b76737469)   /* "mpikvsti" */
+#define ENTRIES_START   KVSHM_HEADER_SIZE
+#define MAX_BUCKETS     (UINT64_C(1) << 31)
+#define MIN_ENTRY_SIZE  kvshm_entry_size(1, 0)
+#define PAGE            UINT64_C(4096)
+
+struct kvshm_tier {
+    struct kvshm_region        *index;
+    struct kvshm_region        *entries;
+    struct kvshm_tier_control  *ctl;
+    struct kvshm_tier_bucket   *buckets;
+    unsigned char              *ebase;       /* entries region mapping */
+    uint64_t                    max_buckets; /* what the index mapping holds */
+    uint64_t                    seed;
+    bool                        writer;
+    unsigned                    stall_ms;
+    /* this process's counters: private memory, never a shared line */
+    uint64_t                    lookups, hits, misses, retries;
+};
+
+enum walk_result { WALK_FOUND, WALK_MISS, WALK_TORN };
+
+#define LOAD(p)        __atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE(p, v)    __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static uint64_t pow2_ceil(uint64_t n)
+{
+    uint64_t p = 1;
+
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+static uint64_t round_page(uint64_t n)
+{
+    return (n + PAGE - 1) & ~(PAGE - 1);
+}
+
+static inline struct kvshm_tier_entry *entry_at(const struct kvshm_tier *t,
+                                                uint64_t off)
+{
+    return (struct kvshm_tier_entry *)(t->ebase + off);
+}
+
+static inline unsigned char *entry_key(struct kvshm_tier_entry *e)
+{
+    return (unsigned char *)(e + 1);
+}
+
+static inline unsigned char *entry_value(struct kvshm_tier_entry *e,
+                                         uint64_t key_len)
+{
+    return entry_key(e) + kvshm_align8(key_len);
+}
+
+static inline uint64_t key_hash(const struct kvshm_tier *t, const void *key,
+                                size_t len)
+{
+    return XXH3_64bits_withSeed(key, len, t->seed);
+}
+
+/* ---- the writer's side of the sequence lock ---- */
+
+static void publish_begin(struct kvshm_tier *t)
+{
+    uint64_t s = t->ctl->seq;
+
+    STORE(&t->ctl->seq, s + 1);
+    /* Orders the odd seq before every store of the publication: a reader
+     * that sees any of them will see the odd seq on its second load. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void publish_end(struct kvshm_tier *t)
+{
+    /* Release: a reader that loads the new even seq sees everything the
+     * publication stored. */
+    __atomic_store_n(&t->ctl->seq, t->ctl->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* ---- creation and opening ---- */
+
+int kvshm_tier_region_names(const char *job, const char *node,
+                            const char *prefix, char *index_name,
+                            char *entries_name, mpikvs_error_t *err)
+{
+    char tag[KVSHM_TAG_MAX + 16];
+    int rc;
+
+    if (!prefix || strlen(prefix) + sizeof("-entries") > KVSHM_TAG_MAX)
+        return kvshm_fail(err, MPIKVS_ERR_NAME,
+                          "invalid tier name '%s': use 1 to %zu characters",
+                          prefix ? prefix : "(null)",
+                          KVSHM_TAG_MAX - sizeof("-entries"));
+    snprintf(tag, sizeof(tag), "%s-index", prefix);
+    rc = kvshm_region_name(index_name, KVSHM_NAME_MAX + 1, job, node, tag,
+                           err);
+    if (rc != MPIKVS_OK)
+        return rc;
+    snprintf(tag, sizeof(tag), "%s-entries", prefix);
+    return kvshm_region_name(entries_name, KVSHM_NAME_MAX + 1, job, node, tag,
+                             err);
+}
+
+static int check_tier_spec(const struct kvshm_tier_spec *spec,
+                           uint64_t *max_bytes, uint64_t *initial,
+                           uint64_t *buckets, double *max_load,
+                           mpikvs_error_t *err)
+{
+    *max_bytes = spec->max_bytes ? spec->max_bytes
+                                 : KVSHM_TIER_DEFAULT_MAX_BYTES;
+    *initial = spec->initial_bytes ? spec->initial_bytes
+                                   : KVSHM_TIER_DEFAULT_INITIAL_BYTES;
+    *buckets = pow2_ceil(spec->buckets ? spec->buckets
+                                       : KVSHM_TIER_DEFAULT_BUCKETS);
+    *max_load = spec->max_load > 0 ? spec->max_load
+                                   : KVSHM_TIER_DEFAULT_MAX_LOAD;
+    if (*max_bytes > KVSHM_TIER_MAX_BYTES || *max_bytes < PAGE)
+        return kvshm_fail(err, MPIKVS_ERR_INVAL,
+                          "tier size %llu is out of range 4 KiB..32 GiB",
+                          (unsigned long long)*max_bytes);
+    *initial = round_page(*initial < *max_bytes ? *initial : *max_bytes);
+    if (*initial > *max_bytes)
+        *initial = *max_bytes;
+    if (*buckets > MAX_BUCKETS)
+        return kvshm_fail(err, MPIKVS_ERR_INVAL,
+                          "tier bucket count %llu is above 2^31",
+                          (unsigned long long)*buckets);
+    if (!(*max_load < 1e12))
+        return kvshm_fail(err, MPIKVS_ERR_INVAL,
+                          "tier load factor %g is out of range", *max_load);
+    return MPIKVS_OK;
+}
+
+int kvshm_tier_create(const struct kvshm_tier_spec *spec,
+                      struct kvshm_tier **out, mpikvs_error_t *err)
+{
+    char index_name[KVSHM_NAME_MAX + 1], entries_name[KVSHM_NAME_MAX + 1];
+    struct kvshm_region_spec rs = spec->region;
+    uint64_t max_bytes, initial, buckets, max_buckets, most_entries;
+    double max_load;
+    struct kvshm_tier *t;
+    int rc;
+
+    *out = NULL;
+    rc = check_tier_spec(spec, &max_bytes, &initial, &buckets, &max_load,
+                         err);
+    if (rc != MPIKVS_OK)
+        return rc;
+    rc = kvshm_tier_region_names(rs.job, rs.node, rs.tag, index_name,
+                                 entries_name, err);
+    if (rc != MPIKVS_OK)
+        return rc;
+    t = calloc(1, sizeof(*t));
+    if (!t)
+        return kvshm_fail(err, -ENOMEM, "out of memory creating a tier");
+
+    /* Reserve address space for the largest index the entries can ever
+     * need, so a rebuild never moves the mapping under a reader. */
+    most_entries = max_bytes / MIN_ENTRY_SIZE;
+    max_buckets = pow2_ceil((uint64_t)((double)most_entries / max_load) + 1);
+    if (max_buckets < buckets)
+        max_buckets = buckets;
+    if (max_buckets > MAX_BUCKETS)
+        max_buckets = MAX_BUCKETS;
+
+    char tag[KVSHM_TAG_MAX];
+    snprintf(tag, sizeof(tag), "%s-index", spec->region.tag);
+    rs.tag = tag;
+    rs.kind = KVSHM_KIND_TIER_INDEX;
+    rs.size = round_page(KVSHM_TIER_BUCKETS_OFFSET +
+                         buckets * sizeof(struct kvshm_tier_bucket));
+    rs.max_size = round_page(KVSHM_TIER_BUCKETS_OFFSET +
+                             max_buckets * sizeof(struct kvshm_tier_bucket));
+    rc = kvshm_region_create(&rs, &t->index, err);
+    if (rc != MPIKVS_OK)
+        goto fail;
+
+    snprintf(tag, sizeof(tag), "%s-entries", spec->region.tag);
+    rs.kind = KVSHM_KIND_TIER_ENTRIES;
+    rs.size = initial;
+    rs.max_size = max_bytes;
+    rc = kvshm_region_create(&rs, &t->entries, err);
+    if (rc != MPIKVS_OK)
+        goto fail;
+
+    t->ctl = (struct kvshm_tier_control *)((char *)t->index->base +
+                                           KVSHM_HEADER_SIZE);
+    t->buckets = (struct kvshm_tier_bucket *)((char *)t->index->base +
+                                              KVSHM_TIER_BUCKETS_OFFSET);
+    t->ebase = t->entries->base;
+    t->max_buckets = max_buckets;
+    t->seed = TIER_SEED;
+    t->writer = true;
+    /* Fresh pages from posix_fallocate are zero: no bucket is linked. */
+    t->ctl->nbuckets = buckets;
+    t->ctl->entries_top = ENTRIES_START;
+    t->ctl->hash_seed = TIER_SEED;
+    t->ctl->max_load_milli = (uint64_t)(max_load * 1000.0);
+    *out = t;
+    return MPIKVS_OK;
+
+fail:
+    if (t->index) {
+        kvshm_region_close(&t->index);
+        kvshm_region_unlink(spec->region.dir, index_name);
+    }
+    free(t);
+    return rc;
+}
+
+int kvshm_tier_open(const char *dir, const char *job, const char *node,
+                    const char *prefix,
+                    const struct kvshm_tier_reader_opts *opts,
+                    struct kvshm_tier **out, mpikvs_error_t *err)
+{
+    char index_name[KVSHM_NAME_MAX + 1], entries_name[KVSHM_NAME_MAX + 1];
+    struct kvshm_open_opts oo = {.expect_uid = opts ? opts->expect_uid
+                                                    : geteuid()};
+    struct kvshm_tier *t;
+    uint64_t index_len;
+    int rc;
+
+    *out = NULL;
+    rc = kvshm_tier_region_names(job, node, prefix, index_name, entries_name,
+                                 err);
+    if (rc != MPIKVS_OK)
+        return rc;
+    t = calloc(1, sizeof(*t));
+    if (!t)
+        return kvshm_fail(err, -ENOMEM, "out of memory opening a tier");
+    oo.kind = KVSHM_KIND_TIER_INDEX;
+    rc = kvshm_region_open(dir, index_name, &oo, &t->index, err);
+    if (rc != MPIKVS_OK)
+        goto fail;
+    oo.kind = KVSHM_KIND_TIER_ENTRIES;
+    rc = kvshm_region_open(dir, entries_name, &oo, &t->entries, err);
+    if (rc != MPIKVS_OK)
+        goto fail;
+    index_len = t->index->map_len;
+    if (t->index->size < KVSHM_TIER_BUCKETS_OFFSET ||
+        index_len < KVSHM_TIER_BUCKETS_OFFSET ||
+        t->entries->map_len > KVSHM_TIER_MAX_BYTES) {
+        rc = kvshm_fail(err, MPIKVS_ERR_CORRUPT,
+                        "tier %s has impossible region sizes", prefix);
+        goto fail;
+    }
+    t->ctl = (struct kvshm_tier_control *)((char *)t->index->base +
+                                           KVSHM_HEADER_SIZE);
+    t->buckets = (struct kvshm_tier_bucket *)((char *)t->index->base +
+                                              KVSHM_TIER_BUCKETS_OFFSET);
+    t->ebase = t->entries->base;
+    t->max_buckets = (index_len - KVSHM_TIER_BUCKETS_OFFSET) /
+                     sizeof(struct kvshm_tier_bucket);
+    t->seed = LOAD(&t->ctl->hash_seed);
+    t->stall_ms = opts && opts->stall_ms ? opts->stall_ms
+                                         : KVSHM_TIER_DEFAULT_STALL_MS;
+    *out = t;
+    return MPIKVS_OK;
+
+fail:
+    kvshm_region_close(&t->index);
+    kvshm_region_close(&t->entries);
+    free(t);
+    return rc;
+}
+
+void kvshm_tier_close(struct kvshm_tier **tp)
+{
+    struct kvshm_tier *t = tp ? *tp : NULL;
+
+    if (!t)
+        return;
+    kvshm_region_close(&t->index);
+    kvshm_region_close(&t->entries);
+    free(t);
+    *tp = NULL;
+}
+
+int kvshm_tier_unlink(const char *dir, const char *job, const char *node,
+                      const char *prefix)
+{
+    char index_name[KVSHM_NAME_MAX + 1], entries_name[KVSHM_NAME_MAX + 1];
+    int rc, rc2;
+
+    rc = kvshm_tier_region_names(job, node, prefix, index_name, entries_name,
+                                 NULL);
+    if (rc != MPIKVS_OK)
+        return rc;
+    rc = kvshm_region_unlink(dir, index_name);
+    rc2 = kvshm_region_unlink(dir, entries_name);
+    if (rc == MPIKVS_ERR_NOTFOUND)
+        rc = MPIKVS_OK;
+    if (rc2 == MPIKVS_ERR_NOTFOUND)
+        rc2 = MPIKVS_OK;
+    return rc != MPIKVS_OK ? rc : rc2;
+}
+
+/* ---- the writer ---- */
+
+static void link_at_tail(struct kvshm_tier *t, struct kvshm_tier_bucket *b,
+                         uint32_t unit)
+{
+    if (b->head == 0)
+        STORE(&b->head, unit);
+    else
+        STORE(&entry_at(t, (uint64_t)b->tail * KVSHM_TIER_UNIT)->next, unit);
+    STORE(&b->tail, unit);
+}
+
+/*
+ * Algorithm 3 of the SHMEMPMI paper: a bigger bucket array, then every
+ * live entry relinked in entry order.  Entries do not move, so offsets
+ * held anywhere stay valid.  A tier whose index cannot grow keeps working
+ * at a higher load factor: the failure is counted, not returned.
+ */
+static void rebuild(struct kvshm_tier *t, uint64_t new_buckets)
+{
+    struct kvshm_tier_control *ctl = t->ctl;
+    uint64_t off, top = ctl->entries_top, mask = new_buckets - 1;
+    uint64_t need = round_page(KVSHM_TIER_BUCKETS_OFFSET +
+                               new_buckets * sizeof(struct kvshm_tier_bucket));
+
+    if (new_buckets > t->max_buckets ||
+        kvshm_region_grow(t->index, need, NULL) != MPIKVS_OK) {
+        ctl->rebuild_failures++;
+        return;
+    }
+    publish_begin(t);
+    STORE(&ctl->nbuckets, new_buckets);
+    memset(t->buckets, 0, new_buckets * sizeof(struct kvshm_tier_bucket));
+    for (off = ENTRIES_START; off < top;) {
+        struct kvshm_tier_entry *e = entry_at(t, off);
+        if (!(e->flags & KVSHM_ENTRY_DEAD)) {
+            STORE(&e->next, 0);
+            link_at_tail(t, &t->buckets[e->hash & mask],
+                         (uint32_t)(off / KVSHM_TIER_UNIT));
+        }
+        off += kvshm_entry_size(e->key_len, e->value_len);
+    }
+    publish_end(t);
+    ctl->rebuilds++;
+}
+
+static int grow_entries(struct kvshm_tier *t, uint64_t need,
+                        mpikvs_error_t *err)
+{
+    uint64_t size = t->entries->size * 2;
+
+    if (need > t->entries->map_len) {
+        char used[32], max[32];
+        kvshm_format_bytes(used, sizeof(used), t->ctl->entries_top);
+        kvshm_format_bytes(max, sizeof(max), t->entries->map_len);
+        return kvshm_fail(err, MPIKVS_ERR_FULL,
+                          "tier %s is full: %s of %s used", t->entries->path,
+                          used, max);
+    }
+    if (size < need)
+        size = round_page(need);
+    if (size > t->entries->map_len)
+        size = t->entries->map_len;
+    int rc = kvshm_region_grow(t->entries, size, err);
+    if (rc == MPIKVS_OK)
+        t->ctl->growths++;
+    return rc;
+}
+
+int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
+                   const void *value, size_t value_len, mpikvs_error_t *err)
+{
+    struct kvshm_tier_control *ctl;
+    struct kvshm_tier_bucket *b;
+    struct kvshm_tier_entry *old = NULL, *prev = NULL, *e;
+    uint64_t hash, off, top, size;
+    uint32_t unit;
+    int rc;
+
+    if (!t || !t->writer)
+        return kvshm_fail(err, MPIKVS_ERR_INVAL,
+                          "only the tier's writer may put");
+    if (!key || key_len == 0 || (!value && value_len))
+        return kvshm_fail(err, MPIKVS_ERR_INVAL,
+                          "a tier key needs at least one byte");
+    if (key_len > INT32_MAX || value_len > INT32_MAX)
+        return kvshm_fail(err, MPIKVS_ERR_TOOBIG,
+                          "tier key of %zu or value of %zu bytes is over 2 GiB",
+                          key_len, value_len);
+    ctl = t->ctl;
+    hash = key_hash(t, key, key_len);
+    b = &t->buckets[hash & (ctl->nbuckets - 1)];
+
+    /* The writer is the only one who changes the tier: it walks plainly. */
+    for (off = (uint64_t)b->head * KVSHM_TIER_UNIT; off;
+         off = (uint64_t)old->next * KVSHM_TIER_UNIT) {
+        if (old)
+            prev = old;
+        old = entry_at(t, off);
+        if (old->hash == hash && old->key_len == key_len &&
+            memcmp(entry_key(old), key, key_len) == 0)
+            break;
+    }
+    if (!off)
+        old = NULL;
+
+    if (old && old->value_len == value_len) {
+        publish_begin(t);
+        memcpy(entry_value(old, key_len), value, value_len);
+        publish_end(t);
+        ctl->updates++;
+        return MPIKVS_OK;
+    }
+
+    /* A new entry is written past entries_top, where no reader looks,
+     * and only then linked in one publication. */
+    size = kvshm_entry_size(key_len, value_len);
+    top = ctl->entries_top;
+    if (top + size > t->entries->size) {
+        rc = grow_entries(t, top + size, err);
+        if (rc != MPIKVS_OK)
+            return rc;
+    }
+    if ((top + size) / KVSHM_TIER_UNIT > UINT32_MAX)
+        return kvshm_fail(err, MPIKVS_ERR_FULL, "tier %s is full",
+                          t->entries->path);
+    e = entry_at(t, top);
+    memset(e, 0, size);
+    e->hash = hash;
+    e->key_len = (uint32_t)key_len;
+    e->value_len = (uint32_t)value_len;
+    memcpy(entry_key(e), key, key_len);
+    if (value_len)
+        memcpy(entry_value(e, key_len), value, value_len);
+    unit = (uint32_t)(top / KVSHM_TIER_UNIT);
+
+    publish_begin(t);
+    if (old) {
+        uint32_t old_unit = (uint32_t)(off / KVSHM_TIER_UNIT);
+        e->next = old->next;
+        if (prev)
+            STORE(&prev->next, unit);
+        else
+            STORE(&b->head, unit);
+        if (b->tail == old_unit)
+            STORE(&b->tail, unit);
+        STORE(&old->flags, old->flags | KVSHM_ENTRY_DEAD);
+    } else {
+        link_at_tail(t, b, unit);
+        STORE(&ctl->entries, ctl->entries + 1);
+    }
+    STORE(&ctl->entries_top, top + size);
+    publish_end(t);
+
+    if (old) {
+        uint64_t old_size = kvshm_entry_size(old->key_len, old->value_len);
+        ctl->dead_bytes += old_size;
+        ctl->live_bytes += size - old_size;
+        ctl->updates++;
+    } else {
+        ctl->live_bytes += size;
+        if ((double)ctl->entries * 1000.0 >
+            (double)ctl->max_load_milli * (double)ctl->nbuckets)
+            rebuild(t, ctl->nbuckets * 2);
+    }
+    return MPIKVS_OK;
+}
+
+/* ---- readers ---- */
+
+/*
+ * Ask for an entry's first four cache lines at once: the header, the key
+ * and (for the 80-byte keys and 104-byte values of a surrogate cache) the
+ * value then arrive in one memory latency instead of one after another.
+ */
+static inline void prefetch_entry(const struct kvshm_tier_entry *e)
+{
+    const char *p = (const char *)e;
+
+    __builtin_prefetch(p + 64);
+    __builtin_prefetch(p + 128);
+    __builtin_prefetch(p + 192);
+}
+
+/*
+ * Follow the chain of hash in a snapshot (nbuckets, top, entries).
+ * Anything out of bounds means the snapshot raced a publication.
+ */
+static enum walk_result walk(const struct kvshm_tier *t, uint64_t hash,
+                             const void *key, size_t key_len,
+                             uint64_t nbuckets, uint64_t top,
+                             uint64_t entries, struct kvshm_tier_entry **found)
+{
+    uint64_t off, steps = 0;
+
+    if (nbuckets == 0 || (nbuckets & (nbuckets - 1)) ||
+        nbuckets > t->max_buckets || top > t->entries->map_len)
+        return WALK_TORN;
+    off = (uint64_t)LOAD(&t->buckets[hash & (nbuckets - 1)].head) *
+          KVSHM_TIER_UNIT;
+    while (off) {
+        struct kvshm_tier_entry *e;
+        uint32_t klen;
+
+        if (off < ENTRIES_START || off + sizeof(*e) > top || ++steps > entries)
+            return WALK_TORN;
+        e = entry_at(t, off);
+        prefetch_entry(e);
+        klen = LOAD(&e->key_len);
+        if (LOAD(&e->hash) == hash && klen == key_len) {
+            if (off + kvshm_entry_size(klen, LOAD(&e->value_len)) > top)
+                return WALK_TORN;
+            if (memcmp(entry_key(e), key, key_len) == 0) {
+                *found = e;
+                return WALK_FOUND;
+            }
+        }
+        off = (uint64_t)LOAD(&e->next) * KVSHM_TIER_UNIT;
+    }
+    return WALK_MISS;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * The writer is in mid-publication.  Spin briefly (publications are
+ * short), then yield the core (on an oversubscribed node the writer may
+ * need it), and give up when the writer has been gone for stall_ms.
+ */
+static int wait_for_writer(struct kvshm_tier *t, unsigned *spins,
+                           uint64_t *deadline)
+{
+    if (++*spins < 256) {
+        cpu_relax();
+        return MPIKVS_OK;
+    }
+    sched_yield();
+    if (*spins % 64 == 0) {
+        uint64_t now = now_ms();
+        if (*deadline == 0)
+            *deadline = now + t->stall_ms;
+        else if (now >= *deadline)
+            return MPIKVS_ERR_STALLED;
+    }
+    return MPIKVS_OK;
+}
+
+/*
+ * One consistent lookup.  With value/cap it copies the value inside the
+ * read section; *entry and *gen describe what was found.
+ */
+static int lookup(struct kvshm_tier *t, const void *key, size_t key_len,
+                  void *value, size_t cap, size_t *value_len,
+                  struct kvshm_tier_entry **entry, uint64_t *gen)
+{
+    struct kvshm_tier_control *ctl = t->ctl;
+    uint64_t hash = key_hash(t, key, key_len), deadline = 0;
+    unsigned spins = 0;
+
+    t->lookups++;
+    for (;;) {
+        struct kvshm_tier_entry *e = NULL;
+        enum walk_result r;
+        uint64_t s1, s2;
+        uint32_t vlen = 0;
+
+        s1 = __atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE);
+        if (s1 & 1) {
+            int rc = wait_for_writer(t, &spins, &deadline);
+            if (rc != MPIKVS_OK)
+                return rc;
+            continue;
+        }
+        r = walk(t, hash, key, key_len, LOAD(&ctl->nbuckets),
+                 LOAD(&ctl->entries_top), LOAD(&ctl->entries), &e);
+        if (r == WALK_FOUND) {
+            vlen = LOAD(&e->value_len);
+            if (value && vlen <= cap)
+                memcpy(value, entry_value(e, key_len), vlen);
+        }
+        /* Orders the loads above before the check: if any of them saw a
+         * publication's store, s2 sees that publication's seq. */
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        s2 = LOAD(&ctl->seq);
+        if (s1 != s2) {
+            t->retries++;
+            continue;
+        }
+        if (r == WALK_TORN)
+            return MPIKVS_ERR_CORRUPT; /* out of bounds with no writer */
+        if (r == WALK_MISS) {
+            t->misses++;
+            return MPIKVS_MISS;
+        }
+        t->hits++;
+        *value_len = vlen;
+        *entry = e;
+        *gen = s1;
+        return value && vlen > cap ? MPIKVS_ERR_TOOBIG : MPIKVS_OK;
+    }
+}
+
+int kvshm_tier_get(struct kvshm_tier *t, const void *key, size_t key_len,
+                   void *value, size_t cap, size_t *value_len)
+{
+    struct kvshm_tier_entry *e;
+    uint64_t gen;
+    size_t len = 0;
+    int rc;
+
+    if (!t || !key || key_len == 0 || (!value && cap))
+        return MPIKVS_ERR_INVAL;
+    rc = lookup(t, key, key_len, value ? value : (void *)"", cap, &len, &e,
+                &gen);
+    if (value_len && (rc == MPIKVS_OK || rc == MPIKVS_ERR_TOOBIG))
+        *value_len = len;
+    return rc;
+}
+
+int kvshm_tier_get_ref(struct kvshm_tier *t, const void *key, size_t key_len,
+                       const void **value, size_t *value_len, uint64_t *gen)
+{
+    struct kvshm_tier_entry *e;
+    size_t len = 0;
+    uint64_t g = 0;
+    int rc;
+
+    if (!t || !key || key_len == 0 || !value)
+        return MPIKVS_ERR_INVAL;
+    rc = lookup(t, key, key_len, NULL, 0, &len, &e, &g);
+    if (rc != MPIKVS_OK)
+        return rc;
+    *value = entry_value(e, key_len);
+    if (value_len)
+        *value_len = len;
+    if (gen)
+        *gen = g;
+    return MPIKVS_OK;
+}
+
+bool kvshm_tier_ref_valid(const struct kvshm_tier *t, uint64_t gen)
+{
+    /* The caller's reads of the referenced bytes come before this. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return LOAD(&t->ctl->seq) == gen;
+}
+
+uint64_t kvshm_tier_generation(const struct kvshm_tier *t)
+{
+    return __atomic_load_n(&t->ctl->seq, __ATOMIC_ACQUIRE) & ~UINT64_C(1);
+}
+
+void kvshm_tier_stats(const struct kvshm_tier *t, struct kvshm_tier_stats *out)
+{
+    const struct kvshm_tier_control *ctl = t->ctl;
+
+    memset(out, 0, sizeof(*out));
+    out->entries = LOAD(&ctl->entries);
+    out->nbuckets = LOAD(&ctl->nbuckets);
+    out->live_bytes = LOAD(&ctl->live_bytes);
+    out->dead_bytes = LOAD(&ctl->dead_bytes);
+    out->entries_top = LOAD(&ctl->entries_top);
+    out->updates = LOAD(&ctl->updates);
+    out->rebuilds = LOAD(&ctl->rebuilds);
+    out->rebuild_failures = LOAD(&ctl->rebuild_failures);
+    out->growths = LOAD(&ctl->growths);
+    out->entries_size = t->entries->size;
+    if (!t->writer) {
+        struct kvshm_region *r = t->entries;
+        kvshm_region_refresh(r);
+        out->entries_size = r->size;
+    }
+    out->load_factor = out->nbuckets ? (double)out->entries /
+                                           (double)out->nbuckets
+                                     : 0.0;
+    out->lookups = t->lookups;
+    out->hits = t->hits;
+    out->misses = t->misses;
+    out->retries = t->retries;
+}

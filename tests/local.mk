@@ -1,0 +1,29 @@
+##
+# tests/: Check unit tests, and checks of the built artefacts.
+##
+TESTS_ENVIRONMENT = \
+	CK_DEFAULT_TIMEOUT=300 \
+	top_builddir=$(top_builddir) top_srcdir=$(top_srcdir)
+
+check_PROGRAMS += \
+	tests/check_region \
+	tests/check_tier
+# End of check_PROGRAMS
+
+TESTS += \
+	tests/check_region \
+	tests/check_tier \
+	tests/check-exports.sh
+# End of TESTS
+
+tests_check_region_SOURCES = tests/check_region.c
+tests_check_region_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
+tests_check_region_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+
+tests_check_tier_SOURCES = tests/check_tier.c
+tests_check_tier_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_tier_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+
+EXTRA_DIST += \
+	tests/check-exports.sh
+# End of EXTRA_DIST (tests)
