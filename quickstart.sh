@@ -94,13 +94,13 @@ run)
 test)
     install_missing
     build build --enable-werror
-    check_in build "tests"
+    check_in build "check"
     say "make distcheck"
     make -C build -s distcheck \
         DISTCHECK_CONFIGURE_FLAGS="--enable-werror --quiet" >/dev/null
     say "distcheck passed"
     build build-asan --enable-sanitizers --enable-werror
-    check_in build-asan "tests under ASan+UBSan"
+    check_in build-asan "asan"
     leak_check
     ;;
 *)

@@ -178,6 +178,20 @@ static int check_tier_spec(const struct kvshm_tier_spec *spec,
     return MPIKVS_OK;
 }
 
+/* Point the tier at the parts of its mapped regions.  The index mapping
+ * was reserved for the most buckets the tier may ever have. */
+static void attach(struct kvshm_tier *t)
+{
+    char *index = t->index->base;
+
+    t->ctl = (struct kvshm_tier_control *)(index + KVSHM_HEADER_SIZE);
+    t->buckets = (struct kvshm_tier_bucket *)(index +
+                                              KVSHM_TIER_BUCKETS_OFFSET);
+    t->ebase = t->entries->base;
+    t->max_buckets = (t->index->map_len - KVSHM_TIER_BUCKETS_OFFSET) /
+                     sizeof(struct kvshm_tier_bucket);
+}
+
 int kvshm_tier_create(const struct kvshm_tier_spec *spec,
                       struct kvshm_tier **out, mpikvs_error_t *err)
 {
@@ -230,12 +244,7 @@ int kvshm_tier_create(const struct kvshm_tier_spec *spec,
     if (rc != MPIKVS_OK)
         goto fail;
 
-    t->ctl = (struct kvshm_tier_control *)((char *)t->index->base +
-                                           KVSHM_HEADER_SIZE);
-    t->buckets = (struct kvshm_tier_bucket *)((char *)t->index->base +
-                                              KVSHM_TIER_BUCKETS_OFFSET);
-    t->ebase = t->entries->base;
-    t->max_buckets = max_buckets;
+    attach(t);
     t->seed = TIER_SEED;
     t->writer = true;
     /* Fresh pages from posix_fallocate are zero: no bucket is linked. */
@@ -291,13 +300,7 @@ int kvshm_tier_open(const char *dir, const char *job, const char *node,
                         "tier %s has impossible region sizes", prefix);
         goto fail;
     }
-    t->ctl = (struct kvshm_tier_control *)((char *)t->index->base +
-                                           KVSHM_HEADER_SIZE);
-    t->buckets = (struct kvshm_tier_bucket *)((char *)t->index->base +
-                                              KVSHM_TIER_BUCKETS_OFFSET);
-    t->ebase = t->entries->base;
-    t->max_buckets = (index_len - KVSHM_TIER_BUCKETS_OFFSET) /
-                     sizeof(struct kvshm_tier_bucket);
+    attach(t);
     t->seed = LOAD(&t->ctl->hash_seed);
     t->stall_ms = opts && opts->stall_ms ? opts->stall_ms
                                          : KVSHM_TIER_DEFAULT_STALL_MS;

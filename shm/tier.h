@@ -101,13 +101,16 @@ int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
 
 /* Copy the value of key into value (capacity cap); *value_len gets its
  * length.  Returns MPIKVS_OK, MPIKVS_MISS, MPIKVS_ERR_TOOBIG (cap too
- * small; *value_len says how much is needed) or MPIKVS_ERR_STALLED. */
+ * small; *value_len says how much is needed), MPIKVS_ERR_STALLED,
+ * MPIKVS_ERR_INVAL (no key, or no buffer with cap > 0) or
+ * MPIKVS_ERR_CORRUPT (a link out of bounds while no writer was at work:
+ * the regions were damaged). */
 int kvshm_tier_get(struct kvshm_tier *t, const void *key, size_t key_len,
                    void *value, size_t cap, size_t *value_len);
 
-/* Zero copy: *value points at the value inside the mapping, *gen is the
- * generation it was found in.  Returns MPIKVS_OK, MPIKVS_MISS or
- * MPIKVS_ERR_STALLED. */
+/* Zero copy: *value points at the value inside the mapping (8-byte
+ * aligned), *gen is the generation it was found in.  Returns as
+ * kvshm_tier_get, but never MPIKVS_ERR_TOOBIG. */
 int kvshm_tier_get_ref(struct kvshm_tier *t, const void *key, size_t key_len,
                        const void **value, size_t *value_len, uint64_t *gen);
 
