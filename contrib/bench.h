@@ -27,6 +27,7 @@
 #define BENCH_MAX_CHILDREN 1024u /* forked workers the cleanup can kill */
 
 /* Subcommands: argv[0] is the subcommand's name. */
+int bench_round_main(int argc, char **argv);
 int bench_tier_main(int argc, char **argv);
 
 /* --- option values ---------------------------------------------------
@@ -42,6 +43,12 @@ int bench_parse_u64_list(const char *sub, const char *opt, const char *arg,
 int bench_parse_double_list(const char *sub, const char *opt,
                             const char *arg, double above, double max,
                             double *out, unsigned *n);
+
+/* What getopt_long (optstring ":h...", opterr 0) returned for a bad option,
+ * c being ':' or '?', said once for every subcommand; returns -1. */
+int bench_bad_option(const char *sub, int c, char **argv);
+/* -1 with a message if argv has operands left at optind, else 0. */
+int bench_no_operands(const char *sub, int argc, char **argv);
 
 /* --- timing ----------------------------------------------------------
  * The TSC is read with lfence;rdtsc before and rdtscp;lfence after the

@@ -927,26 +927,14 @@ static int tier_options(int argc, char **argv, struct tier_opts *o)
         case 'h':
             tier_usage(stdout);
             return 1;
-        case ':':
-            fprintf(stderr, "%s: %s: option '%s' needs a value (see '%s tier "
-                            "--help')\n",
-                    BENCH_PROG, SUB, argv[optind - 1], BENCH_PROG);
-            return -1;
         default:
-            fprintf(stderr, "%s: %s: unknown option '%s' (see '%s tier "
-                            "--help')\n",
-                    BENCH_PROG, SUB, argv[optind - 1], BENCH_PROG);
-            return -1;
+            return bench_bad_option(SUB, c, argv);
         }
     }
     if (bad)
         return -1;
-    if (optind < argc) {
-        fprintf(stderr, "%s: %s: unexpected argument '%s' (see '%s tier "
-                        "--help')\n",
-                BENCH_PROG, SUB, argv[optind], BENCH_PROG);
+    if (bench_no_operands(SUB, argc, argv))
         return -1;
-    }
     if (o->hot > o->entries)
         o->hot = o->entries;
     for (unsigned i = 0; i < o->nloads; i++)

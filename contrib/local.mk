@@ -1,12 +1,19 @@
 ##
 # contrib/: programs built on mpikvs.
 ##
-bin_PROGRAMS += contrib/mpikvs-bench
+bin_PROGRAMS += \
+	contrib/mpikvs-bench \
+	contrib/mpikvs-config
+# End of bin_PROGRAMS
 
 contrib_mpikvs_bench_SOURCES = \
 	contrib/mpikvs-bench.c \
 	contrib/bench.h \
+	contrib/bench_round.c \
 	contrib/bench_tier.c
 # End of contrib_mpikvs_bench_SOURCES
 contrib_mpikvs_bench_CFLAGS = $(AM_CFLAGS) -O2
 contrib_mpikvs_bench_LDADD = shm/libkvshm.la -lm
+
+contrib_mpikvs_config_SOURCES = contrib/mpikvs-config.c
+contrib_mpikvs_config_LDADD = shm/libkvshm.la

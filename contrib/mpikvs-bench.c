@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -30,6 +31,7 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
+    {"round", bench_round_main, "making canonical keys from doubles (POET keys)"},
     {"tier", bench_tier_main, "lookups in the read-only tier (SHMEMPMI VII-C)"},
 };
 
@@ -185,6 +187,27 @@ int bench_parse_double_list(const char *sub, const char *opt,
                     "comma-separated numbers greater than %g and at most "
                     "%g\n",
             BENCH_PROG, sub, arg, opt, BENCH_MAX_LIST, above, max);
+    return -1;
+}
+
+int bench_bad_option(const char *sub, int c, char **argv)
+{
+    if (c == ':')
+        fprintf(stderr, "%s: %s: option '%s' needs a value (see '%s %s "
+                        "--help')\n",
+                BENCH_PROG, sub, argv[optind - 1], BENCH_PROG, sub);
+    else
+        fprintf(stderr, "%s: %s: unknown option '%s' (see '%s %s --help')\n",
+                BENCH_PROG, sub, argv[optind - 1], BENCH_PROG, sub);
+    return -1;
+}
+
+int bench_no_operands(const char *sub, int argc, char **argv)
+{
+    if (optind >= argc)
+        return 0;
+    fprintf(stderr, "%s: %s: unexpected argument '%s' (see '%s %s --help')\n",
+            BENCH_PROG, sub, argv[optind], BENCH_PROG, sub);
     return -1;
 }
 

@@ -37,3 +37,29 @@ AC_DEFUN([MPIKVS_ENABLE_WERROR], [
   MPIKVS_WERROR_CFLAGS=
   AS_IF([test "x$enable_werror" = xyes], [MPIKVS_WERROR_CFLAGS=-Werror])
 ])
+
+# --enable-fuzzing: build the libFuzzer targets with clang (make fuzz).
+AC_DEFUN([MPIKVS_ENABLE_FUZZING], [
+  AC_ARG_ENABLE([fuzzing],
+    [AS_HELP_STRING([--enable-fuzzing], [build libFuzzer targets with clang for make fuzz])],
+    [], [enable_fuzzing=no])
+  AC_ARG_VAR([FUZZ_CC], [clang with libFuzzer, for --enable-fuzzing (default: clang)])
+  AS_IF([test "x$enable_fuzzing" = xyes], [
+    AS_IF([test -z "$FUZZ_CC"], [AC_PATH_PROGS([FUZZ_CC], [clang clang-14], [no])])
+    AS_IF([test "x$FUZZ_CC" = xno],
+      [AC_MSG_ERROR([--enable-fuzzing needs clang; install clang and libclang-rt-14-dev])])
+    AC_MSG_CHECKING([whether $FUZZ_CC links a libFuzzer target])
+    cat > conftest-fuzz.c <<'_EOF'
+#include <stddef.h>
+#include <stdint.h>
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }
+_EOF
+    AS_IF([$FUZZ_CC -fsanitize=fuzzer conftest-fuzz.c -o conftest-fuzz >&AS_MESSAGE_LOG_FD 2>&1],
+      [AC_MSG_RESULT([yes])],
+      [AC_MSG_RESULT([no])
+       rm -f conftest-fuzz.c conftest-fuzz
+       AC_MSG_ERROR([$FUZZ_CC cannot build with -fsanitize=fuzzer; install libclang-rt-14-dev])])
+    rm -f conftest-fuzz.c conftest-fuzz
+  ])
+  AM_CONDITIONAL([FUZZING], [test "x$enable_fuzzing" = xyes])
+])

@@ -56,7 +56,8 @@ int kvshm_fail(mpikvs_error_t *err, int code, const char *fmt, ...)
 
 void kvshm_format_bytes(char *buf, size_t len, uint64_t bytes)
 {
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    static const char *const unit[] = {"B",   "KiB", "MiB", "GiB",
+                                       "TiB", "PiB", "EiB"};
     double v = (double)bytes;
     unsigned u = 0;
 

@@ -1,5 +1,5 @@
 ##
-# shm/: the MPI-free core (regions, tier) shared by the library, the SPANK
+# shm/: the MPI-free core (regions, tier, config, rounding) shared by the library, the SPANK
 # plugin and the tools, as one convenience library.
 ##
 noinst_LTLIBRARIES += shm/libkvshm.la
@@ -9,14 +9,21 @@ shm_libkvshm_la_SOURCES = \
 	shm/errors_internal.h \
 	shm/format.c \
 	shm/format.h \
+	shm/job_config.c \
+	shm/job_config.h \
+	shm/layout.h \
 	shm/mpikvs_errors.h \
 	shm/region.c \
 	shm/region.h \
+	shm/round.c \
+	shm/round.h \
+	shm/size.c \
+	shm/size.h \
 	shm/tier.c \
 	shm/tier.h
 # End of shm_libkvshm_la_SOURCES
-shm_libkvshm_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS)
-shm_libkvshm_la_LIBADD = $(XXHASH_LIBS)
+shm_libkvshm_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS) $(JANSSON_CFLAGS)
+shm_libkvshm_la_LIBADD = $(XXHASH_LIBS) $(JANSSON_LIBS) -lm -lpthread
 
 # libmpikvs: what applications link.  For now the shared return codes;
 # the DHT joins it in mpi-kvs/.

@@ -6,24 +6,39 @@ TESTS_ENVIRONMENT = \
 	top_builddir=$(top_builddir) top_srcdir=$(top_srcdir)
 
 check_PROGRAMS += \
+	tests/check_config \
 	tests/check_region \
+	tests/check_round \
 	tests/check_tier
 # End of check_PROGRAMS
 
 TESTS += \
+	tests/check_config \
 	tests/check_region \
+	tests/check_round \
 	tests/check_tier \
-	tests/check-exports.sh
+	tests/check-exports.sh \
+	tests/mpikvs-config.sh
 # End of TESTS
+
+tests_check_config_SOURCES = tests/check_config.c
+tests_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_config_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_region_SOURCES = tests/check_region.c
 tests_check_region_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
 tests_check_region_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+
+tests_check_round_SOURCES = tests/check_round.c
+tests_check_round_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_round_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_tier_SOURCES = tests/check_tier.c
 tests_check_tier_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_tier_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 EXTRA_DIST += \
-	tests/check-exports.sh
+	tests/check-exports.sh \
+	tests/config \
+	tests/mpikvs-config.sh
 # End of EXTRA_DIST (tests)

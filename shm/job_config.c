@@ -1,0 +1,941 @@
+/*
+ * job_config.c - parse and validate the job config (mpikvs.json) with jansson.
+ *
+ * Validation goes on after the first problem, so a user fixes a file in
+ * one round: every problem becomes one line "source: path: message".
+ * Paths are written the way a user would point at the value:
+ * tables.chemistry.key.fields[3].digits.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job_config.h"
+#include "errors_internal.h"
+#include "round.h"
+#include "size.h"
+
+#define PATH_MAX_LEN      256
+#define MAX_FIELDS        1024u
+#define MAX_RECORD_BYTES  65536u
+#define DEFAULT_TIER_SHARE 0.25
+
+struct ctx {
+    const char        *source;
+    struct kvshm_diag *diag;
+    bool               failed;
+    bool               oom;
+};
+
+/* ---- problems ---- */
+
+static void diag_append(struct kvshm_diag *diag, const char *line)
+{
+    size_t old = diag->text ? strlen(diag->text) : 0, add = strlen(line);
+    char *text = realloc(diag->text, old + add + 2);
+
+    if (!text)
+        return;
+    memcpy(text + old, line, add);
+    text[old + add] = '\n';
+    text[old + add + 1] = '\0';
+    diag->text = text;
+}
+
+static void diag_add(struct kvshm_diag *diag, const char *line)
+{
+    if (diag->count == KVSHM_CONFIG_MAX_ERRORS) {
+        if (!diag->truncated)
+            diag_append(diag, "(further problems not shown)");
+        diag->truncated = true;
+        return;
+    }
+    diag_append(diag, line);
+    diag->count++;
+}
+
+static void problem(struct ctx *c, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void problem(struct ctx *c, const char *path, const char *fmt, ...)
+{
+    char msg[400], line[800];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (path && *path)
+        snprintf(line, sizeof(line), "%s: %s: %s", c->source, path, msg);
+    else
+        snprintf(line, sizeof(line), "%s: %s", c->source, msg);
+    c->failed = true;
+    if (c->diag)
+        diag_add(c->diag, line);
+}
+
+/* A JSON value as it appears in the file, shortened for a message. */
+static const char *shown(const json_t *v, char *buf, size_t len)
+{
+    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT |
+                                   JSON_REAL_PRECISION(15));
+
+    if (!text) {
+        snprintf(buf, len, "(value)");
+        return buf;
+    }
+    if (strlen(text) >= len && len > 4)
+        snprintf(buf, len, "%.*s...", (int)(len - 4), text);
+    else
+        snprintf(buf, len, "%s", text);
+    free(text);
+    return buf;
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:  return "an object";
+    case JSON_ARRAY:   return "an array";
+    case JSON_STRING:  return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL:    return "a real number";
+    case JSON_TRUE:
+    case JSON_FALSE:   return "a boolean";
+    default:           return "null";
+    }
+}
+
+static void wrong_type(struct ctx *c, const char *path, const json_t *v,
+                       const char *expected)
+{
+    char buf[80];
+    problem(c, path, "%s is %s, expected %s", shown(v, buf, sizeof(buf)),
+            type_name(v), expected);
+}
+
+/* A path too deep for the buffer ends in "...": still a fine pointer. */
+static void mark_cut(char *out, int n)
+{
+    if (n >= (int)PATH_MAX_LEN)
+        memcpy(out + PATH_MAX_LEN - 4, "...", 4);
+}
+
+static void join(char *out, const char *path, const char *key)
+{
+    mark_cut(out, snprintf(out, PATH_MAX_LEN, "%s%s%s", path,
+                           *path ? "." : "", key));
+}
+
+static void join_index(char *out, const char *path, size_t i)
+{
+    mark_cut(out, snprintf(out, PATH_MAX_LEN, "%s[%zu]", path, i));
+}
+
+/* Every key of obj must be one of allowed (a NULL-terminated list). */
+static void only_keys(struct ctx *c, const char *path, json_t *obj,
+                      const char *const *allowed)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(obj, key, v) {
+        bool ok = false;
+        char list[256] = "", sub[PATH_MAX_LEN];
+        for (const char *const *a = allowed; *a; a++) {
+            ok |= strcmp(key, *a) == 0;
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                     a == allowed ? "" : ", ", *a);
+        }
+        if (!ok) {
+            join(sub, path, key);
+            problem(c, sub, "unknown key (expected one of: %s)", list);
+        }
+    }
+}
+
+/* ---- scalars ---- */
+
+static bool get_uint(struct ctx *c, const char *path, json_t *v, uint64_t min,
+                     uint64_t max, uint64_t *out)
+{
+    char buf[80];
+
+    if (!json_is_integer(v)) {
+        wrong_type(c, path, v, "an integer");
+        return false;
+    }
+    json_int_t n = json_integer_value(v);
+    if (n < 0 || (uint64_t)n < min || (uint64_t)n > max) {
+        problem(c, path, "%s is out of range %llu..%llu",
+                shown(v, buf, sizeof(buf)), (unsigned long long)min,
+                (unsigned long long)max);
+        return false;
+    }
+    *out = (uint64_t)n;
+    return true;
+}
+
+static bool get_nonnegative(struct ctx *c, const char *path, json_t *v,
+                            double *out)
+{
+    char buf[80];
+
+    if (!json_is_number(v)) {
+        wrong_type(c, path, v, "a number");
+        return false;
+    }
+    double d = json_number_value(v);
+    if (!(d >= 0.0) || !isfinite(d)) {
+        problem(c, path, "%s must be 0 or more", shown(v, buf, sizeof(buf)));
+        return false;
+    }
+    *out = d;
+    return true;
+}
+
+/* One of names[]; returns its index or -1. */
+static int get_enum(struct ctx *c, const char *path, json_t *v,
+                    const char *const *names, size_t n)
+{
+    char list[128] = "";
+
+    if (!json_is_string(v)) {
+        wrong_type(c, path, v, "a string");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(json_string_value(v), names[i]) == 0)
+            return (int)i;
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                 i ? ", " : "", names[i]);
+    }
+    problem(c, path, "'%s' is not one of: %s", json_string_value(v), list);
+    return -1;
+}
+
+/*
+ * A size: a string ("512M", "25%"), an integer (bytes) or a real number
+ * (a fraction of the whole, 0 < f <= 1).
+ */
+static bool get_share(struct ctx *c, const char *path, json_t *v,
+                      struct kvshm_share *out)
+{
+    mpikvs_error_t err;
+    char buf[80];
+
+    memset(out, 0, sizeof(*out));
+    if (json_is_string(v)) {
+        if (kvshm_parse_share(json_string_value(v), path, &out->bytes,
+                              &out->fraction, &err) == MPIKVS_OK)
+            return true;
+        /* err names the path already */
+        problem(c, NULL, "%s", err.text);
+        return false;
+    }
+    if (json_is_integer(v)) {
+        if (json_integer_value(v) >= 1) {
+            out->bytes = (uint64_t)json_integer_value(v);
+            return true;
+        }
+        problem(c, path, "%s bytes makes no sense (a fraction is written "
+                         "as a real number, e.g. 0.5)",
+                shown(v, buf, sizeof(buf)));
+        return false;
+    }
+    if (json_is_real(v)) {
+        double f = json_real_value(v);
+        if (f > 0.0 && f <= 1.0) {
+            out->fraction = f;
+            return true;
+        }
+        problem(c, path, "%s is out of range: a fraction is more than 0 and "
+                         "at most 1%s",
+                shown(v, buf, sizeof(buf)),
+                f > 1.0 ? " (write bytes as an integer or a string such as "
+                          "\"1G\")"
+                        : "");
+        return false;
+    }
+    wrong_type(c, path, v, "a size such as \"512M\" or \"25%\", or a "
+                           "fraction such as 0.5");
+    return false;
+}
+
+/* ---- layouts ---- */
+
+static bool parse_type(const char *s, enum kvshm_field_type *type,
+                       uint32_t *bytes)
+{
+    unsigned long n;
+    char *end;
+
+    if (strcmp(s, "double") == 0) {
+        *type = KVSHM_FIELD_DOUBLE;
+        return true;
+    }
+    if (strcmp(s, "int64") == 0) {
+        *type = KVSHM_FIELD_INT64;
+        return true;
+    }
+    if (strncmp(s, "bytes[", 6) != 0 || s[6] < '1' || s[6] > '9')
+        return false;
+    n = strtoul(s + 6, &end, 10);
+    if (strcmp(end, "]") != 0 || n < 1 || n > MAX_RECORD_BYTES)
+        return false;
+    *type = KVSHM_FIELD_BYTES;
+    *bytes = (uint32_t)n;
+    return true;
+}
+
+static bool field_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n >= KVSHM_FIELD_NAME_MAX)
+        return false;
+    for (; *s; s++)
+        if (*s <= ' ' || *s > '~' || *s == '=' || *s == '"' || *s == '\\')
+            return false;
+    return true;
+}
+
+struct layout_rules {
+    bool     is_key;
+    bool     default_given;    /* even if it was wrong: no second complaint */
+    uint32_t default_digits;   /* 0: none valid */
+    double   zero_below;
+};
+
+static void parse_field(struct ctx *c, const char *path, json_t *v,
+                        const struct layout_rules *rules,
+                        struct kvshm_field *f)
+{
+    static const char *const key_keys[] = {"name", "type", "digits",
+                                           "zero_below", NULL};
+    static const char *const value_keys[] = {"name", "type", NULL};
+    char sub[PATH_MAX_LEN], buf[80];
+    json_t *name, *type, *digits, *zero;
+    uint64_t n;
+
+    if (!json_is_object(v)) {
+        wrong_type(c, path, v, "an object with name and type");
+        return;
+    }
+    only_keys(c, path, v, rules->is_key ? key_keys : value_keys);
+    name = json_object_get(v, "name");
+    type = json_object_get(v, "type");
+    digits = json_object_get(v, "digits");
+    zero = json_object_get(v, "zero_below");
+
+    join(sub, path, "name");
+    if (!name)
+        problem(c, sub, "missing");
+    else if (!json_is_string(name))
+        wrong_type(c, sub, name, "a string");
+    else if (!field_name_ok(json_string_value(name)))
+        problem(c, sub, "%s is not a field name (1 to %u printable "
+                        "characters, no spaces, quotes, backslashes or '=')",
+                shown(name, buf, sizeof(buf)), KVSHM_FIELD_NAME_MAX - 1);
+    else
+        snprintf(f->name, sizeof(f->name), "%s", json_string_value(name));
+
+    join(sub, path, "type");
+    if (!type)
+        problem(c, sub, "missing (double, int64 or bytes[N])");
+    else if (!json_is_string(type))
+        wrong_type(c, sub, type, "a string");
+    else if (!parse_type(json_string_value(type), &f->type, &f->bytes))
+        problem(c, sub, "'%s' is not a type (double, int64 or bytes[N] "
+                        "with N from 1 to %u)",
+                json_string_value(type), MAX_RECORD_BYTES);
+
+    if (!rules->is_key || f->type != KVSHM_FIELD_DOUBLE) {
+        if (rules->is_key && f->type && digits) {
+            join(sub, path, "digits");
+            problem(c, sub, "only double fields are rounded");
+        }
+        if (rules->is_key && f->type && zero) {
+            join(sub, path, "zero_below");
+            problem(c, sub, "only double fields are rounded");
+        }
+    } else {
+        join(sub, path, "digits");
+        if (digits) {
+            if (get_uint(c, sub, digits, KVSHM_DIGITS_MIN, KVSHM_DIGITS_MAX,
+                         &n))
+                f->digits = (uint32_t)n;
+        } else if (rules->default_given) {
+            f->digits = rules->default_digits;
+        } else {
+            problem(c, sub, "missing (give digits here, or default_digits "
+                            "for the whole key)");
+        }
+        f->zero_below = rules->zero_below;
+        join(sub, path, "zero_below");
+        if (zero)
+            get_nonnegative(c, sub, zero, &f->zero_below);
+    }
+
+    switch (f->type) {
+    case KVSHM_FIELD_DOUBLE:
+        f->width = rules->is_key ? kvshm_double_width(f->digits ? f->digits
+                                                                : 1)
+                                 : 8u;
+        break;
+    case KVSHM_FIELD_INT64:
+        f->width = 8;
+        break;
+    case KVSHM_FIELD_BYTES:
+        f->width = f->bytes;
+        break;
+    }
+}
+
+static void parse_layout(struct ctx *c, const char *path, json_t *v,
+                         bool is_key, struct kvshm_layout *out)
+{
+    static const char *const key_keys[] = {"key_size", "fields",
+                                           "default_digits", "zero_below",
+                                           NULL};
+    static const char *const value_keys[] = {"value_size", "fields", NULL};
+    const char *size_key = is_key ? "key_size" : "value_size";
+    struct layout_rules rules = {.is_key = is_key};
+    char sub[PATH_MAX_LEN], buf[80];
+    json_t *size, *fields, *dd, *zb;
+    uint64_t n, given = 0;
+
+    if (!json_is_object(v)) {
+        wrong_type(c, path, v, "an object");
+        return;
+    }
+    only_keys(c, path, v, is_key ? key_keys : value_keys);
+    size = json_object_get(v, size_key);
+    fields = json_object_get(v, "fields");
+    if (is_key) {
+        dd = json_object_get(v, "default_digits");
+        zb = json_object_get(v, "zero_below");
+        join(sub, path, "default_digits");
+        rules.default_given = dd != NULL;
+        if (dd && get_uint(c, sub, dd, KVSHM_DIGITS_MIN, KVSHM_DIGITS_MAX,
+                           &n))
+            rules.default_digits = (uint32_t)n;
+        join(sub, path, "zero_below");
+        if (zb)
+            get_nonnegative(c, sub, zb, &rules.zero_below);
+    }
+
+    join(sub, path, size_key);
+    if (size && get_uint(c, sub, size, 1, MAX_RECORD_BYTES, &n))
+        given = n;
+    if (!size && !fields) {
+        problem(c, path, "give %s or fields", size_key);
+        return;
+    }
+    if (!fields) {
+        if (is_key && (json_object_get(v, "default_digits") ||
+                       json_object_get(v, "zero_below")))
+            problem(c, path, "default_digits and zero_below apply to "
+                             "fields, and this key has none");
+        out->size = given;
+        return;
+    }
+
+    join(sub, path, "fields");
+    if (!json_is_array(fields) || json_array_size(fields) == 0 ||
+        json_array_size(fields) > MAX_FIELDS) {
+        if (!json_is_array(fields))
+            wrong_type(c, sub, fields, "an array of fields");
+        else
+            problem(c, sub, "has %zu fields, expected 1 to %u",
+                    json_array_size(fields), MAX_FIELDS);
+        return;
+    }
+    out->nfields = json_array_size(fields);
+    out->fields = calloc(out->nfields, sizeof(*out->fields));
+    if (!out->fields) {
+        c->oom = c->failed = true;
+        out->nfields = 0;
+        return;
+    }
+    size_t offset = 0;
+    for (size_t i = 0; i < out->nfields; i++) {
+        struct kvshm_field *f = &out->fields[i];
+        char fpath[PATH_MAX_LEN];
+
+        join_index(fpath, sub, i);
+        parse_field(c, fpath, json_array_get(fields, i), &rules, f);
+        for (size_t j = 0; j < i && f->name[0]; j++)
+            if (strcmp(out->fields[j].name, f->name) == 0) {
+                char npath[PATH_MAX_LEN];
+                join(npath, fpath, "name");
+                problem(c, npath, "'%s' is used twice (also %s[%zu])",
+                        f->name, sub, j);
+                break;
+            }
+        f->offset = (uint32_t)offset;
+        offset += f->width;
+    }
+    out->size = offset;
+    join(sub, path, size_key);
+    if (offset > MAX_RECORD_BYTES)
+        problem(c, path, "the fields take %zu bytes, more "
+                                         "than %u",
+                offset, MAX_RECORD_BYTES);
+    else if (size && given && given != offset)
+        problem(c, sub, "%s contradicts the fields, which take %zu bytes",
+                shown(size, buf, sizeof(buf)), offset);
+}
+
+/* ---- tables ---- */
+
+static bool table_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n >= KVSHM_TABLE_NAME_MAX)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+            return false;
+    return true;
+}
+
+static const char *const mode_names[] = {"lockfree", "fine-lock",
+                                         "coarse-lock"};
+static const char *const caching_names[] = {"off", "always", "user"};
+
+const char *kvshm_mode_name(enum kvshm_mode mode)
+{
+    return (unsigned)mode < 3 ? mode_names[mode] : "unknown";
+}
+
+const char *kvshm_caching_name(enum kvshm_caching caching)
+{
+    return (unsigned)caching < 3 ? caching_names[caching] : "unknown";
+}
+
+static void parse_tier(struct ctx *c, const char *path, json_t *v,
+                       struct kvshm_table_config *t)
+{
+    static const char *const keys[] = {"enabled", "size", "caching", NULL};
+    char sub[PATH_MAX_LEN];
+    json_t *x;
+    int i;
+
+    t->tier.caching = KVSHM_CACHING_ALWAYS;
+    if (!json_is_object(v)) {
+        wrong_type(c, path, v, "an object");
+        return;
+    }
+    only_keys(c, path, v, keys);
+    join(sub, path, "enabled");
+    if ((x = json_object_get(v, "enabled"))) {
+        if (json_is_boolean(x))
+            t->tier.enabled = json_is_true(x);
+        else
+            wrong_type(c, sub, x, "true or false");
+    }
+    join(sub, path, "size");
+    if ((x = json_object_get(v, "size")))
+        get_share(c, sub, x, &t->tier.size);
+    join(sub, path, "caching");
+    if ((x = json_object_get(v, "caching")) &&
+        (i = get_enum(c, sub, x, caching_names, 3)) >= 0)
+        t->tier.caching = (enum kvshm_caching)i;
+    if (t->tier.enabled && !t->tier.size.bytes && !t->tier.size.fraction)
+        t->tier.size.fraction = DEFAULT_TIER_SHARE;
+}
+
+static void parse_table(struct ctx *c, const char *path, const char *name,
+                        json_t *v, struct kvshm_table_config *t)
+{
+    static const char *const keys[] = {"size", "key", "value",
+                                       "slots_per_bucket", "mode", "tier",
+                                       NULL};
+    char sub[PATH_MAX_LEN];
+    json_t *x;
+    uint64_t n;
+    int i;
+
+    if (!table_name_ok(name))
+        problem(c, path, "'%s' is not a table name (1 to %u characters of "
+                         "A-Z a-z 0-9 _ -)",
+                name, KVSHM_TABLE_NAME_MAX - 1);
+    snprintf(t->name, sizeof(t->name), "%s", name);
+    t->slots_per_bucket = KVSHM_SLOTS_DEFAULT;
+    t->mode = KVSHM_MODE_LOCKFREE;
+    t->tier.caching = KVSHM_CACHING_ALWAYS;
+    if (!json_is_object(v)) {
+        wrong_type(c, path, v, "an object");
+        return;
+    }
+    only_keys(c, path, v, keys);
+
+    join(sub, path, "size");
+    if ((x = json_object_get(v, "size")))
+        get_share(c, sub, x, &t->size);
+    join(sub, path, "key");
+    if ((x = json_object_get(v, "key")))
+        parse_layout(c, sub, x, true, &t->key);
+    else
+        problem(c, sub, "missing (give key_size or fields)");
+    join(sub, path, "value");
+    if ((x = json_object_get(v, "value")))
+        parse_layout(c, sub, x, false, &t->value);
+    else
+        problem(c, sub, "missing (give value_size or fields)");
+    join(sub, path, "slots_per_bucket");
+    if ((x = json_object_get(v, "slots_per_bucket")) &&
+        get_uint(c, sub, x, 1, KVSHM_SLOTS_MAX, &n))
+        t->slots_per_bucket = (uint32_t)n;
+    join(sub, path, "mode");
+    if ((x = json_object_get(v, "mode")) &&
+        (i = get_enum(c, sub, x, mode_names, 3)) >= 0)
+        t->mode = (enum kvshm_mode)i;
+    join(sub, path, "tier");
+    if ((x = json_object_get(v, "tier")))
+        parse_tier(c, sub, x, t);
+}
+
+static bool has_size(const struct kvshm_table_config *t)
+{
+    return t->size.bytes || t->size.fraction > 0;
+}
+
+/* What can be said of the sizes before the node's size is known. */
+static void check_fractions(struct ctx *c, const struct kvshm_config *cfg)
+{
+    double sum = 0;
+
+    for (size_t i = 0; i < cfg->ntables; i++)
+        sum += cfg->tables[i].size.fraction;
+    /* a little slack for shares written as thirds */
+    if (sum > 1.0 + 1e-9) {
+        problem(c, "tables", "the size shares add up to %.4g%%, more than "
+                             "the whole",
+                sum * 100.0);
+        return;
+    }
+    for (size_t i = 0; sum >= 1.0 - 1e-9 && i < cfg->ntables; i++)
+        if (!has_size(&cfg->tables[i])) {
+            char path[PATH_MAX_LEN];
+            mark_cut(path, snprintf(path, sizeof(path), "tables.%s",
+                                    cfg->tables[i].name));
+            problem(c, path, "has no size, and the other tables' shares "
+                             "leave nothing for it");
+        }
+}
+
+static void parse_root(struct ctx *c, json_t *root, struct kvshm_config *cfg)
+{
+    static const char *const keys[] = {"version", "tables", NULL};
+    json_t *version, *tables, *v;
+    const char *name;
+    size_t i = 0;
+
+    if (!json_is_object(root)) {
+        wrong_type(c, "(top)", root, "an object with version and tables");
+        return;
+    }
+    only_keys(c, "", root, keys);
+    version = json_object_get(root, "version");
+    if (!version)
+        problem(c, "version", "missing (this mpikvs reads version %d)",
+                KVSHM_CONFIG_VERSION);
+    else if (!json_is_integer(version))
+        wrong_type(c, "version", version, "an integer");
+    else if (json_integer_value(version) != KVSHM_CONFIG_VERSION)
+        problem(c, "version", "%lld is not supported (this mpikvs reads "
+                              "version %d)",
+                (long long)json_integer_value(version), KVSHM_CONFIG_VERSION);
+    else
+        cfg->version = KVSHM_CONFIG_VERSION;
+
+    tables = json_object_get(root, "tables");
+    if (!tables) {
+        problem(c, "tables", "missing (at least one table)");
+        return;
+    }
+    if (!json_is_object(tables) || json_object_size(tables) == 0) {
+        if (json_is_object(tables))
+            problem(c, "tables", "no table in it (at least one is needed)");
+        else
+            wrong_type(c, "tables", tables, "an object of named tables");
+        return;
+    }
+    cfg->tables = calloc(json_object_size(tables), sizeof(*cfg->tables));
+    if (!cfg->tables) {
+        c->oom = c->failed = true;
+        return;
+    }
+    json_object_foreach(tables, name, v) {
+        char path[PATH_MAX_LEN];
+        mark_cut(path, snprintf(path, sizeof(path), "tables.%s", name));
+        parse_table(c, path, name, v, &cfg->tables[i++]);
+        cfg->ntables = i;
+    }
+    check_fractions(c, cfg);
+}
+
+/* ---- public ---- */
+
+int kvshm_config_parse(const char *text, size_t len, const char *source,
+                       struct kvshm_config **out, struct kvshm_diag *diag)
+{
+    struct ctx c = {.source = source ? source : "config", .diag = diag};
+    struct kvshm_config *cfg;
+    json_error_t jerr;
+    json_t *root;
+
+    *out = NULL;
+    if (diag)
+        memset(diag, 0, sizeof(*diag));
+    if (len > KVSHM_CONFIG_MAX_BYTES) {
+        problem(&c, NULL, "%zu bytes is too large for a config (at most %u)",
+                len, KVSHM_CONFIG_MAX_BYTES);
+        return MPIKVS_ERR_INVAL;
+    }
+    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        problem(&c, NULL, "line %d, column %d: invalid JSON: %s", jerr.line,
+                jerr.column, jerr.text);
+        return MPIKVS_ERR_INVAL;
+    }
+    cfg = calloc(1, sizeof(*cfg));
+    if (!cfg) {
+        json_decref(root);
+        return -ENOMEM;
+    }
+    snprintf(cfg->source, sizeof(cfg->source), "%s", c.source);
+    parse_root(&c, root, cfg);
+    json_decref(root);
+    if (c.failed) {
+        kvshm_config_free(cfg);
+        return c.oom ? -ENOMEM : MPIKVS_ERR_INVAL;
+    }
+    *out = cfg;
+    return MPIKVS_OK;
+}
+
+int kvshm_config_load(const char *path, struct kvshm_config **out,
+                      struct kvshm_diag *diag)
+{
+    struct ctx c = {.source = path, .diag = diag};
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    FILE *f;
+    int rc;
+
+    *out = NULL;
+    if (diag)
+        memset(diag, 0, sizeof(*diag));
+    f = fopen(path, "r");
+    if (!f) {
+        problem(&c, NULL, "cannot read: %s", strerror(errno));
+        return MPIKVS_ERR_INVAL;
+    }
+    for (;;) {
+        if (len == cap) {
+            char *more;
+            cap = cap ? cap * 2 : 16384;
+            if (cap > KVSHM_CONFIG_MAX_BYTES + 1)
+                cap = KVSHM_CONFIG_MAX_BYTES + 1;
+            if (len == cap) {
+                problem(&c, NULL, "larger than %u bytes: not a config",
+                        KVSHM_CONFIG_MAX_BYTES);
+                fclose(f);
+                free(text);
+                return MPIKVS_ERR_INVAL;
+            }
+            more = realloc(text, cap);
+            if (!more) {
+                fclose(f);
+                free(text);
+                return -ENOMEM;
+            }
+            text = more;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        problem(&c, NULL, "cannot read: %s", strerror(errno));
+        fclose(f);
+        free(text);
+        return MPIKVS_ERR_INVAL;
+    }
+    fclose(f);
+    rc = kvshm_config_parse(text ? text : "", len, path, out, diag);
+    free(text);
+    return rc;
+}
+
+int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
+                         struct kvshm_diag *diag)
+{
+    struct ctx c = {.source = cfg->source, .diag = diag};
+    uint64_t used = 0;
+    size_t rest = 0;
+
+    if (diag)
+        memset(diag, 0, sizeof(*diag));
+    for (size_t i = 0; i < cfg->ntables; i++) {
+        struct kvshm_table_config *t = &cfg->tables[i];
+        if (t->size.bytes)
+            t->bytes = t->size.bytes;
+        else if (t->size.fraction > 0)
+            t->bytes = (uint64_t)(t->size.fraction * (double)node_bytes);
+        else {
+            t->bytes = 0;
+            rest++;
+        }
+        used += t->bytes;
+    }
+    if (used > node_bytes) {
+        char need[32], have[32];
+        kvshm_format_bytes(need, sizeof(need), used);
+        kvshm_format_bytes(have, sizeof(have), node_bytes);
+        problem(&c, "tables", "the tables need %s, more than the %s of DHT "
+                              "memory per node",
+                need, have);
+        return MPIKVS_ERR_INVAL;
+    }
+    for (size_t i = 0; i < cfg->ntables; i++) {
+        struct kvshm_table_config *t = &cfg->tables[i];
+        char path[PATH_MAX_LEN];
+        if (!has_size(t))
+            t->bytes = (node_bytes - used) / rest;
+        snprintf(path, sizeof(path), "tables.%s.size", t->name);
+        if (t->bytes == 0 && has_size(t))
+            problem(&c, path, "comes to 0 bytes of the node's %llu",
+                    (unsigned long long)node_bytes);
+        else if (t->bytes == 0)
+            problem(&c, path, "not given, and nothing is left for this "
+                              "table");
+        if (!t->tier.enabled) {
+            t->tier.bytes = 0;
+            continue;
+        }
+        if (t->tier.size.bytes)
+            t->tier.bytes = t->tier.size.bytes;
+        else
+            t->tier.bytes = (uint64_t)(t->tier.size.fraction *
+                                       (double)t->bytes);
+    }
+    return c.failed ? MPIKVS_ERR_INVAL : MPIKVS_OK;
+}
+
+static json_t *share_json(const struct kvshm_share *s)
+{
+    if (s->bytes)
+        return json_integer((json_int_t)s->bytes);
+    return json_real(s->fraction);
+}
+
+static json_t *layout_json(const struct kvshm_layout *l, bool is_key)
+{
+    json_t *o = json_object(), *fields;
+
+    if (!o)
+        return NULL;
+    if (l->fields) {
+        fields = json_array();
+        for (size_t i = 0; fields && i < l->nfields; i++) {
+            const struct kvshm_field *f = &l->fields[i];
+            char type[32];
+            json_t *jf = json_object();
+            if (f->type == KVSHM_FIELD_BYTES)
+                snprintf(type, sizeof(type), "bytes[%u]", f->bytes);
+            else
+                snprintf(type, sizeof(type), "%s",
+                         f->type == KVSHM_FIELD_DOUBLE ? "double" : "int64");
+            json_object_set_new(jf, "name", json_string(f->name));
+            json_object_set_new(jf, "type", json_string(type));
+            if (is_key && f->type == KVSHM_FIELD_DOUBLE) {
+                json_object_set_new(jf, "digits", json_integer(f->digits));
+                json_object_set_new(jf, "zero_below",
+                                    json_real(f->zero_below));
+            }
+            json_array_append_new(fields, jf);
+        }
+        json_object_set_new(o, "fields", fields);
+    }
+    json_object_set_new(o, is_key ? "key_size" : "value_size",
+                        json_integer((json_int_t)l->size));
+    return o;
+}
+
+char *kvshm_config_dump(const struct kvshm_config *cfg)
+{
+    json_t *root = json_object(), *tables = json_object();
+    char *text;
+
+    if (!root || !tables) {
+        json_decref(root);
+        json_decref(tables);
+        return NULL;
+    }
+    json_object_set_new(root, "version", json_integer(cfg->version));
+    for (size_t i = 0; i < cfg->ntables; i++) {
+        const struct kvshm_table_config *t = &cfg->tables[i];
+        json_t *jt = json_object(), *tier = json_object();
+        if (t->size.bytes || t->size.fraction > 0)
+            json_object_set_new(jt, "size", share_json(&t->size));
+        json_object_set_new(jt, "key", layout_json(&t->key, true));
+        json_object_set_new(jt, "value", layout_json(&t->value, false));
+        json_object_set_new(jt, "slots_per_bucket",
+                            json_integer(t->slots_per_bucket));
+        json_object_set_new(jt, "mode", json_string(mode_names[t->mode]));
+        json_object_set_new(tier, "enabled", json_boolean(t->tier.enabled));
+        if (t->tier.size.bytes || t->tier.size.fraction > 0)
+            json_object_set_new(tier, "size", share_json(&t->tier.size));
+        json_object_set_new(tier, "caching",
+                            json_string(caching_names[t->tier.caching]));
+        json_object_set_new(jt, "tier", tier);
+        json_object_set_new(tables, t->name, jt);
+    }
+    json_object_set_new(root, "tables", tables);
+    text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                JSON_REAL_PRECISION(17));
+    json_decref(root);
+    return text;
+}
+
+const struct kvshm_table_config *kvshm_config_table(
+    const struct kvshm_config *cfg, const char *name)
+{
+    for (size_t i = 0; cfg && i < cfg->ntables; i++)
+        if (strcmp(cfg->tables[i].name, name) == 0)
+            return &cfg->tables[i];
+    return NULL;
+}
+
+void kvshm_config_free(struct kvshm_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < cfg->ntables; i++) {
+        free(cfg->tables[i].key.fields);
+        free(cfg->tables[i].value.fields);
+    }
+    free(cfg->tables);
+    free(cfg);
+}
+
+void kvshm_diag_free(struct kvshm_diag *diag)
+{
+    if (!diag)
+        return;
+    free(diag->text);
+    diag->text = NULL;
+    diag->count = 0;
+    diag->truncated = false;
+}

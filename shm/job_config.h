@@ -1,0 +1,112 @@
+/*
+ * job_config.h - the job config (mpikvs.json, see mpikvs.json(5)).
+ *
+ * One JSON file names the job's tables and, for each, its share of the
+ * node's DHT memory, its key and value layouts, its bucket shape, its
+ * consistency mode and its read-only tier.  Parsing is strict: every
+ * problem found is reported, each as one line that names the JSON path
+ * and the value ("tables.chemistry.key.fields[3].digits: 19 is out of
+ * range 1..17"), syntax errors with line and column.  The text is what
+ * the SPANK plugin shows at sbatch time and what mpikvs-config prints.
+ */
+#ifndef MPIKVS_SHM_JOB_CONFIG_H
+#define MPIKVS_SHM_JOB_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "mpikvs_errors.h"
+
+#define KVSHM_CONFIG_VERSION      1
+#define KVSHM_TABLE_NAME_MAX      17u     /* terminator included */
+#define KVSHM_SLOTS_DEFAULT       4u
+#define KVSHM_SLOTS_MAX           64u
+#define KVSHM_CONFIG_MAX_BYTES    (1u << 20)
+#define KVSHM_CONFIG_MAX_ERRORS   32u
+
+enum kvshm_mode {
+    KVSHM_MODE_LOCKFREE = 0,
+    KVSHM_MODE_FINE_LOCK,
+    KVSHM_MODE_COARSE_LOCK
+};
+
+enum kvshm_caching {
+    KVSHM_CACHING_OFF = 0,
+    KVSHM_CACHING_ALWAYS,
+    KVSHM_CACHING_USER
+};
+
+/* A size in the config: bytes, a fraction of a whole, or "the rest". */
+struct kvshm_share {
+    uint64_t bytes;          /* set: an absolute size */
+    double   fraction;       /* set: a share of the whole, 0 < f <= 1 */
+};                           /* both 0: not given */
+
+struct kvshm_table_config {
+    char                name[KVSHM_TABLE_NAME_MAX];
+    struct kvshm_share  size;        /* of the node's --dht-size */
+    uint64_t            bytes;       /* resolved: kvshm_config_resolve() */
+    struct kvshm_layout key;
+    struct kvshm_layout value;
+    uint32_t            slots_per_bucket;
+    enum kvshm_mode     mode;
+    struct {
+        bool               enabled;
+        struct kvshm_share size;     /* of the table's size */
+        uint64_t           bytes;    /* resolved */
+        enum kvshm_caching caching;
+    } tier;
+};
+
+struct kvshm_config {
+    char                       source[256];   /* names it in messages */
+    int                        version;
+    struct kvshm_table_config *tables;
+    size_t                     ntables;
+};
+
+/* Problems found while loading: count lines of text, each ending '\n',
+ * and a last line "(further problems not shown)" when truncated. */
+struct kvshm_diag {
+    unsigned count;
+    bool     truncated;
+    char    *text;           /* malloc'd; NULL when count == 0 */
+};
+
+/* Parse and validate a config from text (len bytes; it need not be
+ * terminated).  source names it in messages ("job.json").  On success
+ * *out is the config and diag is empty; on failure *out is NULL, diag
+ * holds every problem found (up to KVSHM_CONFIG_MAX_ERRORS) and the
+ * return value is MPIKVS_ERR_INVAL (or -ENOMEM). */
+int kvshm_config_parse(const char *text, size_t len, const char *source,
+                       struct kvshm_config **out, struct kvshm_diag *diag);
+
+/* The same from a file (at most KVSHM_CONFIG_MAX_BYTES); an unreadable
+ * file is one problem line naming it and the errno text. */
+int kvshm_config_load(const char *path, struct kvshm_config **out,
+                      struct kvshm_diag *diag);
+
+/* Work out each table's bytes and its tier's bytes from the node's DHT
+ * size: absolute sizes as given, fractions of node_bytes, and tables
+ * without a size share what is left equally.  Fails (MPIKVS_ERR_INVAL,
+ * problems in diag) when the sizes add up to more than node_bytes. */
+int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
+                         struct kvshm_diag *diag);
+
+/* The config with every default filled in, as JSON text (malloc'd; NULL
+ * on allocation failure).  Parsing it gives the same config. */
+char *kvshm_config_dump(const struct kvshm_config *cfg);
+
+/* The table of that name, or NULL. */
+const struct kvshm_table_config *kvshm_config_table(
+    const struct kvshm_config *cfg, const char *name);
+
+void kvshm_config_free(struct kvshm_config *cfg);
+void kvshm_diag_free(struct kvshm_diag *diag);
+
+const char *kvshm_mode_name(enum kvshm_mode mode);
+const char *kvshm_caching_name(enum kvshm_caching caching);
+
+#endif /* MPIKVS_SHM_JOB_CONFIG_H */

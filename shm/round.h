@@ -1,0 +1,77 @@
+/*
+ * round.h - canonical keys from doubles.
+ *
+ * A double field of d significant digits becomes (sign, m, e): the value
+ * m.mmm x 10^e with m of exactly d digits, rounded to nearest with ties to
+ * even on the double's exact value (what printf's %.*e does).  It is then
+ * stored as integers, never as a rounded double:
+ *
+ *   d <= 15: 8 bytes, one little-endian word
+ *            sign << 63 | (e + KVSHM_EXP_BIAS) << 53 | m
+ *   d >= 16: 16 bytes, little-endian int64 signed mantissa, int64 e
+ *
+ * Zero (0.0, -0.0, and |x| below the field's zero_below) is all zero
+ * bytes.  NaN and infinities are errors, never keys.  Two doubles give the
+ * same bytes exactly when they round to the same d-digit decimal, however
+ * they were computed and on whichever rank.
+ *
+ * Thread-safe; no allocation.
+ */
+#ifndef MPIKVS_SHM_ROUND_H
+#define MPIKVS_SHM_ROUND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "mpikvs_errors.h"
+
+#define KVSHM_EXP_BIAS 400
+
+/* Bytes a key double of that many digits takes: 8 or 16. */
+static inline uint32_t kvshm_double_width(uint32_t digits)
+{
+    return digits <= KVSHM_DIGITS_NARROW ? 8u : 16u;
+}
+
+/* A rounded double, before it is encoded. */
+struct kvshm_decimal {
+    bool     zero;
+    bool     negative;
+    uint64_t mantissa;   /* exactly digits digits, unless zero */
+    int32_t  exponent;   /* of the leading digit */
+};
+
+/* Round x to digits (1..17) significant digits; |x| < zero_below is zero.
+ * Returns MPIKVS_OK, or MPIKVS_ERR_INVAL for NaN, an infinity or digits
+ * out of range. */
+int kvshm_round_decimal(double x, uint32_t digits, double zero_below,
+                        struct kvshm_decimal *out);
+
+/* Write a rounded double in its canonical form: kvshm_double_width(digits)
+ * bytes. */
+void kvshm_encode_decimal(const struct kvshm_decimal *d, uint32_t digits,
+                          unsigned char *out);
+
+/* Read it back.  Returns MPIKVS_OK or MPIKVS_ERR_INVAL (bytes that no
+ * rounding can make). */
+int kvshm_decode_decimal(const unsigned char *in, uint32_t digits,
+                         struct kvshm_decimal *out);
+
+/* Build a key from n doubles, one per field of key (double fields are
+ * rounded; an int64 field takes a double that is a whole number in range).
+ * n must equal key->nfields and no field may be bytes[n].  key_out gets
+ * key->size bytes.  Returns MPIKVS_OK or MPIKVS_ERR_INVAL with err saying
+ * which field and value (e.g. "field 3 (Ca): nan is not a number"). */
+int kvshm_key_from_doubles(const struct kvshm_layout *key, const double *in,
+                           size_t n, void *key_out, mpikvs_error_t *err);
+
+/* Render a key as text, one "name=value" per field separated by spaces
+ * (doubles as mantissa and exponent, "1.2345e-03"; int64 in decimal;
+ * bytes in hex).  A raw key renders as hex.  Returns the length the text
+ * needs (snprintf-style, terminator excluded), or a negative code. */
+int kvshm_key_to_text(const struct kvshm_layout *key, const void *key_bytes,
+                      char *buf, size_t len);
+
+#endif /* MPIKVS_SHM_ROUND_H */

@@ -1,0 +1,30 @@
+/*
+ * size.h - sizes as people write them: "8G", "512M", "1.5G", "64k", "4096".
+ *
+ * K, M, G and T (either case) are powers of 1024, as in Slurm.  A number
+ * with a fraction needs a unit ("1.5G") and is rounded to the nearest
+ * byte ("1.1K" is 1126).
+ * Rejected: empty, signs, exponents ("1e3"), other units ("12Gb", "1KiB"),
+ * spaces, trailing junk, and anything above UINT64_MAX.
+ */
+#ifndef MPIKVS_SHM_SIZE_H
+#define MPIKVS_SHM_SIZE_H
+
+#include <stdint.h>
+
+#include "mpikvs_errors.h"
+
+/* Parse text into *bytes.  what names the value in messages ("--dht-size",
+ * "tables.chem.size"); min is the smallest size allowed (1 where zero
+ * makes no sense).  Returns MPIKVS_OK or MPIKVS_ERR_INVAL with a message
+ * such as "--dht-size: '12Gb' is not a size (use a number with K, M, G or
+ * T, e.g. 8G)". */
+int kvshm_parse_size(const char *text, const char *what, uint64_t min,
+                     uint64_t *bytes, mpikvs_error_t *err);
+
+/* A share of something: "25%" (0 < p <= 100) gives *fraction = 0.25; a
+ * size gives *bytes.  Exactly one of them is set, the other is 0. */
+int kvshm_parse_share(const char *text, const char *what, uint64_t *bytes,
+                      double *fraction, mpikvs_error_t *err);
+
+#endif /* MPIKVS_SHM_SIZE_H */

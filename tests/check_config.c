@@ -1,0 +1,400 @@
+/*
+ * check_config.c - the job config, and sizes as people write them.
+ *
+ * Bad configs are data: tests/config/bad/NAME.json must fail with exactly
+ * the lines of NAME.err, which are the messages a user sees at sbatch time.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job_config.h"
+#include "size.h"
+
+static const char *srcdir(void)
+{
+    const char *d = getenv("top_srcdir");
+    return d && *d ? d : ".";
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "r");
+    char *buf;
+
+    ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
+    buf = malloc(1 << 20);
+    ck_assert(buf != NULL);
+    *len = fread(buf, 1, (1 << 20) - 1, f);
+    buf[*len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static struct kvshm_config *parse_ok(const char *text)
+{
+    struct kvshm_config *cfg = NULL;
+    struct kvshm_diag diag;
+    int rc = kvshm_config_parse(text, strlen(text), "job.json", &cfg, &diag);
+
+    ck_assert_msg(rc == MPIKVS_OK, "config rejected (%d):\n%s\n%s", rc,
+                  diag.text ? diag.text : "", text);
+    return cfg;
+}
+
+/* ---- data-driven bad configs ---- */
+
+START_TEST(bad_configs_give_their_messages)
+{
+    char dir[4096];
+    struct dirent *de;
+    unsigned cases = 0;
+    DIR *d;
+
+    snprintf(dir, sizeof(dir), "%s/tests/config/bad", srcdir());
+    d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s: %s", dir, strerror(errno));
+    while ((de = readdir(d))) {
+        size_t n = strlen(de->d_name), len, elen;
+        char json[4400], errf[4400], *text, *expect;
+        struct kvshm_config *cfg = NULL;
+        struct kvshm_diag diag;
+
+        if (n < 6 || strcmp(de->d_name + n - 5, ".json") != 0)
+            continue;
+        snprintf(json, sizeof(json), "%s/%s", dir, de->d_name);
+        snprintf(errf, sizeof(errf), "%s/%.*s.err", dir, (int)(n - 5),
+                 de->d_name);
+        text = slurp(json, &len);
+        expect = slurp(errf, &elen);
+        int rc = kvshm_config_parse(text, len, "job.json", &cfg, &diag);
+        ck_assert_msg(rc == MPIKVS_ERR_INVAL && cfg == NULL,
+                      "%s was accepted (rc %d)", de->d_name, rc);
+        ck_assert_msg(diag.text && strcmp(diag.text, expect) == 0,
+                      "%s: expected\n%sgot\n%s", de->d_name, expect,
+                      diag.text ? diag.text : "(nothing)\n");
+        ck_assert_msg(diag.count >= 1, "%s: no problem counted", de->d_name);
+        kvshm_diag_free(&diag);
+        free(text);
+        free(expect);
+        cases++;
+    }
+    closedir(d);
+    ck_assert_msg(cases >= 40, "only %u bad configs found in %s", cases, dir);
+}
+END_TEST
+
+/* ---- good configs ---- */
+
+START_TEST(chemistry_example)
+{
+    char path[4096];
+    struct kvshm_config *cfg;
+    struct kvshm_diag diag;
+    const struct kvshm_table_config *chem, *interp;
+
+    snprintf(path, sizeof(path), "%s/etc/examples/chemistry.json", srcdir());
+    ck_assert_int_eq(kvshm_config_load(path, &cfg, &diag), MPIKVS_OK);
+    chem = kvshm_config_table(cfg, "chemistry");
+    interp = kvshm_config_table(cfg, "interp");
+    ck_assert(chem && interp && !kvshm_config_table(cfg, "nope"));
+    ck_assert_msg(chem->key.nfields == 10 && chem->key.size == 80,
+                  "POET key: %zu fields, %zu bytes (want 10, 80)",
+                  chem->key.nfields, chem->key.size);
+    ck_assert_msg(chem->value.nfields == 13 && chem->value.size == 104,
+                  "POET value: %zu fields, %zu bytes (want 13, 104)",
+                  chem->value.nfields, chem->value.size);
+    ck_assert_str_eq(chem->key.fields[2].name, "Charge");
+    ck_assert_uint_eq(chem->key.fields[2].digits, 4);   /* its own */
+    ck_assert_uint_eq(chem->key.fields[0].digits, 5);   /* the default */
+    ck_assert_uint_eq(chem->key.fields[9].digits, 3);
+    ck_assert(chem->key.fields[0].zero_below == 1e-12);
+    ck_assert(chem->key.fields[9].zero_below == 0.0);
+    ck_assert_uint_eq(chem->key.fields[9].offset, 72);
+    ck_assert(chem->size.fraction == 0.9 && chem->size.bytes == 0);
+    ck_assert(chem->tier.enabled && chem->tier.caching == KVSHM_CACHING_ALWAYS);
+    ck_assert(interp->size.fraction == 0.1 && interp->key.fields == NULL);
+    ck_assert_uint_eq(interp->key.size, 16);
+    ck_assert_uint_eq(interp->slots_per_bucket, KVSHM_SLOTS_DEFAULT);
+    ck_assert(!interp->tier.enabled);
+
+    ck_assert_int_eq(kvshm_config_resolve(cfg, UINT64_C(8) << 30, &diag),
+                     MPIKVS_OK);
+    ck_assert_uint_eq(chem->bytes, (uint64_t)(0.9 * (double)(8ull << 30)));
+    ck_assert_uint_eq(chem->tier.bytes, (uint64_t)(0.1 * (double)chem->bytes));
+    ck_assert_uint_eq(interp->tier.bytes, 0);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+START_TEST(dump_parses_back_to_the_same)
+{
+    static const char *const files[] = {"chemistry.json", "minimal.json"};
+
+    for (size_t i = 0; i < 2; i++) {
+        char path[4096];
+        struct kvshm_config *cfg, *again;
+        struct kvshm_diag diag;
+        char *first, *second;
+
+        snprintf(path, sizeof(path), "%s/etc/examples/%s", srcdir(),
+                 files[i]);
+        ck_assert_int_eq(kvshm_config_load(path, &cfg, &diag), MPIKVS_OK);
+        first = kvshm_config_dump(cfg);
+        ck_assert(first != NULL);
+        again = parse_ok(first);
+        second = kvshm_config_dump(again);
+        ck_assert_msg(strcmp(first, second) == 0,
+                      "%s: dump changed on a round trip:\n%s\n---\n%s",
+                      files[i], first, second);
+        free(first);
+        free(second);
+        kvshm_config_free(cfg);
+        kvshm_config_free(again);
+    }
+}
+END_TEST
+
+START_TEST(defaults_and_wide_doubles)
+{
+    struct kvshm_config *cfg = parse_ok(
+        "{\"version\":1,\"tables\":{\"t\":{"
+        "\"key\":{\"default_digits\":6,\"fields\":["
+        "{\"name\":\"a\",\"type\":\"double\"},"
+        "{\"name\":\"b\",\"type\":\"double\",\"digits\":17},"
+        "{\"name\":\"n\",\"type\":\"int64\"},"
+        "{\"name\":\"tag\",\"type\":\"bytes[3]\"}]},"
+        "\"value\":{\"value_size\":8}}}}");
+    const struct kvshm_table_config *t = &cfg->tables[0];
+
+    ck_assert_uint_eq(t->key.fields[0].width, 8);
+    ck_assert_uint_eq(t->key.fields[1].width, 16);
+    ck_assert_uint_eq(t->key.fields[2].offset, 24);
+    ck_assert_uint_eq(t->key.fields[3].offset, 32);
+    ck_assert_uint_eq(t->key.fields[3].width, 3);
+    ck_assert_uint_eq(t->key.size, 35);
+    ck_assert(t->mode == KVSHM_MODE_LOCKFREE);
+    ck_assert_uint_eq(t->slots_per_bucket, 4);
+    ck_assert(!t->tier.enabled && t->tier.caching == KVSHM_CACHING_ALWAYS);
+    ck_assert(t->size.bytes == 0 && t->size.fraction == 0);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+START_TEST(resolve_shares_and_limits)
+{
+    struct kvshm_config *cfg = parse_ok(
+        "{\"version\":1,\"tables\":{"
+        "\"a\":{\"size\":\"1G\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8},\"tier\":{\"enabled\":true,"
+        "\"size\":\"64M\"}},"
+        "\"b\":{\"size\":\"25%\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
+        "\"c\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8},"
+        "\"tier\":{\"enabled\":true}},"
+        "\"d\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8}}}}");
+    struct kvshm_diag diag;
+
+    ck_assert_int_eq(kvshm_config_resolve(cfg, UINT64_C(8) << 30, &diag),
+                     MPIKVS_OK);
+    ck_assert_uint_eq(cfg->tables[0].bytes, UINT64_C(1) << 30);
+    ck_assert_uint_eq(cfg->tables[0].tier.bytes, UINT64_C(64) << 20);
+    ck_assert_uint_eq(cfg->tables[1].bytes, UINT64_C(2) << 30);
+    /* c and d share the 5 GiB left */
+    ck_assert_uint_eq(cfg->tables[2].bytes, (UINT64_C(5) << 30) / 2);
+    ck_assert_uint_eq(cfg->tables[3].bytes, (UINT64_C(5) << 30) / 2);
+    /* an enabled tier without a size gets a quarter of its table */
+    ck_assert_uint_eq(cfg->tables[2].tier.bytes, cfg->tables[2].bytes / 4);
+
+    ck_assert_int_eq(kvshm_config_resolve(cfg, UINT64_C(512) << 20, &diag),
+                     MPIKVS_ERR_INVAL);
+    ck_assert_msg(diag.count == 1 &&
+                      strstr(diag.text, "the tables need 1.1 GiB, more than "
+                                        "the 512.0 MiB of DHT memory per node"),
+                  "resolve over the node: %s", diag.text);
+    kvshm_diag_free(&diag);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+START_TEST(unreadable_and_oversized_files)
+{
+    struct kvshm_config *cfg = (void *)1;
+    struct kvshm_diag diag;
+    char path[] = "/tmp/kvtest-config.XXXXXX";
+    int fd;
+
+    ck_assert_int_eq(kvshm_config_load("/nonexistent/job.json", &cfg, &diag),
+                     MPIKVS_ERR_INVAL);
+    ck_assert(cfg == NULL);
+    ck_assert_str_eq(diag.text, "/nonexistent/job.json: cannot read: No such "
+                                "file or directory\n");
+    kvshm_diag_free(&diag);
+
+    fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    ck_assert(ftruncate(fd, KVSHM_CONFIG_MAX_BYTES + 10) == 0);
+    close(fd);
+    ck_assert_int_eq(kvshm_config_load(path, &cfg, &diag), MPIKVS_ERR_INVAL);
+    unlink(path);
+    ck_assert_msg(strstr(diag.text, "larger than 1048576 bytes"), "%s",
+                  diag.text);
+    kvshm_diag_free(&diag);
+}
+END_TEST
+
+START_TEST(problems_are_capped)
+{
+    char text[8192] = "{\"version\":1,\"tables\":{\"t\":{\"key\":{\"key_size\""
+                      ":8},\"value\":{\"value_size\":8}";
+    struct kvshm_config *cfg;
+    struct kvshm_diag diag;
+
+    for (int i = 0; i < 100; i++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text),
+                 ",\"x%d\":1", i);
+    strcat(text, "}}}");
+    ck_assert_int_eq(kvshm_config_parse(text, strlen(text), "job.json", &cfg,
+                                        &diag),
+                     MPIKVS_ERR_INVAL);
+    ck_assert_uint_eq(diag.count, KVSHM_CONFIG_MAX_ERRORS);
+    ck_assert_msg(diag.truncated &&
+                      strstr(diag.text, "\n(further problems not shown)\n"),
+                  "no note of the problems left out:\n%s", diag.text);
+    kvshm_diag_free(&diag);
+}
+END_TEST
+
+/* ---- sizes ---- */
+
+START_TEST(sizes_that_parse)
+{
+    static const struct { const char *text; uint64_t bytes; } ok[] = {
+        {"1G", UINT64_C(1) << 30},       {"512M", UINT64_C(512) << 20},
+        {"1.5G", UINT64_C(3) << 29},     {"64k", 65536},
+        {"64K", 65536},                  {"1073741824", UINT64_C(1) << 30},
+        {"2t", UINT64_C(2) << 40},       {"0.5k", 512},
+        {"1.1K", 1126},                  {"16777215T", UINT64_C(16777215) << 40},
+        {"18446744073709551615", UINT64_MAX},
+        {"007M", UINT64_C(7) << 20},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        mpikvs_error_t err = {0};
+        uint64_t bytes = 0;
+        int rc = kvshm_parse_size(ok[i].text, "--dht-size", 1, &bytes, &err);
+        ck_assert_msg(rc == MPIKVS_OK && bytes == ok[i].bytes,
+                      "'%s': rc %d, %llu bytes (want %llu): %s", ok[i].text,
+                      rc, (unsigned long long)bytes,
+                      (unsigned long long)ok[i].bytes, err.text);
+    }
+}
+END_TEST
+
+START_TEST(sizes_that_do_not)
+{
+    static const struct { const char *text, *message; } bad[] = {
+        {"", "--dht-size: empty size"},
+        {"-1G", "--dht-size: '-1G' is not a size (it is negative"},
+        {"0", "--dht-size: '0' is zero, which makes no sense here"},
+        {"0G", "--dht-size: '0G' is zero"},
+        {"12Gb", "--dht-size: '12Gb' is not a size (unknown unit"},
+        {"1KiB", "--dht-size: '1KiB' is not a size (unknown unit"},
+        {"1e3", "--dht-size: '1e3' is not a size (exponents are not sizes"},
+        {"1.5", "--dht-size: '1.5' is not a size (a fraction of a byte "
+                "needs a unit"},
+        {"1.", "--dht-size: '1.' is not a size (no digits after the point"},
+        {".5G", "--dht-size: '.5G' is not a size (it does not start"},
+        {" 1G", "--dht-size: ' 1G' is not a size (it does not start"},
+        {"1G ", "--dht-size: '1G ' is not a size (unknown unit"},
+        {"+1G", "--dht-size: '+1G' is not a size"},
+        {"0x10", "--dht-size: '0x10' is not a size"},
+        {"16777216T", "--dht-size: '16777216T' is too large"},
+        {"18446744073709551616", "--dht-size: '18446744073709551616' is too "
+                                 "large"},
+        {"1G1", "--dht-size: '1G1' is not a size (unknown unit"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        mpikvs_error_t err = {0};
+        uint64_t bytes = 42;
+        int rc = kvshm_parse_size(bad[i].text, "--dht-size", 1, &bytes, &err);
+        ck_assert_msg(rc == MPIKVS_ERR_INVAL && bytes == 42,
+                      "'%s' was accepted as %llu", bad[i].text,
+                      (unsigned long long)bytes);
+        ck_assert_msg(strncmp(err.text, bad[i].message,
+                              strlen(bad[i].message)) == 0,
+                      "'%s': message '%s', want it to start '%s'",
+                      bad[i].text, err.text, bad[i].message);
+    }
+    /* below a minimum */
+    mpikvs_error_t err;
+    uint64_t bytes;
+    ck_assert_int_eq(kvshm_parse_size("1K", "max_size", 4096, &bytes, &err),
+                     MPIKVS_ERR_INVAL);
+    ck_assert_str_eq(err.text, "max_size: '1K' is below the minimum of 4096 "
+                               "bytes");
+    /* zero where zero is fine */
+    ck_assert_int_eq(kvshm_parse_size("0", "x", 0, &bytes, &err), MPIKVS_OK);
+    ck_assert_uint_eq(bytes, 0);
+}
+END_TEST
+
+START_TEST(shares)
+{
+    uint64_t bytes;
+    double f;
+    mpikvs_error_t err;
+
+    ck_assert_int_eq(kvshm_parse_share("25%", "s", &bytes, &f, &err),
+                     MPIKVS_OK);
+    ck_assert(f == 0.25 && bytes == 0);
+    ck_assert_int_eq(kvshm_parse_share("12.5%", "s", &bytes, &f, &err),
+                     MPIKVS_OK);
+    ck_assert(f == 0.125);
+    ck_assert_int_eq(kvshm_parse_share("100%", "s", &bytes, &f, &err),
+                     MPIKVS_OK);
+    ck_assert(f == 1.0);
+    ck_assert_int_eq(kvshm_parse_share("2G", "s", &bytes, &f, &err),
+                     MPIKVS_OK);
+    ck_assert(bytes == (UINT64_C(2) << 30) && f == 0);
+    static const char *const bad[] = {"0%", "101%", "%", "-5%", "5.%",
+                                      "abc%", "5%%", "1e2%"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(kvshm_parse_share(bad[i], "s", &bytes, &f, &err) ==
+                          MPIKVS_ERR_INVAL,
+                      "share '%s' was accepted", bad[i]);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("config");
+
+    tcase_add_test(tc, bad_configs_give_their_messages);
+    tcase_add_test(tc, chemistry_example);
+    tcase_add_test(tc, dump_parses_back_to_the_same);
+    tcase_add_test(tc, defaults_and_wide_doubles);
+    tcase_add_test(tc, resolve_shares_and_limits);
+    tcase_add_test(tc, unreadable_and_oversized_files);
+    tcase_add_test(tc, problems_are_capped);
+    tcase_add_test(tc, sizes_that_parse);
+    tcase_add_test(tc, sizes_that_do_not);
+    tcase_add_test(tc, shares);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(config_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,78 @@
+#!/bin/sh
+# mpikvs-config as a user runs it: outputs and exit statuses.
+src=${top_srcdir:-.}
+cfg="${top_builddir:-.}/contrib/mpikvs-config"
+chem="$src/etc/examples/chemistry.json"
+pass=0
+fail=0
+
+# expect NAME STATUS EXPECTED-SUBSTRING -- ARGS...: run, compare, count.
+expect() {
+    name=$1 want_rc=$2 want_text=$3
+    shift 4
+    out=$("$cfg" "$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne "$want_rc" ]; then
+        echo "FAIL $name: exit $rc, expected $want_rc; output:"
+        printf '%s\n' "$out"
+        fail=$((fail + 1))
+    elif ! printf '%s\n' "$out" | grep -qF -- "$want_text"; then
+        echo "FAIL $name: output lacks '$want_text'; output:"
+        printf '%s\n' "$out"
+        fail=$((fail + 1))
+    else
+        pass=$((pass + 1))
+    fi
+}
+
+expect check-ok 0 '"key_size": 80' -- check "$chem"
+expect check-size 0 'chemistry: 7.2 GiB of 8G per node, tier 737.3 MiB' -- \
+    check "$chem" --size 8G
+three="$src/tests/config/good/three-tables.json"
+expect check-size-split 0 'misc: 6.0 GiB of 16G per node, tier 1.5 GiB' -- \
+    check --size 16G "$three"
+expect check-size-nothing-left 1 'three-tables.json: tables.misc.size: not given, and nothing is left for this table' -- \
+    check --size 8G "$three"
+expect check-size-too-small 1 'three-tables.json: tables: the tables need 7.5 GiB, more than the 6.0 GiB of DHT memory per node' -- \
+    check --size 6G "$three"
+expect check-bad 1 "many-problems.json: version: 3 is not supported" -- check "$src/tests/config/bad/many-problems.json"
+expect check-bad-lines 1 "tables.t.key.fields[0].digits: 40 is out of range 1..17" -- \
+    check "$src/tests/config/bad/many-problems.json"
+expect check-missing 1 'cannot read: No such file or directory' -- \
+    check /nonexistent.json
+expect check-bad-size 2 "--size: '8Gb' is not a size" -- check --size 8Gb "$chem"
+expect check-no-file 2 'check: needs a FILE' -- check
+expect no-command 2 'needs a command' --
+expect unknown-command 2 "unknown command 'frob': expected check or key" -- frob
+expect help 0 'Usage: mpikvs-config check' -- --help
+expect version 0 'mpikvs-config ' -- --version
+
+expect key-text 0 'key: H=1.2346e-03 O=5.0000e-01 Charge=0 C=2.5000e+00 Ca=0 Cl=1.0000e-04 Mg=1.0000e+05 Calcite=1.0000e-12 Dolomite=0 dt=6.00e+02' -- \
+    key "$chem" chemistry 1.234567e-3 0.5 -1e-13 2.5 0 0.0001 99999.96 1e-12 3e-300 600
+expect key-hex 0 'hex: 3a3000000000a031' -- \
+    key "$chem" chemistry 1.234567e-3 0.5 -1e-13 2.5 0 0.0001 99999.96 1e-12 3e-300 600
+# values equal within the digits give the same key, byte for byte
+a=$("$cfg" key "$chem" chemistry 1.23456e-3 1 1 1 1 1 1 1 1 600 | tail -n 1)
+b=$("$cfg" key "$chem" chemistry 1.234564e-3 1 1 1 1 1 1 1 1 600.4 | tail -n 1)
+c=$("$cfg" key "$chem" chemistry 1.23466e-3 1 1 1 1 1 1 1 1 600 | tail -n 1)
+if [ "$a" = "$b" ] && [ "$a" != "$c" ]; then
+    pass=$((pass + 1))
+else
+    echo "FAIL key-equal-within-digits: '$a' '$b' '$c'"
+    fail=$((fail + 1))
+fi
+expect key-count 1 "table 'chemistry' has 10 key fields, 2 values given" -- \
+    key "$chem" chemistry 1 2
+expect key-nan 1 'field 9 (dt): nan is not a number' -- \
+    key "$chem" chemistry 1 1 1 1 1 1 1 1 1 nan
+expect key-junk 1 "value 0 (H): '1,5' is not a number" -- \
+    key "$chem" chemistry 1,5 1 1 1 1 1 1 1 1 1
+expect key-huge 1 "'1e400' is too large for a double" -- \
+    key "$chem" chemistry 1e400 1 1 1 1 1 1 1 1 1
+expect key-raw 1 "table 'interp' has a raw key of 16 bytes, no fields" -- \
+    key "$chem" interp 1
+expect key-no-table 1 "has no table 'chem' (it has: chemistry interp)" -- \
+    key "$chem" chem 1
+
+echo "mpikvs-config: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
