@@ -23,6 +23,10 @@ static const char *const band_text[] = {
     [MPIKVS_ERR_FIRST - MPIKVS_ERR_FULL]      = "region is full",
     [MPIKVS_ERR_FIRST - MPIKVS_ERR_TOOBIG]    = "key or value too large",
     [MPIKVS_ERR_FIRST - MPIKVS_ERR_STALLED]   = "writer stalled in mid-publication",
+    [MPIKVS_ERR_FIRST - MPIKVS_ERR_MPI]       = "an MPI call failed",
+    [MPIKVS_ERR_FIRST - MPIKVS_ERR_MISMATCH]  = "ranks or regions disagree",
+    [MPIKVS_ERR_FIRST - MPIKVS_ERR_CONFIG]    = "job config invalid or missing",
+    [MPIKVS_ERR_FIRST - MPIKVS_ERR_TOOSMALL]  = "memory too small for the table",
 };
 
 _Static_assert(sizeof(band_text) / sizeof(band_text[0]) ==

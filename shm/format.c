@@ -36,6 +36,15 @@ uint64_t kvshm_layout_id(void)
         F(kvshm_tier_entry, next), F(kvshm_tier_entry, key_len),
         F(kvshm_tier_entry, value_len), F(kvshm_tier_entry, flags),
         KVSHM_TIER_UNIT,
+        sizeof(struct kvshm_data_control),
+        F(kvshm_data_control, slot_size), F(kvshm_data_control, nbuckets),
+        F(kvshm_data_control, buckets_offset),
+        F(kvshm_data_control, stats_offset),
+        F(kvshm_data_control, max_ranks), F(kvshm_data_control, mode),
+        F(kvshm_data_control, table),
+        sizeof(struct kvshm_rank_stats),
+        F(kvshm_rank_stats, evictions),
+        KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID,
     };
 #undef F
     return XXH3_64bits(shape, sizeof(shape));

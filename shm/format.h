@@ -144,6 +144,58 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
                "entries keep 8-byte alignment");
 
 /*
+ * The data region of a table (the DHT's buckets on one node):
+ *
+ *   header | control block | stats[max_ranks] | buckets[nbuckets]
+ *
+ * A bucket is a lock word (used by the fine-lock mode) and then
+ * slots_per_bucket slots; a slot is
+ *
+ *   meta (8) | key | value | padding to 8 | checksum (8)
+ *
+ * meta holds KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID and, in its high 32
+ * bits, the write stamp (milliseconds, wrapping) that picks an eviction
+ * victim.  checksum is XXH3-64 of key and value, written by every writer
+ * and verified by every reader: a slot that does not verify is never a hit.
+ */
+#define KVSHM_SLOT_OCCUPIED  UINT64_C(1)
+#define KVSHM_SLOT_INVALID   UINT64_C(2)
+#define KVSHM_TABLE_TAG_MAX  17u
+
+struct kvshm_data_control {
+    uint64_t key_size;
+    uint64_t value_size;
+    uint64_t slots_per_bucket;
+    uint64_t slot_size;
+    uint64_t bucket_size;
+    uint64_t nbuckets;
+    uint64_t buckets_offset;    /* from the start of the region */
+    uint64_t stats_offset;
+    uint64_t max_ranks;         /* stats blocks */
+    uint32_t mode;              /* enum kvshm_mode of job_config.h */
+    uint32_t nnodes;
+    uint32_t node_index;
+    uint32_t reserved0;
+    char     table[KVSHM_TABLE_TAG_MAX];
+    uint8_t  pad[256 - 88 - KVSHM_TABLE_TAG_MAX];
+};
+
+/* One rank's counters, on cache lines of their own: only that rank
+ * writes them, anyone may read them (mpikvs-stat). */
+struct kvshm_rank_stats {
+    uint64_t gets, hits, misses, direct, remote, checksum_retries,
+             invalidations, puts, updates, evictions;
+    uint64_t pad[6];
+};
+
+#define KVSHM_DATA_CONTROL_OFFSET KVSHM_HEADER_SIZE
+
+_Static_assert(sizeof(struct kvshm_data_control) == 256,
+               "data control block is four cache lines");
+_Static_assert(sizeof(struct kvshm_rank_stats) == 2 * KVSHM_CACHELINE,
+               "a rank's counters fill two cache lines");
+
+/*
  * The layout id: a hash of the size and placement of everything in the
  * format.  A change of layout changes it by itself; a change of meaning
  * with the same layout needs a KVSHM_FORMAT_VERSION bump.

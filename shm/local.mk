@@ -25,16 +25,6 @@ shm_libkvshm_la_SOURCES = \
 shm_libkvshm_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS) $(JANSSON_CFLAGS)
 shm_libkvshm_la_LIBADD = $(XXHASH_LIBS) $(JANSSON_LIBS) -lm -lpthread
 
-# libmpikvs: what applications link.  For now the shared return codes;
-# the DHT joins it in mpi-kvs/.
-lib_LTLIBRARIES += libmpikvs.la
-libmpikvs_la_SOURCES =
-libmpikvs_la_LIBADD = shm/libkvshm.la
-libmpikvs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 \
-	-export-symbols-regex '^mpikvs_'
-# An empty source list would make automake pick no linker.
-nodist_EXTRA_libmpikvs_la_SOURCES = dummy.c
-
 include_HEADERS += \
 	shm/mpikvs_errors.h
 # End of include_HEADERS

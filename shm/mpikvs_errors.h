@@ -33,7 +33,11 @@ enum mpikvs_rc {
     MPIKVS_ERR_FULL       = -30812, /* the region reached its maximum size */
     MPIKVS_ERR_TOOBIG     = -30813, /* a key or value is larger than allowed */
     MPIKVS_ERR_STALLED    = -30814, /* the writer stopped in mid-publication */
-    MPIKVS_ERR_LAST       = -30814
+    MPIKVS_ERR_MPI        = -30815, /* an MPI call failed */
+    MPIKVS_ERR_MISMATCH   = -30816, /* ranks or regions disagree */
+    MPIKVS_ERR_CONFIG     = -30817, /* the job config is invalid or missing */
+    MPIKVS_ERR_TOOSMALL   = -30818, /* the memory cannot hold the table */
+    MPIKVS_ERR_LAST       = -30818
 };
 
 /* Detailed text of a failure, filled by calls that take one (may be NULL).

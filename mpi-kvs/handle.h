@@ -1,0 +1,122 @@
+/*
+ * handle.h - what an open mpikvs handle holds, shared by libmpikvs' files.
+ */
+#ifndef MPIKVS_HANDLE_H
+#define MPIKVS_HANDLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "job_config.h"
+#include "mpikvs.h"
+#include "region.h"
+
+#define MPIKVS_DEFAULT_SIZE     (UINT64_C(64) << 20)
+#define MPIKVS_CHECKSUM_RETRIES 3      /* reads of a slot before invalidating */
+#define MPIKVS_LOCK_TIMEOUT_MS  30000u /* a bucket lock held longer: stalled */
+#define MPIKVS_EXCL_LOCK        (INT64_C(1) << 32)
+
+/* Where a key lives. */
+struct mpikvs_home {
+    uint32_t node;
+    uint64_t bucket;
+};
+
+/* The environment of a job step (the SPANK plugin's), read in one place. */
+struct mpikvs_env {
+    const char *shm_dir;        /* MPIKVS_SHM_DIR, or NULL */
+    const char *job_id;         /* MPIKVS_JOB_ID: regions made by the plugin */
+    const char *node_name;      /* MPIKVS_NODE_NAME */
+    const char *config;         /* MPIKVS_CONFIG */
+    uint64_t    dht_size;       /* MPIKVS_DHT_SIZE, 0 if unset */
+    unsigned    virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, 0 if unset */
+};
+
+struct mpikvs {
+    MPI_Comm                  comm;        /* a dup of the user's */
+    MPI_Comm                  node_comm;   /* the ranks of my node */
+    int                       rank, size, local_rank, local_size;
+    uint32_t                  node, nnodes;
+    int                      *leaders;     /* comm rank of each node's leader */
+    enum kvshm_mode           mode;
+
+    /* the table */
+    size_t                    key_size, value_size;
+    uint64_t                  slots, slot_size, bucket_size, nbuckets;
+    uint64_t                  buckets_offset;
+    struct kvshm_config      *config;      /* NULL without one */
+    const struct kvshm_table_config *table;
+
+    /* this node's data region */
+    struct kvshm_region      *region;
+    bool                      created;     /* by us: removed at close */
+    char                      shm_dir[256];
+    char                      region_name[KVSHM_NAME_MAX + 1];
+    unsigned char            *buckets;     /* region base + buckets_offset */
+    struct kvshm_rank_stats  *stats;       /* my block */
+
+    /* the window over every node's region (NULL when not needed) */
+    MPI_Win                   win;
+    bool                      has_win;
+    bool                      locked_all;
+
+    /* scratch for remote buckets and slot images */
+    unsigned char            *scratch;
+    size_t                    scratch_len;
+    unsigned char            *slot_image;
+    unsigned char            *batch;       /* buckets of a batch */
+    size_t                    batch_len;
+
+    mpikvs_error_t            err;
+};
+
+/* Set kvs->err (which mpikvs_last_error() shows) and return code. */
+int kvs_fail(mpikvs_t *kvs, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A failed MPI call: its error string in kvs->err, MPIKVS_ERR_MPI. */
+int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc);
+
+void kvs_env_read(struct mpikvs_env *env);
+
+/* Group comm's ranks into nodes (MPIKVS_VIRTUAL_NODES or shared memory)
+ * and fill node_comm, local_rank/size, node, nnodes and leaders. */
+int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env,
+                  char *node_name, size_t len);
+
+/* The single operations of each mode (ops.c), and the bucket locks
+ * (locks.c). */
+struct mpikvs_home kvs_home(const mpikvs_t *kvs, const void *key);
+int kvs_get_one(mpikvs_t *kvs, const void *key, void *value);
+void kvs_count_get(mpikvs_t *kvs, int rc);
+void kvs_count_choice(mpikvs_t *kvs, int choice);
+int kvs_put_one(mpikvs_t *kvs, const void *key, const void *value);
+int kvs_bucket_lock(mpikvs_t *kvs, int target, uint64_t disp,
+                        bool exclusive);
+int kvs_bucket_unlock(mpikvs_t *kvs, int target, uint64_t disp,
+                          bool exclusive);
+
+/* Window displacement of a bucket in its node's region. */
+static inline uint64_t kvs_bucket_disp(const mpikvs_t *kvs,
+                                           uint64_t bucket)
+{
+    return kvs->buckets_offset + bucket * kvs->bucket_size;
+}
+
+static inline void kvs_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Counters are written by their rank only: a plain increment, made
+ * visible to readers of the region without a locked instruction. */
+#define KVS_COUNT(kvs, field, n)                                        \
+    __atomic_store_n(&(kvs)->stats->field, (kvs)->stats->field + (n),      \
+                     __ATOMIC_RELAXED)
+
+#endif /* MPIKVS_HANDLE_H */

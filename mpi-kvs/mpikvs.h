@@ -1,0 +1,152 @@
+/*
+ * mpikvs.h - an in-job key-value cache for MPI simulations.
+ *
+ * libmpikvs is a distributed hash table over MPI one-sided communication.
+ * The home of a key is a node, not a rank: every rank of a node reads and
+ * writes its node's data region directly in shared memory, and ranks of
+ * other nodes reach it through one MPI window.  A bucket holds several
+ * slots, so a lookup is one copy (own node) or one MPI_Get (other node).
+ *
+ * Consistency modes, chosen at open, same binary:
+ *   lockfree     (default) every slot carries a 64-bit XXH3 checksum of
+ *                its key and value, written with it and verified by every
+ *                reader; a slot that does not verify is read again, then
+ *                marked invalid and read as a miss.  No locks, no atomics.
+ *   fine-lock    a reader/writer lock word per bucket, taken with
+ *                MPI_Fetch_and_op / MPI_Compare_and_swap.
+ *   coarse-lock  MPI_Win_lock of the home node's whole window per call.
+ * In the lock modes every access goes through MPI, also on the own node,
+ * so that the locks mean something; they exist to reproduce the published
+ * comparison (Luebke et al., ICCS 2025).
+ *
+ * The contract a scientific cache lives by: a torn or mixed slot is never
+ * returned as a hit.  A miss is always allowed (a slot lost to a
+ * concurrent writer, an eviction, an invalidated slot).
+ *
+ * Return codes: MPIKVS_OK (0), MPIKVS_MISS (1) or a negative error code
+ * (mpikvs_errors.h); mpikvs_strerror() explains each.  Nothing aborts the
+ * process, and MPI errors come back as MPIKVS_ERR_MPI.
+ *
+ * Threads: a handle is used by one thread at a time (MPI_THREAD_FUNNELED
+ * or better is enough).  Distinct handles are independent.
+ *
+ *   pkg-config --cflags --libs mpikvs
+ */
+#ifndef MPIKVS_H
+#define MPIKVS_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpikvs_errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mpikvs mpikvs_t;
+
+/* Zero (or NULL) in a field means "take it from the job config", and
+ * without a config the default given. */
+typedef struct mpikvs_options {
+    size_t      key_size;       /* bytes of a key (required without config) */
+    size_t      value_size;     /* bytes of a value (required without config) */
+    size_t      size_per_node;  /* bytes of bucket memory per node;
+                                 * default: the plugin's --dht-size, else
+                                 * 64 MiB */
+    const char *mode;           /* "lockfree" | "fine-lock" | "coarse-lock" */
+    const char *config;         /* JSON path; default: $MPIKVS_CONFIG */
+    const char *table;          /* table of the config; default: its only
+                                 * (or first) table */
+    unsigned    slots_per_bucket; /* default: config, else 4 */
+} mpikvs_options_t;
+
+/* Scopes of mpikvs_stats(). */
+enum mpikvs_scope {
+    MPIKVS_SCOPE_RANK = 0,      /* this rank */
+    MPIKVS_SCOPE_NODE = 1,      /* every rank of this node (not collective) */
+    MPIKVS_SCOPE_JOB  = 2       /* every rank (collective) */
+};
+
+typedef struct mpikvs_stats {
+    uint64_t gets;              /* lookups, single and batched */
+    uint64_t hits;
+    uint64_t misses;
+    uint64_t direct;            /* lookups served from own node's memory */
+    uint64_t remote;            /* lookups that went through MPI */
+    uint64_t checksum_retries;  /* slot reads that did not verify */
+    uint64_t invalidations;     /* slots marked invalid after retries */
+    uint64_t puts;
+    uint64_t updates;           /* puts that replaced a key's value */
+    uint64_t evictions;         /* puts that pushed out another key */
+} mpikvs_stats_t;
+
+/*
+ * Open the cache over comm (collective over comm).  Ranks are grouped by
+ * node (MPI_Comm_split_type shared memory; MPIKVS_VIRTUAL_NODES=N makes N
+ * blocks of consecutive ranks act as nodes).  With the SPANK plugin's
+ * environment each node's data region already exists and is opened;
+ * without it the node's first rank creates one under a job id agreed by
+ * broadcast, and close removes it.  opt may be NULL.
+ * Returns MPIKVS_OK, MPIKVS_ERR_INVAL (sizes, mode), MPIKVS_ERR_CONFIG,
+ * MPIKVS_ERR_MISMATCH (ranks disagree, or a region of another table),
+ * MPIKVS_ERR_TOOSMALL, MPIKVS_ERR_MPI, a region error, or -errno.  On
+ * failure *kvs is NULL on every rank and nothing is left behind.
+ */
+int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **kvs);
+
+/* Store value under key (key_size and value_size bytes).  Updates the
+ * key's slot, else takes a free or invalid slot of its bucket, else evicts
+ * the slot written longest ago.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL or
+ * MPIKVS_ERR_MPI. */
+int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value);
+
+/* Look key up; on a hit copy its value into value.  Returns MPIKVS_OK,
+ * MPIKVS_MISS, MPIKVS_ERR_INVAL or MPIKVS_ERR_MPI. */
+int mpikvs_get(mpikvs_t *kvs, const void *key, void *value);
+
+/* n lookups at once: keys is n * key_size bytes, values n * value_size;
+ * status[i] gets MPIKVS_OK or MPIKVS_MISS for key i.  All remote reads
+ * are issued before one flush.  Returns MPIKVS_OK when every lookup was
+ * answered (hit or miss), else the first error. */
+int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys,
+                     void *values, int *status);
+
+/* n puts at once, with one flush for all bucket reads and one for all
+ * writes.  Two keys of one batch that land in one bucket are written in
+ * order. */
+int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
+                     const void *values);
+
+/* Make the canonical key of n doubles by the table's key fields (see
+ * mpikvs.json(5)): key gets key_size bytes.  Returns MPIKVS_OK,
+ * MPIKVS_ERR_INVAL (NaN, infinity, n not the field count) or
+ * MPIKVS_ERR_CONFIG (no config, or a raw key). */
+int mpikvs_round_key(mpikvs_t *kvs, const double *in, size_t n, void *key);
+
+/* A point where every rank of comm has finished its puts (collective):
+ * after it, a get sees every put made before it, unless evicted. */
+int mpikvs_fence(mpikvs_t *kvs);
+
+/* Counters of this rank, its node, or the job (MPIKVS_SCOPE_JOB is
+ * collective). */
+int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out);
+
+/* Close the cache (collective): frees the window, unmaps, removes what
+ * open created (a region made by the SPANK plugin stays for later steps).
+ * *kvs becomes NULL.  Returns MPIKVS_OK or the first error. */
+int mpikvs_close(mpikvs_t **kvs);
+
+/* The text of a return code (also for -errno). */
+const char *mpikvs_strerror(int rc);
+
+/* A detailed message about the last failure of a call on kvs (or of the
+ * last mpikvs_open on this thread when kvs is NULL): what failed, with
+ * what value, and what to do.  Valid until the next call. */
+const char *mpikvs_last_error(const mpikvs_t *kvs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MPIKVS_H */

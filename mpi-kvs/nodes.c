@@ -1,0 +1,93 @@
+/*
+ * nodes.c - which ranks form a node, and who leads it.
+ *
+ * A node is the ranks that share memory (MPI_Comm_split_type), or, with
+ * MPIKVS_VIRTUAL_NODES=N, N blocks of consecutive ranks that act as nodes
+ * so that the remote path can be tested on one machine.  A node's leader
+ * is its lowest rank: it creates the node's region and exposes it in the
+ * window.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <errno.h>
+
+#include "handle.h"
+
+static void short_hostname(char *buf, size_t len)
+{
+    char host[256] = "node";
+
+    gethostname(host, sizeof(host) - 1);
+    host[strcspn(host, ".")] = '\0';
+    /* region names allow [A-Za-z0-9_-] only */
+    for (char *p = host; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '-'))
+            *p = '_';
+    snprintf(buf, len, "%.40s", host);
+}
+
+int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
+              size_t len)
+{
+    int rc, color, is_leader, *all = NULL;
+    char host[64];
+
+    if (env->virtual_nodes == UINT32_MAX ||
+        env->virtual_nodes > (unsigned)kvs->size)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "MPIKVS_VIRTUAL_NODES='%s' is not a node count from "
+                        "1 to the %d ranks",
+                        getenv("MPIKVS_VIRTUAL_NODES"), kvs->size);
+    if (env->virtual_nodes) {
+        color = (int)(((int64_t)kvs->rank * env->virtual_nodes) / kvs->size);
+        rc = MPI_Comm_split(kvs->comm, color, kvs->rank, &kvs->node_comm);
+    } else {
+        rc = MPI_Comm_split_type(kvs->comm, MPI_COMM_TYPE_SHARED, kvs->rank,
+                                 MPI_INFO_NULL, &kvs->node_comm);
+    }
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "splitting the ranks into nodes", rc);
+    MPI_Comm_rank(kvs->node_comm, &kvs->local_rank);
+    MPI_Comm_size(kvs->node_comm, &kvs->local_size);
+
+    /* Node numbers follow the leaders' ranks: every rank computes the
+     * same numbering from one allgather of "am I a leader". */
+    is_leader = kvs->local_rank == 0;
+    all = malloc(sizeof(int) * (size_t)kvs->size);
+    kvs->leaders = malloc(sizeof(int) * (size_t)kvs->size);
+    if (!all || !kvs->leaders) {
+        free(all);
+        return kvs_fail(kvs, -ENOMEM, "out of memory grouping ranks");
+    }
+    rc = MPI_Allgather(&is_leader, 1, MPI_INT, all, 1, MPI_INT, kvs->comm);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return kvs_mpi_fail(kvs, "MPI_Allgather of node leaders", rc);
+    }
+    kvs->nnodes = 0;
+    for (int r = 0; r < kvs->size; r++)
+        if (all[r])
+            kvs->leaders[kvs->nnodes++] = r;
+    free(all);
+    /* My node is the one whose leader my node's rank 0 is. */
+    int my_leader = kvs->rank;
+    rc = MPI_Bcast(&my_leader, 1, MPI_INT, 0, kvs->node_comm);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Bcast of the node leader", rc);
+    for (uint32_t n = 0; n < kvs->nnodes; n++)
+        if (kvs->leaders[n] == my_leader)
+            kvs->node = n;
+
+    if (env->node_name && !env->virtual_nodes)
+        snprintf(host, sizeof(host), "%.40s", env->node_name);
+    else
+        short_hostname(host, sizeof(host));
+    if (env->virtual_nodes)
+        snprintf(node_name, len, "%s-v%u", host, kvs->node);
+    else
+        snprintf(node_name, len, "%s", host);
+    return MPIKVS_OK;
+}

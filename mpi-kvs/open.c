@@ -1,0 +1,506 @@
+/*
+ * open.c - mpikvs_open, mpikvs_close, mpikvs_fence, mpikvs_round_key and
+ * the error reporting every call shares.
+ *
+ * Opening is a sequence of steps that can fail on some ranks and not on
+ * others (a config a node cannot read, a /dev/shm that is too small).
+ * After each step the ranks agree on the outcome with one allreduce, so
+ * that either every rank goes on or every rank cleans up and returns the
+ * same error: a collective call must never leave half the job waiting.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "handle.h"
+#include "round.h"
+
+/* mpikvs_open's detail for a caller who has no handle to ask. */
+static _Thread_local mpikvs_error_t open_error;
+
+int kvs_fail(mpikvs_t *kvs, int code, const char *fmt, ...)
+{
+    mpikvs_error_t *e = kvs ? &kvs->err : &open_error;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(e->text, sizeof(e->text), fmt, ap);
+    va_end(ap);
+    e->code = code;
+    return code;
+}
+
+int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+
+    MPI_Error_string(mpi_rc, text, &len);
+    return kvs_fail(kvs, MPIKVS_ERR_MPI,
+                    "%s failed: %s (for the window across nodes and the lock "
+                    "modes, Open MPI needs OMPI_MCA_osc=ucx or pt2pt)",
+                    what, text);
+}
+
+const char *mpikvs_last_error(const mpikvs_t *kvs)
+{
+    return kvs ? kvs->err.text : open_error.text;
+}
+
+/* Every rank learns the worst outcome of a step; a rank that succeeded
+ * where another failed says so. */
+static int agree(mpikvs_t *kvs, int rc)
+{
+    int mine = rc < 0 ? rc : 0, worst;
+
+    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, kvs->comm) !=
+        MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI,
+                        "MPI_Allreduce failed while opening");
+    if (worst < 0 && mine == 0)
+        kvs_fail(kvs, worst, "another rank failed to open: %s",
+                 mpikvs_strerror(worst));
+    return worst < 0 ? worst : rc;
+}
+
+/* ---- options, config and environment ---- */
+
+static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
+{
+    static const enum kvshm_mode modes[] = {KVSHM_MODE_LOCKFREE,
+                                            KVSHM_MODE_FINE_LOCK,
+                                            KVSHM_MODE_COARSE_LOCK};
+    for (size_t i = 0; i < 3; i++)
+        if (strcmp(s, kvshm_mode_name(modes[i])) == 0) {
+            *mode = modes[i];
+            return MPIKVS_OK;
+        }
+    return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                    "mode '%s' is not one of lockfree, fine-lock, "
+                    "coarse-lock", s);
+}
+
+static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
+                       const struct mpikvs_env *env)
+{
+    const char *path = opt->config ? opt->config : env->config;
+    struct kvshm_diag diag;
+
+    if (!path)
+        return MPIKVS_OK;
+    if (kvshm_config_load(path, &kvs->config, &diag) != MPIKVS_OK) {
+        kvs_fail(kvs, MPIKVS_ERR_CONFIG, "%s%s",
+                 diag.text ? diag.text : "cannot load the config",
+                 diag.count > 1 ? "(see mpikvs-config check)" : "");
+        kvshm_diag_free(&diag);
+        return MPIKVS_ERR_CONFIG;
+    }
+    if (opt->table) {
+        kvs->table = kvshm_config_table(kvs->config, opt->table);
+        if (!kvs->table)
+            return kvs_fail(kvs, MPIKVS_ERR_CONFIG, "%s has no table '%s'",
+                            path, opt->table);
+    } else {
+        kvs->table = &kvs->config->tables[0];
+    }
+    /* the table's share of the node, when the node's size is known */
+    if (env->dht_size &&
+        kvshm_config_resolve(kvs->config, env->dht_size, &diag) !=
+            MPIKVS_OK) {
+        kvs_fail(kvs, MPIKVS_ERR_CONFIG, "%s",
+                 diag.text ? diag.text : "the config does not fit");
+        kvshm_diag_free(&diag);
+        return MPIKVS_ERR_CONFIG;
+    }
+    return MPIKVS_OK;
+}
+
+/* An option, else the config's value, else a default; an option that
+ * contradicts the config is an error. */
+static int pick_size(mpikvs_t *kvs, const char *what, size_t option,
+                     size_t from_config, size_t *out)
+{
+    if (option && from_config && option != from_config)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "%s %zu contradicts the config's %zu", what, option,
+                        from_config);
+    *out = option ? option : from_config;
+    if (*out == 0 || *out > 65536)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "%s %zu is out of range 1..65536 (give it in the "
+                        "options or in a config)",
+                        what, *out);
+    return MPIKVS_OK;
+}
+
+static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
+                   const struct mpikvs_env *env, uint64_t *size_per_node)
+{
+    const struct kvshm_table_config *t;
+    int rc = load_config(kvs, opt, env);
+
+    if (rc != MPIKVS_OK)
+        return rc;
+    t = kvs->table;
+    if ((rc = pick_size(kvs, "key_size", opt->key_size,
+                        t ? t->key.size : 0, &kvs->key_size)) ||
+        (rc = pick_size(kvs, "value_size", opt->value_size,
+                        t ? t->value.size : 0, &kvs->value_size)))
+        return rc;
+    kvs->mode = t ? t->mode : KVSHM_MODE_LOCKFREE;
+    if (opt->mode && (rc = parse_mode(kvs, opt->mode, &kvs->mode)))
+        return rc;
+    kvs->slots = opt->slots_per_bucket ? opt->slots_per_bucket
+                 : t                   ? t->slots_per_bucket
+                                       : KVSHM_SLOTS_DEFAULT;
+    if (kvs->slots > KVSHM_SLOTS_MAX)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "slots_per_bucket %llu is out of range 1..%u",
+                        (unsigned long long)kvs->slots, KVSHM_SLOTS_MAX);
+    *size_per_node = opt->size_per_node ? opt->size_per_node
+                     : t && t->bytes    ? t->bytes
+                     : env->dht_size    ? env->dht_size
+                                        : MPIKVS_DEFAULT_SIZE;
+    kvs->slot_size = 8 + kvshm_align8(kvs->key_size + kvs->value_size) + 8;
+    kvs->bucket_size = 8 + kvs->slots * kvs->slot_size;
+    kvs->nbuckets = *size_per_node / kvs->bucket_size;
+    if (kvs->nbuckets == 0)
+        return kvs_fail(kvs, MPIKVS_ERR_TOOSMALL,
+                        "%llu bytes per node cannot hold one bucket of %llu "
+                        "bytes (%llu slots of %zu-byte keys and %zu-byte "
+                        "values)",
+                        (unsigned long long)*size_per_node,
+                        (unsigned long long)kvs->bucket_size,
+                        (unsigned long long)kvs->slots, kvs->key_size,
+                        kvs->value_size);
+    return MPIKVS_OK;
+}
+
+/* ---- the node's data region ---- */
+
+static void fill_control(mpikvs_t *kvs, struct kvshm_data_control *c,
+                         uint64_t max_ranks, uint64_t stats_offset)
+{
+    c->key_size = kvs->key_size;
+    c->value_size = kvs->value_size;
+    c->slots_per_bucket = kvs->slots;
+    c->slot_size = kvs->slot_size;
+    c->bucket_size = kvs->bucket_size;
+    c->nbuckets = kvs->nbuckets;
+    c->buckets_offset = kvs->buckets_offset;
+    c->stats_offset = stats_offset;
+    c->max_ranks = max_ranks;
+    c->mode = (uint32_t)kvs->mode;
+    c->nnodes = kvs->nnodes;
+    c->node_index = kvs->node;
+    snprintf(c->table, sizeof(c->table), "%s",
+             kvs->table ? kvs->table->name : "kvs");
+}
+
+static int create_region(mpikvs_t *kvs, const char *job, const char *node,
+                         const char *tag)
+{
+    uint64_t stats_offset = KVSHM_DATA_CONTROL_OFFSET +
+                            sizeof(struct kvshm_data_control);
+    uint64_t stats_len = (uint64_t)kvs->local_size *
+                         sizeof(struct kvshm_rank_stats);
+    struct kvshm_region_spec spec = {
+        .dir = kvs->shm_dir[0] ? kvs->shm_dir : NULL,
+        .job = job, .node = node, .tag = tag,
+        .kind = KVSHM_KIND_DATA,
+        .uid = KVSHM_ANY_UID, .gid = (gid_t)-1,
+        .step = KVSHM_NO_STEP,
+    };
+    mpikvs_error_t err;
+    int rc;
+
+    /* Buckets start on a page: a bucket never straddles more pages than
+     * it must. */
+    kvs->buckets_offset = (stats_offset + stats_len + 4095) & ~UINT64_C(4095);
+    spec.size = kvs->buckets_offset + kvs->nbuckets * kvs->bucket_size;
+    rc = kvshm_region_create(&spec, &kvs->region, &err);
+    if (rc != MPIKVS_OK)
+        return kvs_fail(kvs, rc, "%s", err.text);
+    kvs->created = true;
+    fill_control(kvs, (struct kvshm_data_control *)(
+                          (char *)kvs->region->base +
+                          KVSHM_DATA_CONTROL_OFFSET),
+                 (uint64_t)kvs->local_size, stats_offset);
+    return MPIKVS_OK;
+}
+
+/* A region another process made (the leader, or the plugin): it must be
+ * laid out exactly as this rank computed. */
+static int attach_region(mpikvs_t *kvs)
+{
+    struct kvshm_open_opts oo = {.kind = KVSHM_KIND_DATA, .writable = true,
+                                 .expect_uid = geteuid()};
+    const struct kvshm_data_control *c;
+    mpikvs_error_t err;
+    int rc;
+
+    rc = kvshm_region_open(kvs->shm_dir[0] ? kvs->shm_dir : NULL,
+                           kvs->region_name, &oo, &kvs->region, &err);
+    if (rc != MPIKVS_OK)
+        return kvs_fail(kvs, rc, "%s", err.text);
+    c = (const struct kvshm_data_control *)((const char *)kvs->region->base +
+                                            KVSHM_DATA_CONTROL_OFFSET);
+    if (c->key_size != kvs->key_size || c->value_size != kvs->value_size ||
+        c->slots_per_bucket != kvs->slots ||
+        c->bucket_size != kvs->bucket_size)
+        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
+                        "region %s holds %llu-byte keys, %llu-byte values "
+                        "in buckets of %llu slots; this rank asked for %zu, "
+                        "%zu and %llu",
+                        kvs->region_name, (unsigned long long)c->key_size,
+                        (unsigned long long)c->value_size,
+                        (unsigned long long)c->slots_per_bucket,
+                        kvs->key_size, kvs->value_size,
+                        (unsigned long long)kvs->slots);
+    if ((uint64_t)kvs->local_rank >= c->max_ranks ||
+        c->buckets_offset + c->nbuckets * c->bucket_size >
+            kvs->region->size)
+        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
+                        "region %s has stats for %llu ranks and %llu "
+                        "buckets; this node has %d ranks",
+                        kvs->region_name, (unsigned long long)c->max_ranks,
+                        (unsigned long long)c->nbuckets, kvs->local_size);
+    /* The region's shape wins over the size this rank computed. */
+    kvs->nbuckets = c->nbuckets;
+    kvs->buckets_offset = c->buckets_offset;
+    return MPIKVS_OK;
+}
+
+static void point_into_region(mpikvs_t *kvs)
+{
+    char *base = kvs->region->base;
+    const struct kvshm_data_control *c =
+        (const struct kvshm_data_control *)(base + KVSHM_DATA_CONTROL_OFFSET);
+
+    kvs->buckets = (unsigned char *)base + kvs->buckets_offset;
+    kvs->stats = (struct kvshm_rank_stats *)(base + c->stats_offset) +
+                 kvs->local_rank;
+}
+
+static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
+                       const char *node)
+{
+    char job[KVSHM_JOB_MAX], tag[KVSHM_TAG_MAX];
+    mpikvs_error_t err;
+    int rc = MPIKVS_OK;
+
+    /* A job id everyone shares: the plugin's, or one rank 0 makes. */
+    if (env->job_id)
+        snprintf(job, sizeof(job), "%s", env->job_id);
+    else if (kvs->rank == 0)
+        kvshm_unique_id(job, sizeof(job));
+    if (!env->job_id &&
+        MPI_Bcast(job, sizeof(job), MPI_CHAR, 0, kvs->comm) != MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast of the job id");
+    snprintf(tag, sizeof(tag), "%s-data", kvs->table ? kvs->table->name
+                                                     : "kvs");
+    snprintf(kvs->shm_dir, sizeof(kvs->shm_dir), "%s",
+             env->shm_dir ? env->shm_dir : "");
+    rc = kvshm_region_name(kvs->region_name, sizeof(kvs->region_name), job,
+                           node, tag, &err);
+    if (rc != MPIKVS_OK)
+        return kvs_fail(kvs, rc, "%s", err.text);
+
+    /* The leader makes the node's region (unless the plugin did), then
+     * the others open it. */
+    if (kvs->local_rank == 0)
+        rc = env->job_id ? attach_region(kvs)
+                         : create_region(kvs, job, node, tag);
+    if (MPI_Bcast(&rc, 1, MPI_INT, 0, kvs->node_comm) != MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast in the node");
+    if (rc == MPIKVS_OK && kvs->local_rank != 0)
+        rc = attach_region(kvs);
+    else if (rc != MPIKVS_OK && kvs->local_rank != 0)
+        kvs_fail(kvs, rc, "the node's first rank could not set up %s: %s",
+                 kvs->region_name, mpikvs_strerror(rc));
+    if (rc == MPIKVS_OK)
+        point_into_region(kvs);
+    return rc;
+}
+
+/* ---- the window ---- */
+
+static int open_window(mpikvs_t *kvs)
+{
+    uint64_t mine[2], lo[2], hi[2];
+    int rc;
+
+    /* Every node must have the same buckets, or homes would disagree. */
+    mine[0] = kvs->nbuckets;
+    mine[1] = kvs->bucket_size;
+    if (MPI_Allreduce(mine, lo, 2, MPI_UINT64_T, MPI_MIN, kvs->comm) ||
+        MPI_Allreduce(mine, hi, 2, MPI_UINT64_T, MPI_MAX, kvs->comm))
+        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce of table shapes");
+    if (lo[0] != hi[0] || lo[1] != hi[1])
+        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
+                        "the nodes' regions differ: %llu to %llu buckets of "
+                        "%llu to %llu bytes",
+                        (unsigned long long)lo[0], (unsigned long long)hi[0],
+                        (unsigned long long)lo[1], (unsigned long long)hi[1]);
+    /* On one node the lock-free mode reads and writes shared memory only:
+     * no window, and none of the one-sided components' troubles. */
+    if (kvs->nnodes == 1 && kvs->mode == KVSHM_MODE_LOCKFREE)
+        return MPIKVS_OK;
+    rc = MPI_Win_create(kvs->local_rank == 0 ? kvs->region->base : NULL,
+                        kvs->local_rank == 0 ? (MPI_Aint)kvs->region->size
+                                             : 0,
+                        1, MPI_INFO_NULL, kvs->comm, &kvs->win);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Win_create", rc);
+    kvs->has_win = true;
+    MPI_Win_set_errhandler(kvs->win, MPI_ERRORS_RETURN);
+    if (kvs->mode != KVSHM_MODE_COARSE_LOCK) {
+        /* One passive epoch for the handle's life: the lock-free and
+         * fine-lock paths then only flush. */
+        rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, kvs->win);
+        if (rc != MPI_SUCCESS)
+            return kvs_mpi_fail(kvs, "MPI_Win_lock_all", rc);
+        kvs->locked_all = true;
+    }
+    return MPIKVS_OK;
+}
+
+/* ---- open and close ---- */
+
+/* Undo whatever open did; collective only where every rank got as far. */
+static void teardown(mpikvs_t *kvs)
+{
+    if (kvs->has_win) {
+        if (kvs->locked_all)
+            MPI_Win_unlock_all(kvs->win);
+        MPI_Win_free(&kvs->win);
+    }
+    if (kvs->comm != MPI_COMM_NULL)
+        MPI_Barrier(kvs->comm);   /* nobody still reads the region */
+    if (kvs->created)
+        kvshm_region_unlink(kvs->shm_dir[0] ? kvs->shm_dir : NULL,
+                            kvs->region_name);
+    kvshm_region_close(&kvs->region);
+    kvshm_config_free(kvs->config);
+    free(kvs->leaders);
+    free(kvs->scratch);
+    free(kvs->slot_image);
+    free(kvs->batch);
+    if (kvs->node_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&kvs->node_comm);
+    if (kvs->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&kvs->comm);
+    free(kvs);
+}
+
+int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
+{
+    static const mpikvs_options_t no_options;
+    struct mpikvs_env env;
+    char node[KVSHM_NODE_MAX];
+    uint64_t size_per_node = 0;
+    mpikvs_t *kvs;
+    int rc;
+
+    if (!out)
+        return kvs_fail(NULL, MPIKVS_ERR_INVAL, "mpikvs_open: kvs is NULL");
+    *out = NULL;
+    if (comm == MPI_COMM_NULL)
+        return kvs_fail(NULL, MPIKVS_ERR_INVAL,
+                        "mpikvs_open: comm is MPI_COMM_NULL");
+    kvs = calloc(1, sizeof(*kvs));
+    if (!kvs)
+        return kvs_fail(NULL, -ENOMEM, "mpikvs_open: out of memory");
+    kvs->node_comm = MPI_COMM_NULL;
+    if (MPI_Comm_dup(comm, &kvs->comm) != MPI_SUCCESS) {
+        free(kvs);
+        return kvs_fail(NULL, MPIKVS_ERR_MPI, "MPI_Comm_dup failed");
+    }
+    MPI_Comm_set_errhandler(kvs->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(kvs->comm, &kvs->rank);
+    MPI_Comm_size(kvs->comm, &kvs->size);
+    kvs_env_read(&env);
+
+    rc = agree(kvs, resolve(kvs, opt ? opt : &no_options, &env,
+                            &size_per_node));
+    if (rc == MPIKVS_OK)
+        rc = agree(kvs, kvs_nodes(kvs, &env, node, sizeof(node)));
+    if (rc == MPIKVS_OK)
+        rc = agree(kvs, open_region(kvs, &env, node));
+    if (rc == MPIKVS_OK) {
+        kvs->scratch_len = kvs->bucket_size;
+        kvs->scratch = malloc(kvs->scratch_len);
+        kvs->slot_image = malloc(kvs->slot_size);
+        rc = agree(kvs, kvs->scratch && kvs->slot_image
+                            ? MPIKVS_OK
+                            : kvs_fail(kvs, -ENOMEM, "out of memory"));
+    }
+    if (rc == MPIKVS_OK)
+        rc = agree(kvs, open_window(kvs));
+    if (rc != MPIKVS_OK) {
+        kvs_fail(NULL, rc, "%s", kvs->err.text);
+        teardown(kvs);
+        return rc;
+    }
+    *out = kvs;
+    return MPIKVS_OK;
+}
+
+int mpikvs_close(mpikvs_t **kvsp)
+{
+    if (!kvsp || !*kvsp)
+        return kvs_fail(NULL, MPIKVS_ERR_INVAL,
+                        "mpikvs_close: no open handle");
+    teardown(*kvsp);
+    *kvsp = NULL;
+    return MPIKVS_OK;
+}
+
+int mpikvs_fence(mpikvs_t *kvs)
+{
+    int rc;
+
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    /* Stores to the own node's memory before the barrier are seen by the
+     * node's ranks after it. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (kvs->locked_all) {
+        rc = MPI_Win_flush_all(kvs->win);
+        if (rc != MPI_SUCCESS)
+            return kvs_mpi_fail(kvs, "MPI_Win_flush_all", rc);
+    }
+    rc = MPI_Barrier(kvs->comm);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Barrier in mpikvs_fence", rc);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return MPIKVS_OK;
+}
+
+int mpikvs_round_key(mpikvs_t *kvs, const double *in, size_t n, void *key)
+{
+    mpikvs_error_t err;
+    int rc;
+
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    if (!kvs->table)
+        return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
+                        "mpikvs_round_key needs a job config with key "
+                        "fields (options.config or MPIKVS_CONFIG)");
+    if (!kvs->table->key.fields)
+        return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
+                        "table '%s' has a raw key of %zu bytes: no fields "
+                        "to round",
+                        kvs->table->name, kvs->table->key.size);
+    if (!in || !key)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "mpikvs_round_key: in and key must not be NULL");
+    rc = kvshm_key_from_doubles(&kvs->table->key, in, n, key, &err);
+    if (rc != MPIKVS_OK)
+        return kvs_fail(kvs, rc, "%s", err.text);
+    return MPIKVS_OK;
+}

@@ -1,0 +1,298 @@
+/*
+ * ops.c - one get or put, in each consistency mode.
+ *
+ * lockfree, home on my node:   the bucket in shared memory, no MPI.
+ * lockfree, home elsewhere:    MPI_Get of the bucket, one flush; a put
+ *                              then MPI_Puts one slot image, one flush.
+ * fine-lock:                   the same through MPI, between a bucket
+ *                              lock and its release, also on my node.
+ * coarse-lock:                 the same between MPI_Win_lock/unlock of
+ *                              the home node's window.
+ */
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "slot.h"
+
+/* A key's home: one 128-bit XXH3, its halves mapped onto the nodes and
+ * the buckets by multiply-shift (no modulo bias, no division). */
+struct mpikvs_home kvs_home(const mpikvs_t *kvs, const void *key)
+{
+    XXH128_hash_t h = XXH3_128bits(key, kvs->key_size);
+    struct mpikvs_home home = {
+        .node = (uint32_t)(((unsigned __int128)h.high64 * kvs->nnodes) >> 64),
+        .bucket = (uint64_t)(((unsigned __int128)h.low64 * kvs->nbuckets) >>
+                             64),
+    };
+    return home;
+}
+
+static bool direct(const mpikvs_t *kvs, const struct mpikvs_home *home)
+{
+    return kvs->mode == KVSHM_MODE_LOCKFREE && home->node == kvs->node;
+}
+
+/* ---- the own node, lock-free ---- */
+
+static int get_direct(mpikvs_t *kvs, uint64_t bucket, const void *key,
+                      void *value)
+{
+    unsigned char *b = kvs->buckets + bucket * kvs->bucket_size;
+
+    KVS_COUNT(kvs, direct, 1);
+    for (int attempt = 0;; attempt++) {
+        uint64_t torn = 0;
+        enum slot_found f = kvs_slot_find(kvs, b, true, key, value, &torn);
+        if (f == SLOT_HIT)
+            return MPIKVS_OK;
+        if (f == SLOT_MISS)
+            return MPIKVS_MISS;
+        KVS_COUNT(kvs, checksum_retries, 1);
+        if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES) {
+            unsigned char *slot = kvs_slot_at(kvs, b, torn);
+            kvs_slot_invalidate(slot, __atomic_load_n((uint64_t *)slot,
+                                                      __ATOMIC_RELAXED));
+            KVS_COUNT(kvs, invalidations, 1);
+            return MPIKVS_MISS;
+        }
+        /* A writer of this slot may be halfway: let it finish. */
+        kvs_cpu_relax();
+    }
+}
+
+void kvs_count_choice(mpikvs_t *kvs, int c)
+{
+    if (c == SLOT_UPDATE)
+        KVS_COUNT(kvs, updates, 1);
+    else if (c == SLOT_EVICT)
+        KVS_COUNT(kvs, evictions, 1);
+}
+
+static int put_direct(mpikvs_t *kvs, uint64_t bucket, const void *key,
+                      const void *value)
+{
+    unsigned char *b = kvs->buckets + bucket * kvs->bucket_size;
+    enum slot_choice c;
+    uint64_t i = kvs_slot_choose(kvs, b, key, &c);
+
+    kvs_slot_image(kvs, key, value, kvs->slot_image);
+    kvs_slot_store(kvs, kvs_slot_at(kvs, b, i), kvs->slot_image);
+    kvs_count_choice(kvs, c);
+    return MPIKVS_OK;
+}
+
+/* ---- through MPI ---- */
+
+static int fetch_bucket(mpikvs_t *kvs, int target, uint64_t bucket,
+                        unsigned char *into)
+{
+    int rc = MPI_Get(into, (int)kvs->bucket_size, MPI_BYTE, target,
+                     (MPI_Aint)kvs_bucket_disp(kvs, bucket),
+                     (int)kvs->bucket_size, MPI_BYTE, kvs->win);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Get of a bucket", rc);
+    /* The bucket must be in our buffer before we read it. */
+    rc = MPI_Win_flush(target, kvs->win);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Win_flush after MPI_Get", rc);
+    return MPIKVS_OK;
+}
+
+static int put_slot(mpikvs_t *kvs, int target, uint64_t bucket, uint64_t i,
+                    const unsigned char *image)
+{
+    MPI_Aint disp = (MPI_Aint)(kvs_bucket_disp(kvs, bucket) + 8 +
+                               i * kvs->slot_size);
+    int rc = MPI_Put(image, (int)kvs->slot_size, MPI_BYTE, target, disp,
+                     (int)kvs->slot_size, MPI_BYTE, kvs->win);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Put of a slot", rc);
+    /* Complete at the target before the caller may reuse the image or
+     * another rank may read the slot. */
+    rc = MPI_Win_flush(target, kvs->win);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Win_flush after MPI_Put", rc);
+    return MPIKVS_OK;
+}
+
+/* Mark a remote slot invalid: only its meta word, in one put. */
+static int invalidate_remote(mpikvs_t *kvs, int target, uint64_t bucket,
+                             uint64_t i, uint64_t meta)
+{
+    static const int count = 1;
+    uint64_t word = meta | KVSHM_SLOT_INVALID;
+    MPI_Aint disp = (MPI_Aint)(kvs_bucket_disp(kvs, bucket) + 8 +
+                               i * kvs->slot_size);
+    int rc = MPI_Put(&word, count, MPI_UINT64_T, target, disp, count,
+                     MPI_UINT64_T, kvs->win);
+
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(target, kvs->win);
+    return rc == MPI_SUCCESS ? MPIKVS_OK
+                             : kvs_mpi_fail(kvs, "invalidating a slot", rc);
+}
+
+/* Read the key from a bucket through MPI (the caller holds whatever lock
+ * the mode needs): retry a slot that does not verify, then invalidate it. */
+static int get_remote(mpikvs_t *kvs, int target, uint64_t bucket,
+                      const void *key, void *value)
+{
+    unsigned char *b = kvs->scratch;
+
+    KVS_COUNT(kvs, remote, 1);
+    for (int attempt = 0;; attempt++) {
+        uint64_t torn = 0;
+        int rc = fetch_bucket(kvs, target, bucket, b);
+        if (rc != MPIKVS_OK)
+            return rc;
+        enum slot_found f = kvs_slot_find(kvs, b, false, key, value, &torn);
+        if (f == SLOT_HIT)
+            return MPIKVS_OK;
+        if (f == SLOT_MISS)
+            return MPIKVS_MISS;
+        KVS_COUNT(kvs, checksum_retries, 1);
+        if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES) {
+            uint64_t meta;
+            memcpy(&meta, kvs_slot_at(kvs, b, torn), 8);
+            KVS_COUNT(kvs, invalidations, 1);
+            rc = invalidate_remote(kvs, target, bucket, torn, meta);
+            return rc == MPIKVS_OK ? MPIKVS_MISS : rc;
+        }
+    }
+}
+
+static int put_remote(mpikvs_t *kvs, int target, uint64_t bucket,
+                      const void *key, const void *value)
+{
+    enum slot_choice c;
+    uint64_t i;
+    int rc = fetch_bucket(kvs, target, bucket, kvs->scratch);
+
+    if (rc != MPIKVS_OK)
+        return rc;
+    i = kvs_slot_choose(kvs, kvs->scratch, key, &c);
+    kvs_slot_image(kvs, key, value, kvs->slot_image);
+    rc = put_slot(kvs, target, bucket, i, kvs->slot_image);
+    if (rc == MPIKVS_OK)
+        kvs_count_choice(kvs, c);
+    return rc;
+}
+
+/* ---- the modes' brackets ---- */
+
+static int coarse_lock(mpikvs_t *kvs, int target, bool exclusive)
+{
+    int rc = MPI_Win_lock(exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
+                          target, 0, kvs->win);
+    return rc == MPI_SUCCESS ? MPIKVS_OK
+                             : kvs_mpi_fail(kvs, "MPI_Win_lock", rc);
+}
+
+static int coarse_unlock(mpikvs_t *kvs, int target)
+{
+    int rc = MPI_Win_unlock(target, kvs->win);
+    return rc == MPI_SUCCESS ? MPIKVS_OK
+                             : kvs_mpi_fail(kvs, "MPI_Win_unlock", rc);
+}
+
+static int lock(mpikvs_t *kvs, int target, uint64_t bucket, bool exclusive)
+{
+    switch (kvs->mode) {
+    case KVSHM_MODE_FINE_LOCK:
+        return kvs_bucket_lock(kvs, target, kvs_bucket_disp(kvs, bucket),
+                               exclusive);
+    case KVSHM_MODE_COARSE_LOCK:
+        return coarse_lock(kvs, target, exclusive);
+    default:
+        return MPIKVS_OK;
+    }
+}
+
+static int unlock(mpikvs_t *kvs, int target, uint64_t bucket, bool exclusive)
+{
+    switch (kvs->mode) {
+    case KVSHM_MODE_FINE_LOCK:
+        return kvs_bucket_unlock(kvs, target, kvs_bucket_disp(kvs, bucket),
+                                 exclusive);
+    case KVSHM_MODE_COARSE_LOCK:
+        return coarse_unlock(kvs, target);
+    default:
+        return MPIKVS_OK;
+    }
+}
+
+int kvs_get_one(mpikvs_t *kvs, const void *key, void *value)
+{
+    struct mpikvs_home home = kvs_home(kvs, key);
+    int target, rc, rc2;
+
+    if (direct(kvs, &home))
+        rc = get_direct(kvs, home.bucket, key, value);
+    else {
+        target = kvs->leaders[home.node];
+        rc = lock(kvs, target, home.bucket, false);
+        if (rc != MPIKVS_OK)
+            return rc;
+        rc = get_remote(kvs, target, home.bucket, key, value);
+        rc2 = unlock(kvs, target, home.bucket, false);
+        if (rc >= 0 && rc2 != MPIKVS_OK)
+            rc = rc2;
+    }
+    kvs_count_get(kvs, rc);
+    return rc;
+}
+
+void kvs_count_get(mpikvs_t *kvs, int rc)
+{
+    KVS_COUNT(kvs, gets, 1);
+    if (rc == MPIKVS_OK)
+        KVS_COUNT(kvs, hits, 1);
+    else if (rc == MPIKVS_MISS)
+        KVS_COUNT(kvs, misses, 1);
+}
+
+int kvs_put_one(mpikvs_t *kvs, const void *key, const void *value)
+{
+    struct mpikvs_home home = kvs_home(kvs, key);
+    int target, rc, rc2;
+
+    if (direct(kvs, &home))
+        rc = put_direct(kvs, home.bucket, key, value);
+    else {
+        target = kvs->leaders[home.node];
+        rc = lock(kvs, target, home.bucket, true);
+        if (rc != MPIKVS_OK)
+            return rc;
+        rc = put_remote(kvs, target, home.bucket, key, value);
+        rc2 = unlock(kvs, target, home.bucket, true);
+        if (rc == MPIKVS_OK)
+            rc = rc2;
+    }
+    if (rc == MPIKVS_OK)
+        KVS_COUNT(kvs, puts, 1);
+    return rc;
+}
+
+/* ---- the public single operations ---- */
+
+int mpikvs_get(mpikvs_t *kvs, const void *key, void *value)
+{
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    if (!key || !value)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "mpikvs_get: key and value must not be NULL");
+    return kvs_get_one(kvs, key, value);
+}
+
+int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value)
+{
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    if (!key || !value)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "mpikvs_put: key and value must not be NULL");
+    return kvs_put_one(kvs, key, value);
+}

@@ -1,0 +1,158 @@
+/*
+ * slot.c - reading and writing the slots of a bucket.
+ *
+ * Why a torn slot cannot verify.  A writer on the own node stores meta,
+ * then key and value, then the checksum with release.  A reader loads the
+ * checksum with acquire, copies key and value, and hashes its copy.  If it
+ * loaded the checksum of a finished write, acquire makes that write's key
+ * and value visible to its copy; bytes of a later write that slip into the
+ * copy change the hash.  Either way a copy that mixes two writes hashes to
+ * its checksum only by a 64-bit accident.  Slots copied by MPI_Get come
+ * with no order at all, and rely on the checksum alone, as in the paper.
+ */
+#include <string.h>
+#include <time.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "slot.h"
+
+#define CHECKSUM_SEED UINT64_C(0x6d70696b76732d31)   /* "mpikvs-1" */
+
+static inline uint64_t *slot_meta(unsigned char *slot)
+{
+    return (uint64_t *)slot;
+}
+
+static inline uint64_t *slot_checksum(const mpikvs_t *kvs,
+                                      unsigned char *slot)
+{
+    return (uint64_t *)(slot + kvs->slot_size - 8);
+}
+
+static inline uint64_t checksum(const mpikvs_t *kvs, const void *kv)
+{
+    return XXH3_64bits_withSeed(kv, kvs->key_size + kvs->value_size,
+                                CHECKSUM_SEED);
+}
+
+static uint32_t stamp_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000u +
+                      (uint64_t)ts.tv_nsec / 1000000u);
+}
+
+static bool live(uint64_t meta)
+{
+    return (meta & KVSHM_SLOT_OCCUPIED) && !(meta & KVSHM_SLOT_INVALID);
+}
+
+enum slot_found kvs_slot_find(const mpikvs_t *kvs, unsigned char *bucket,
+                              bool shared, const void *key, void *value,
+                              uint64_t *torn_slot)
+{
+    size_t kv_len = kvs->key_size + kvs->value_size;
+    unsigned char copy[kv_len];
+
+    for (uint64_t i = 0; i < kvs->slots; i++) {
+        unsigned char *slot = kvs_slot_at(kvs, bucket, i);
+        uint64_t meta, sum;
+
+        meta = shared ? __atomic_load_n(slot_meta(slot), __ATOMIC_ACQUIRE)
+                      : *slot_meta(slot);
+        /* Compare the key in place first: most slots are other keys. */
+        if (!live(meta) || memcmp(slot + 8, key, kvs->key_size) != 0)
+            continue;
+        sum = shared ? __atomic_load_n(slot_checksum(kvs, slot),
+                                       __ATOMIC_ACQUIRE)
+                     : *slot_checksum(kvs, slot);
+        memcpy(copy, slot + 8, kv_len);
+        if (checksum(kvs, copy) == sum &&
+            memcmp(copy, key, kvs->key_size) == 0) {
+            if (value)
+                memcpy(value, copy + kvs->key_size, kvs->value_size);
+            return SLOT_HIT;
+        }
+        *torn_slot = i;
+        return SLOT_TORN;
+    }
+    return SLOT_MISS;
+}
+
+uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
+                         const void *key, enum slot_choice *choice)
+{
+    uint64_t free_slot = UINT64_MAX, oldest = 0;
+    uint32_t oldest_stamp = UINT32_MAX;
+    uint32_t now = stamp_now();
+
+    for (uint64_t i = 0; i < kvs->slots; i++) {
+        const unsigned char *slot = bucket + 8 + i * kvs->slot_size;
+        uint64_t meta = __atomic_load_n((const uint64_t *)slot,
+                                        __ATOMIC_RELAXED);
+        if (!live(meta)) {
+            if (free_slot == UINT64_MAX)
+                free_slot = i;
+            continue;
+        }
+        /* Our key, even in a slot that does not verify: overwrite it. */
+        if (memcmp(slot + 8, key, kvs->key_size) == 0) {
+            *choice = SLOT_UPDATE;
+            return i;
+        }
+        /* Age as distance back from now, so that the stamp's wrap
+         * every 49 days does not make the newest look oldest. */
+        uint32_t age = now - (uint32_t)(meta >> 32);
+        if (oldest_stamp == UINT32_MAX || age > now - oldest_stamp) {
+            oldest_stamp = (uint32_t)(meta >> 32);
+            oldest = i;
+        }
+    }
+    if (free_slot != UINT64_MAX) {
+        *choice = SLOT_FREE;
+        return free_slot;
+    }
+    *choice = SLOT_EVICT;
+    return oldest;
+}
+
+void kvs_slot_image(const mpikvs_t *kvs, const void *key, const void *value,
+                    unsigned char *out)
+{
+    uint64_t meta = KVSHM_SLOT_OCCUPIED | ((uint64_t)stamp_now() << 32);
+    uint64_t sum;
+
+    memset(out, 0, kvs->slot_size);
+    memcpy(out, &meta, 8);
+    memcpy(out + 8, key, kvs->key_size);
+    memcpy(out + 8 + kvs->key_size, value, kvs->value_size);
+    sum = checksum(kvs, out + 8);
+    memcpy(out + kvs->slot_size - 8, &sum, 8);
+}
+
+void kvs_slot_store(const mpikvs_t *kvs, unsigned char *slot,
+                    const unsigned char *image)
+{
+    uint64_t meta, sum;
+
+    memcpy(&meta, image, 8);
+    memcpy(&sum, image + kvs->slot_size - 8, 8);
+    __atomic_store_n(slot_meta(slot), meta, __ATOMIC_RELAXED);
+    memcpy(slot + 8, image + 8, kvs->slot_size - 16);
+    /* Release: a reader that loads this checksum sees the key and value
+     * above, so a finished write always verifies. */
+    __atomic_store_n(slot_checksum(kvs, slot), sum, __ATOMIC_RELEASE);
+}
+
+void kvs_slot_invalidate(unsigned char *slot, uint64_t meta)
+{
+    /* Only the slot as it was read: a writer that took it meanwhile keeps
+     * its fresh write. */
+    __atomic_compare_exchange_n(slot_meta(slot), &meta,
+                                meta | KVSHM_SLOT_INVALID, false,
+                                __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
