@@ -4,15 +4,43 @@
 man_MANS += \
 	man/mpikvs-bench.1 \
 	man/mpikvs-config.1 \
+	man/mpikvs.3 \
 	man/mpikvs.7 \
-	man/mpikvs.json.5
+	man/mpikvs.json.5 \
+	man/mpikvs_close.3 \
+	man/mpikvs_fence.3 \
+	man/mpikvs_get.3 \
+	man/mpikvs_get_batch.3 \
+	man/mpikvs_key_size.3 \
+	man/mpikvs_last_error.3 \
+	man/mpikvs_open.3 \
+	man/mpikvs_put.3 \
+	man/mpikvs_put_batch.3 \
+	man/mpikvs_round_key.3 \
+	man/mpikvs_stats.3 \
+	man/mpikvs_strerror.3 \
+	man/mpikvs_value_size.3
 # End of man_MANS
 
 EXTRA_DIST += \
 	man/mpikvs-bench.1.in \
 	man/mpikvs-config.1.in \
+	man/mpikvs.3.in \
 	man/mpikvs.7.in \
-	man/mpikvs.json.5.in
+	man/mpikvs.json.5.in \
+	man/mpikvs_close.3.in \
+	man/mpikvs_fence.3.in \
+	man/mpikvs_get.3.in \
+	man/mpikvs_get_batch.3.in \
+	man/mpikvs_key_size.3.in \
+	man/mpikvs_last_error.3.in \
+	man/mpikvs_open.3.in \
+	man/mpikvs_put.3.in \
+	man/mpikvs_put_batch.3.in \
+	man/mpikvs_round_key.3.in \
+	man/mpikvs_stats.3.in \
+	man/mpikvs_strerror.3.in \
+	man/mpikvs_value_size.3.in
 # End of EXTRA_DIST (man)
 
 CLEANFILES += $(man_MANS)

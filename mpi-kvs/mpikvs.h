@@ -14,7 +14,8 @@
  *                marked invalid and read as a miss.  No locks, no atomics.
  *   fine-lock    a reader/writer lock word per bucket, taken with
  *                MPI_Fetch_and_op / MPI_Compare_and_swap.
- *   coarse-lock  MPI_Win_lock of the home node's whole window per call.
+ *   coarse-lock  MPI_Win_lock of the home node's whole window per call
+ *                (shared for a get, exclusive for a put).
  * In the lock modes every access goes through MPI, also on the own node,
  * so that the locks mean something; they exist to reproduce the published
  * comparison (Luebke et al., ICCS 2025).
@@ -27,8 +28,10 @@
  * (mpikvs_errors.h); mpikvs_strerror() explains each.  Nothing aborts the
  * process, and MPI errors come back as MPIKVS_ERR_MPI.
  *
- * Threads: a handle is used by one thread at a time (MPI_THREAD_FUNNELED
- * or better is enough).  Distinct handles are independent.
+ * Threads: a handle is used by one thread at a time.  MPI_THREAD_FUNNELED
+ * is enough when only the main thread calls mpikvs; threads that take
+ * turns with a handle need MPI_THREAD_SERIALIZED.  Distinct handles are
+ * independent.
  *
  *   pkg-config --cflags --libs mpikvs
  */
@@ -53,8 +56,10 @@ typedef struct mpikvs_options {
     size_t      key_size;       /* bytes of a key (required without config) */
     size_t      value_size;     /* bytes of a value (required without config) */
     size_t      size_per_node;  /* bytes of bucket memory per node;
-                                 * default: the plugin's --dht-size, else
-                                 * 64 MiB */
+                                 * default: the table's size in the config
+                                 * (its share of the plugin's --dht-size,
+                                 * or its absolute size), else the
+                                 * plugin's --dht-size, else 64 MiB */
     const char *mode;           /* "lockfree" | "fine-lock" | "coarse-lock" */
     const char *config;         /* JSON path; default: $MPIKVS_CONFIG */
     const char *table;          /* table of the config; default: its only
@@ -90,7 +95,8 @@ typedef struct mpikvs_stats {
  * without it the node's first rank creates one under a job id agreed by
  * broadcast, and close removes it.  opt may be NULL.
  * Returns MPIKVS_OK, MPIKVS_ERR_INVAL (sizes, mode), MPIKVS_ERR_CONFIG,
- * MPIKVS_ERR_MISMATCH (ranks disagree, or a region of another table),
+ * MPIKVS_ERR_MISMATCH (ranks disagree, or an existing region is laid
+ * out for other key, value or bucket sizes),
  * MPIKVS_ERR_TOOSMALL, MPIKVS_ERR_MPI, a region error, or -errno.  On
  * failure *kvs is NULL on every rank and nothing is left behind.
  */
@@ -102,20 +108,23 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **kvs);
  * MPIKVS_ERR_MPI. */
 int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value);
 
-/* Look key up; on a hit copy its value into value.  Returns MPIKVS_OK,
- * MPIKVS_MISS, MPIKVS_ERR_INVAL or MPIKVS_ERR_MPI. */
+/* Look key up; on a hit copy its value into value (on a miss value is
+ * left as it was).  Returns MPIKVS_OK, MPIKVS_MISS, MPIKVS_ERR_INVAL or
+ * MPIKVS_ERR_MPI. */
 int mpikvs_get(mpikvs_t *kvs, const void *key, void *value);
 
 /* n lookups at once: keys is n * key_size bytes, values n * value_size;
  * status[i] gets MPIKVS_OK or MPIKVS_MISS for key i.  All remote reads
  * are issued before one flush.  Returns MPIKVS_OK when every lookup was
- * answered (hit or miss), else the first error. */
+ * answered (hit or miss), else the first error (status of keys not
+ * answered is then undefined). */
 int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys,
                      void *values, int *status);
 
 /* n puts at once, with one flush for all bucket reads and one for all
  * writes.  Two keys of one batch that land in one bucket are written in
- * order. */
+ * order.  n may be 0.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL or the first
+ * error; after an error some of the batch may have been stored. */
 int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
                      const void *values);
 
@@ -126,11 +135,14 @@ int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
 int mpikvs_round_key(mpikvs_t *kvs, const double *in, size_t n, void *key);
 
 /* A point where every rank of comm has finished its puts (collective):
- * after it, a get sees every put made before it, unless evicted. */
+ * after it, a get sees every put made before it, unless evicted.
+ * Returns MPIKVS_OK or MPIKVS_ERR_MPI. */
 int mpikvs_fence(mpikvs_t *kvs);
 
 /* Counters of this rank, its node, or the job (MPIKVS_SCOPE_JOB is
- * collective). */
+ * collective).  They count from the region's creation: a region the
+ * plugin keeps for the whole job sums its steps.  Returns MPIKVS_OK,
+ * MPIKVS_ERR_INVAL (scope, out) or MPIKVS_ERR_MPI. */
 int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out);
 
 /* Close the cache (collective): frees the window, unmaps, removes what
@@ -142,9 +154,14 @@ int mpikvs_close(mpikvs_t **kvs);
 const char *mpikvs_strerror(int rc);
 
 /* A detailed message about the last failure of a call on kvs (or of the
- * last mpikvs_open on this thread when kvs is NULL): what failed, with
- * what value, and what to do.  Valid until the next call. */
+ * last failed mpikvs_open or mpikvs_close on this thread when kvs is
+ * NULL): what failed, with what value, and what to do.  "" when nothing
+ * has failed.  Valid until the next call that fails. */
 const char *mpikvs_last_error(const mpikvs_t *kvs);
+
+/* The sizes a handle was opened with (from the options or the config). */
+size_t mpikvs_key_size(const mpikvs_t *kvs);
+size_t mpikvs_value_size(const mpikvs_t *kvs);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,16 @@ const char *mpikvs_last_error(const mpikvs_t *kvs)
     return kvs ? kvs->err.text : open_error.text;
 }
 
+size_t mpikvs_key_size(const mpikvs_t *kvs)
+{
+    return kvs ? kvs->key_size : 0;
+}
+
+size_t mpikvs_value_size(const mpikvs_t *kvs)
+{
+    return kvs ? kvs->value_size : 0;
+}
+
 /* Every rank learns the worst outcome of a step; a rank that succeeded
  * where another failed says so. */
 static int agree(mpikvs_t *kvs, int rc)
@@ -160,10 +170,11 @@ static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "slots_per_bucket %llu is out of range 1..%u",
                         (unsigned long long)kvs->slots, KVSHM_SLOTS_MAX);
-    *size_per_node = opt->size_per_node ? opt->size_per_node
-                     : t && t->bytes    ? t->bytes
-                     : env->dht_size    ? env->dht_size
-                                        : MPIKVS_DEFAULT_SIZE;
+    *size_per_node = opt->size_per_node  ? opt->size_per_node
+                     : t && t->bytes      ? t->bytes
+                     : t && t->size.bytes ? t->size.bytes
+                     : env->dht_size      ? env->dht_size
+                                          : MPIKVS_DEFAULT_SIZE;
     kvs->slot_size = 8 + kvshm_align8(kvs->key_size + kvs->value_size) + 8;
     kvs->bucket_size = 8 + kvs->slots * kvs->slot_size;
     kvs->nbuckets = *size_per_node / kvs->bucket_size;
