@@ -26,7 +26,9 @@
 #define BENCH_MAX_LIST   32u     /* values in one --load/--readers list */
 #define BENCH_MAX_CHILDREN 1024u /* forked workers the cleanup can kill */
 
-/* Subcommands: argv[0] is the subcommand's name. */
+/* Subcommands: argv[0] is the subcommand's name.  Only dht uses MPI (it
+ * calls MPI_Init and MPI_Finalize itself); the others run without mpirun. */
+int bench_dht_main(int argc, char **argv);
 int bench_round_main(int argc, char **argv);
 int bench_tier_main(int argc, char **argv);
 

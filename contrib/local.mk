@@ -9,11 +9,12 @@ bin_PROGRAMS += \
 contrib_mpikvs_bench_SOURCES = \
 	contrib/mpikvs-bench.c \
 	contrib/bench.h \
+	contrib/bench_dht.c \
 	contrib/bench_round.c \
 	contrib/bench_tier.c
 # End of contrib_mpikvs_bench_SOURCES
-contrib_mpikvs_bench_CFLAGS = $(AM_CFLAGS) -O2
-contrib_mpikvs_bench_LDADD = shm/libkvshm.la -lm
+contrib_mpikvs_bench_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -O2
+contrib_mpikvs_bench_LDADD = libmpikvs.la shm/libkvshm.la $(MPI_LIBS) -lm
 
 contrib_mpikvs_config_SOURCES = contrib/mpikvs-config.c
 contrib_mpikvs_config_LDADD = shm/libkvshm.la

@@ -85,6 +85,9 @@ void kvs_env_read(struct mpikvs_env *env);
 int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env,
                   char *node_name, size_t len);
 
+/* MPIKVS_ERR_MPI, with the remedy, when this MPI cannot run kvs->mode. */
+int kvs_check_osc(mpikvs_t *kvs);
+
 /* The single operations of each mode (ops.c), and the bucket locks
  * (locks.c). */
 struct mpikvs_home kvs_home(const mpikvs_t *kvs, const void *key);

@@ -11,6 +11,7 @@ libmpikvs_la_SOURCES = \
 	mpi-kvs/nodes.c \
 	mpi-kvs/open.c \
 	mpi-kvs/ops.c \
+	mpi-kvs/osc.c \
 	mpi-kvs/slot.c \
 	mpi-kvs/slot.h \
 	mpi-kvs/stats.c

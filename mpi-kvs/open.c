@@ -360,6 +360,8 @@ static int open_window(mpikvs_t *kvs)
      * no window, and none of the one-sided components' troubles. */
     if (kvs->nnodes == 1 && kvs->mode == KVSHM_MODE_LOCKFREE)
         return MPIKVS_OK;
+    if ((rc = kvs_check_osc(kvs)) != MPIKVS_OK)
+        return rc;
     rc = MPI_Win_create(kvs->local_rank == 0 ? kvs->region->base : NULL,
                         kvs->local_rank == 0 ? (MPI_Aint)kvs->region->size
                                              : 0,

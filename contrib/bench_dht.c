@@ -1,0 +1,918 @@
+/*
+ * bench_dht.c - "mpikvs-bench dht": the synthetic benchmark of the DHT
+ * paper (Luebke et al., ICCS 2025, section 4.2) against libmpikvs, run
+ * under mpirun or srun.
+ *
+ * Every key is made from one 64-bit number: ten 64-bit words mixed from
+ * it (80 bytes, the first word a bijection of the number, so different
+ * numbers give different keys), and its value is thirteen words mixed
+ * from the key's words (104 bytes), so a reader that knows the number
+ * checks every value it gets.  Numbers are uniform over all 64-bit
+ * integers, or zipfian with skew 0.99 over 1..712500 (exactly, by
+ * Hoermann and Derflinger's rejection-inversion).
+ * Number i of rank r is a pure function of (seed, r, i), so any rank can
+ * make any other rank's keys.
+ *
+ * Three phases, each started together at a barrier:
+ *   write  every rank puts --pairs pairs; then mpikvs_fence;
+ *   read   every rank gets the same keys again, in the same order;
+ *   mixed  --ops operations, 95% gets and 5% puts.
+ * Keys and values are made outside the timed code, a chunk of ops at a
+ * time; a rank's phase time is the sum of its timed chunks, i.e. its time
+ * inside mpikvs calls.  Rank 0 prints the table (or --json).
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mpikvs.h"
+#include "size.h"
+
+#define SUB          "dht"
+#define KEY_WORDS    10u
+#define VALUE_WORDS  13u
+#define KEY_LEN      (KEY_WORDS * 8u)      /* 80, the POET key */
+#define VALUE_LEN    (VALUE_WORDS * 8u)    /* 104, the POET value */
+#define CHUNK        4096u                 /* ops made, then timed */
+#define MAX_PAIRS    UINT64_C(1000000000)
+#define MAX_OPS      UINT64_C(10000000000)
+#define MAX_BATCH    UINT64_C(65536)
+#define ZIPF_N       UINT64_C(712500)
+#define ZIPF_THETA   0.99
+#define WRITE_EVERY  20u                   /* 1 op in 20 is a put: 5% */
+#define SLOT_GUESS   200u                  /* bytes of a slot, about */
+#define MIN_SIZE     (UINT64_C(64) << 20)
+
+_Static_assert(KEY_LEN == 80 && VALUE_LEN == 104, "the paper's sizes");
+
+enum dist { DIST_UNIFORM, DIST_ZIPF };
+static const char *const dist_name[] = {"uniform", "zipf"};
+
+enum phase { PHASE_WRITE, PHASE_READ, PHASE_MIXED, NPHASES };
+static const char *const phase_name[NPHASES] = {"write", "read", "mixed"};
+
+/* Random streams: each (rank, stream) is its own sequence. */
+enum stream { STREAM_PAIRS = 1, STREAM_MIX_OP, STREAM_MIX_KEY };
+
+struct dht_opts {
+    uint64_t    pairs, ops, batch, size, seed;
+    bool        size_given, json;
+    enum dist   dist;
+    const char *mode;
+};
+
+/* Zipf over 1..n with exponent theta (not 1), sampled exactly by
+ * rejection-inversion (Hoermann and Derflinger 1996): invert the integral
+ * H of x^-theta, round to the nearest integer k, and accept k unless the
+ * point fell outside the area of k's own weight. */
+struct zipf {
+    double n, theta, h_x1, h_n, accept;
+};
+
+struct ctx {
+    const struct dht_opts *o;
+    mpikvs_t   *kvs;
+    int         rank, np, nodes;
+    bool        virtual_nodes;
+    uint64_t    size_per_node;
+    struct zipf zipf;
+    /* one chunk of ops: reads and writes apart, each group of --batch ops
+     * has its reads, then its writes, contiguous */
+    size_t         cap;                  /* ops in a chunk, k * batch */
+    unsigned char *rkeys, *rexp, *rgot, *wkeys, *wvals;
+    int           *status;
+    uint32_t      *group_nr, *group_nw;
+    uint64_t       mix_writes;           /* puts made so far in mixed */
+};
+
+/* What one rank measured in one phase. */
+struct local {
+    uint64_t ops, reads, writes, hits, misses, wrong;
+    uint64_t busy_ns, wall_ns;
+};
+
+/* What rank 0 prints for one phase. */
+struct row {
+    uint64_t       ops, reads, writes, hits, misses, wrong;
+    double         seconds, wall_seconds, agg_ops_s, rank_ops_s;
+    mpikvs_stats_t st;
+};
+
+/* ---- numbers, keys and values ----------------------------------------- */
+
+#define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
+
+/* The splitmix64 finalizer: a bijection of 64-bit words. */
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t stream_base(uint64_t seed, uint64_t rank,
+                                   enum stream s)
+{
+    return mix64(mix64(seed ^ UINT64_C(0x6a09e667f3bcc909)) +
+                 mix64(rank * 4u + (uint64_t)s) * GOLDEN);
+}
+
+/* Draw i of a stream. */
+static inline uint64_t draw(uint64_t base, uint64_t i)
+{
+    return mix64(base + (i + 1) * GOLDEN);
+}
+
+static inline double unit(uint64_t x)
+{
+    return (double)(x >> 11) * 0x1p-53;            /* [0, 1) */
+}
+
+/* x in [0, n), without the bias of x % n worth mentioning. */
+static inline uint64_t below(uint64_t x, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+/* H(x) = (x^(1-theta) - 1) / (1-theta), the integral of t^-theta from
+ * 1 to x, and its inverse; expm1 and log1p keep the digits for theta
+ * near 1. */
+static inline double zipf_H(const struct zipf *z, double x)
+{
+    double q = 1.0 - z->theta;
+    return expm1(q * log(x)) / q;
+}
+
+static inline double zipf_H_inv(const struct zipf *z, double y)
+{
+    double q = 1.0 - z->theta, t = q * y;
+    return exp(log1p(t < -1.0 ? -1.0 : t) / q);
+}
+
+static void zipf_init(struct zipf *z, uint64_t n, double theta)
+{
+    z->n = (double)n;
+    z->theta = theta;
+    z->h_x1 = zipf_H(z, 1.5) - 1.0;                /* minus h(1) = 1 */
+    z->h_n = zipf_H(z, (double)n + 0.5);
+    z->accept = 2.0 - zipf_H_inv(z, zipf_H(z, 2.5) - pow(2.0, -theta));
+}
+
+/* A zipf-distributed number in 1..n from the random word d; a rejected
+ * try (rare) takes the next word derived from d. */
+static inline uint64_t zipf_next(const struct zipf *z, uint64_t d)
+{
+    for (uint64_t t = 0;; t++) {
+        double u01 = unit(t ? mix64(d + t * UINT64_C(0xd1b54a32d192ed03))
+                            : d);
+        double u = z->h_n + u01 * (z->h_x1 - z->h_n);
+        double x = zipf_H_inv(z, u);
+        double k = floor(x + 0.5);
+        if (k < 1.0)
+            k = 1.0;
+        else if (k > z->n)
+            k = z->n;
+        if (k - x <= z->accept ||
+            u >= zipf_H(z, k + 0.5) - exp(-z->theta * log(k)))
+            return (uint64_t)k;
+    }
+}
+
+/* Number i of rank r's pairs: what the write and read phases use. */
+static inline uint64_t pair_number(const struct ctx *c, uint64_t r,
+                                   uint64_t i)
+{
+    uint64_t d = draw(stream_base(c->o->seed, r, STREAM_PAIRS), i);
+    return c->o->dist == DIST_ZIPF ? zipf_next(&c->zipf, d) : d;
+}
+
+static void make_key(uint64_t x, unsigned char *key)
+{
+    uint64_t w[KEY_WORDS];
+
+    w[0] = mix64(x ^ UINT64_C(0x3c6ef372fe94f82b));
+    for (unsigned k = 1; k < KEY_WORDS; k++)
+        w[k] = mix64(x + k * UINT64_C(0xbb67ae8584caa73b));
+    memcpy(key, w, KEY_LEN);
+}
+
+/* The value of a key: from the key's own bytes. */
+static void make_value(const unsigned char *key, unsigned char *value)
+{
+    uint64_t kw[KEY_WORDS], vw[VALUE_WORDS];
+
+    memcpy(kw, key, KEY_LEN);
+    for (unsigned k = 0; k < VALUE_WORDS; k++)
+        vw[k] = mix64(kw[k % KEY_WORDS] ^
+                      (k + 1) * UINT64_C(0xa54ff53a5f1d36f1));
+    memcpy(value, vw, VALUE_LEN);
+}
+
+/* ---- failures ----------------------------------------------------------
+ * A failed call on one rank leaves the others in a collective: after the
+ * message, MPI_Abort ends the whole job with status 1. */
+
+static void fail(const struct ctx *c, const char *call, int rc)
+{
+    const char *more = mpikvs_last_error(c->kvs);
+
+    fprintf(stderr, "%s: %s: rank %d: %s: %s%s%s%s\n", BENCH_PROG, SUB,
+            c->rank, call, mpikvs_strerror(rc), more && *more ? " (" : "",
+            more && *more ? more : "", more && *more ? ")" : "");
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL);
+    exit(BENCH_EXIT_FAIL);
+}
+
+/* ---- one phase ---------------------------------------------------------- */
+
+/* Op j of a phase: is it a put, and of which number. */
+static void next_op(struct ctx *c, enum phase ph, uint64_t j, bool *put,
+                    uint64_t *x)
+{
+    const struct dht_opts *o = c->o;
+
+    if (ph != PHASE_MIXED) {
+        *put = ph == PHASE_WRITE;
+        *x = pair_number(c, (uint64_t)c->rank, j);
+        return;
+    }
+    uint64_t d = draw(stream_base(o->seed, (uint64_t)c->rank, STREAM_MIX_OP),
+                      j);
+    uint64_t k = draw(stream_base(o->seed, (uint64_t)c->rank,
+                                  STREAM_MIX_KEY), j);
+    *put = below(d, WRITE_EVERY) == 0;
+    if (o->dist == DIST_ZIPF) {
+        /* the paper's mixed load: fresh zipf draws, hot keys hit */
+        *x = zipf_next(&c->zipf, k);
+    } else if (*put) {
+        /* new pairs, continuing the rank's sequence */
+        *x = pair_number(c, (uint64_t)c->rank, o->pairs + c->mix_writes++);
+    } else {
+        /* a pair some rank wrote in the write phase, uniformly: a fresh
+         * 64-bit number would never be found */
+        uint64_t r = below(k, (uint64_t)c->np);
+        *x = pair_number(c, r, below(mix64(k ^ GOLDEN), o->pairs));
+    }
+}
+
+/* Make ops j0 .. j0+n-1 into the chunk buffers (untimed). */
+static size_t make_chunk(struct ctx *c, enum phase ph, uint64_t j0, size_t n,
+                         size_t *nreads, size_t *nwrites)
+{
+    size_t b = (size_t)c->o->batch, ng = 0, nr = 0, nw = 0;
+
+    for (size_t g0 = 0; g0 < n; g0 += b, ng++) {
+        size_t end = g0 + b < n ? g0 + b : n;
+        uint32_t gr = 0, gw = 0;
+        for (size_t i = g0; i < end; i++) {
+            bool put;
+            uint64_t x;
+            next_op(c, ph, j0 + i, &put, &x);
+            if (put) {
+                make_key(x, c->wkeys + (nw + gw) * KEY_LEN);
+                make_value(c->wkeys + (nw + gw) * KEY_LEN,
+                           c->wvals + (nw + gw) * VALUE_LEN);
+                gw++;
+            } else {
+                make_key(x, c->rkeys + (nr + gr) * KEY_LEN);
+                make_value(c->rkeys + (nr + gr) * KEY_LEN,
+                           c->rexp + (nr + gr) * VALUE_LEN);
+                gr++;
+            }
+        }
+        c->group_nr[ng] = gr;
+        c->group_nw[ng] = gw;
+        nr += gr;
+        nw += gw;
+    }
+    /* a hit must write its value: nothing of an earlier chunk stays */
+    memset(c->rgot, 0, nr * VALUE_LEN);
+    *nreads = nr;
+    *nwrites = nw;
+    return ng;
+}
+
+/* The timed part: every group's gets, then its puts. */
+static uint64_t run_chunk(struct ctx *c, size_t ngroups)
+{
+    size_t ri = 0, wi = 0;
+    int rc;
+
+    uint64_t t0 = bench_now_ns();
+    if (c->o->batch == 1) {
+        for (size_t g = 0; g < ngroups; g++) {
+            if (c->group_nr[g]) {
+                rc = mpikvs_get(c->kvs, c->rkeys + ri * KEY_LEN,
+                                c->rgot + ri * VALUE_LEN);
+                if (rc < 0)
+                    fail(c, "mpikvs_get", rc);
+                c->status[ri++] = rc;
+            } else {
+                rc = mpikvs_put(c->kvs, c->wkeys + wi * KEY_LEN,
+                                c->wvals + wi * VALUE_LEN);
+                if (rc != MPIKVS_OK)
+                    fail(c, "mpikvs_put", rc);
+                wi++;
+            }
+        }
+    } else {
+        for (size_t g = 0; g < ngroups; g++) {
+            size_t nr = c->group_nr[g], nw = c->group_nw[g];
+            if (nr) {
+                rc = mpikvs_get_batch(c->kvs, nr, c->rkeys + ri * KEY_LEN,
+                                      c->rgot + ri * VALUE_LEN,
+                                      c->status + ri);
+                if (rc != MPIKVS_OK)
+                    fail(c, "mpikvs_get_batch", rc);
+                ri += nr;
+            }
+            if (nw) {
+                rc = mpikvs_put_batch(c->kvs, nw, c->wkeys + wi * KEY_LEN,
+                                      c->wvals + wi * VALUE_LEN);
+                if (rc != MPIKVS_OK)
+                    fail(c, "mpikvs_put_batch", rc);
+                wi += nw;
+            }
+        }
+    }
+    return bench_now_ns() - t0;
+}
+
+/* Count hits, misses and wrong values of the chunk's gets (untimed). */
+static void check_chunk(const struct ctx *c, size_t nreads, struct local *l)
+{
+    for (size_t i = 0; i < nreads; i++) {
+        if (c->status[i] == MPIKVS_OK) {
+            l->hits++;
+            if (memcmp(c->rgot + i * VALUE_LEN, c->rexp + i * VALUE_LEN,
+                       VALUE_LEN) != 0)
+                l->wrong++;
+        } else if (c->status[i] == MPIKVS_MISS) {
+            l->misses++;
+        } else {
+            fail(c, "mpikvs_get_batch (status of a key)", c->status[i]);
+        }
+    }
+}
+
+static void run_phase(struct ctx *c, enum phase ph, struct local *l)
+{
+    uint64_t n = ph == PHASE_MIXED ? c->o->ops : c->o->pairs;
+
+    memset(l, 0, sizeof *l);
+    c->mix_writes = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    uint64_t start = bench_now_ns();
+    for (uint64_t j = 0; j < n; j += c->cap) {
+        size_t len = n - j < c->cap ? (size_t)(n - j) : c->cap;
+        size_t nr, nw;
+        size_t ng = make_chunk(c, ph, j, len, &nr, &nw);
+        l->busy_ns += run_chunk(c, ng);
+        check_chunk(c, nr, l);
+        l->reads += nr;
+        l->writes += nw;
+    }
+    l->wall_ns = bench_now_ns() - start;
+    l->ops = n;
+}
+
+/* ---- figures of the job ------------------------------------------------- */
+
+static void job_stats(struct ctx *c, mpikvs_stats_t *st)
+{
+    int rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_JOB, st);
+
+    if (rc != MPIKVS_OK)
+        fail(c, "mpikvs_stats", rc);
+}
+
+static void stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
+                       mpikvs_stats_t *d)
+{
+    d->gets = b->gets - a->gets;
+    d->hits = b->hits - a->hits;
+    d->misses = b->misses - a->misses;
+    d->direct = b->direct - a->direct;
+    d->remote = b->remote - a->remote;
+    d->checksum_retries = b->checksum_retries - a->checksum_retries;
+    d->invalidations = b->invalidations - a->invalidations;
+    d->puts = b->puts - a->puts;
+    d->updates = b->updates - a->updates;
+    d->evictions = b->evictions - a->evictions;
+}
+
+/* Combine the ranks' figures of a phase on rank 0. */
+static void reduce_phase(const struct ctx *c, const struct local *l,
+                         struct row *r)
+{
+    uint64_t sums[6] = {l->ops, l->reads, l->writes, l->hits, l->misses,
+                        l->wrong};
+    uint64_t tot[6], times[2] = {l->busy_ns, l->wall_ns}, tmax[2];
+    double rate = l->busy_ns ? (double)l->ops * 1e9 / (double)l->busy_ns
+                             : 0.0, rate_sum;
+
+    MPI_Reduce(sums, tot, 6, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(times, tmax, 2, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&rate, &rate_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (c->rank != 0)
+        return;
+    r->ops = tot[0];
+    r->reads = tot[1];
+    r->writes = tot[2];
+    r->hits = tot[3];
+    r->misses = tot[4];
+    r->wrong = tot[5];
+    r->seconds = (double)tmax[0] * 1e-9;
+    r->wall_seconds = (double)tmax[1] * 1e-9;
+    r->agg_ops_s = tmax[0] ? (double)r->ops / r->seconds : 0.0;
+    r->rank_ops_s = rate_sum / (double)c->np;
+}
+
+/* Nodes as libmpikvs sees them: MPIKVS_VIRTUAL_NODES blocks of ranks, or
+ * the shared-memory domains. */
+static void count_nodes(struct ctx *c)
+{
+    MPI_Comm local;
+    int lr, leader, real;
+    const char *v = getenv("MPIKVS_VIRTUAL_NODES");
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                        MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &lr);
+    leader = lr == 0;
+    MPI_Allreduce(&leader, &real, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_free(&local);
+    c->nodes = real;
+    c->virtual_nodes = false;
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(v, &end, 10);
+        if (!errno && *end == '\0' && v[0] != '-' && n >= 1 &&
+            n <= (unsigned long)c->np) {
+            c->nodes = (int)n;
+            c->virtual_nodes = true;
+        }
+    }
+}
+
+/* Bucket memory per node: twice the bytes of every pair the run may
+ * store, spread over the nodes; at least 64 MiB, in whole MiB. */
+static uint64_t default_size(const struct ctx *c)
+{
+    const struct dht_opts *o = c->o;
+    uint64_t per_rank = o->pairs +
+                        (o->ops + WRITE_EVERY - 1) / WRITE_EVERY;
+    uint64_t keys = per_rank * (uint64_t)c->np;
+
+    if (o->dist == DIST_ZIPF && keys > ZIPF_N)
+        keys = ZIPF_N;
+    uint64_t bytes = keys * SLOT_GUESS * 2 / (uint64_t)c->nodes;
+    bytes = (bytes + (UINT64_C(1) << 20) - 1) & ~((UINT64_C(1) << 20) - 1);
+    return bytes < MIN_SIZE ? MIN_SIZE : bytes;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static double direct_fraction(const mpikvs_stats_t *s)
+{
+    uint64_t n = s->direct + s->remote;
+    return n ? (double)s->direct / (double)n : -1.0;
+}
+
+static void print_table(const struct ctx *c, const struct row *rows)
+{
+    const struct dht_opts *o = c->o;
+    char size[48];
+
+    if (!c->size_per_node)
+        snprintf(size, sizeof size, "the job's size");
+    else if (c->size_per_node < (UINT64_C(1) << 20))
+        snprintf(size, sizeof size, "%llu bytes",
+                 (unsigned long long)c->size_per_node);
+    else
+        snprintf(size, sizeof size, "%.1f MiB",
+                 (double)c->size_per_node / (1 << 20));
+    printf("# %s %s dht: np=%d nodes=%d%s mode=%s dist=%s batch=%llu\n",
+           BENCH_PROG, PACKAGE_VERSION, c->np, c->nodes,
+           c->virtual_nodes ? " (virtual)" : "", o->mode, dist_name[o->dist],
+           (unsigned long long)o->batch);
+    printf("# per rank: %llu pairs written and read back, %llu mixed ops "
+           "(95%% gets, 5%% puts); %u-byte keys, %u-byte values; buckets "
+           "per node: %s; seed %llu\n",
+           (unsigned long long)o->pairs, (unsigned long long)o->ops,
+           KEY_LEN, VALUE_LEN, size, (unsigned long long)o->seed);
+    if (o->dist == DIST_ZIPF)
+        printf("# keys: zipf, skew %.2f over 1..%llu\n", ZIPF_THETA,
+               (unsigned long long)ZIPF_N);
+    else
+        printf("# keys: uniform 64-bit numbers; mixed gets draw from the "
+               "pairs of all ranks\n");
+    printf("# time: each rank's time inside mpikvs calls; agg = all ops / "
+           "slowest rank's time, rank = mean of the ranks' ops/s\n");
+    printf("%-5s %12s %9s %10s %11s %9s %6s %8s %8s %10s %7s\n", "phase",
+           "ops", "seconds", "agg_Mop/s", "rank_Mop/s", "hit_rate", "wrong",
+           "retries", "invalid", "evictions", "direct");
+    for (int p = 0; p < NPHASES; p++) {
+        const struct row *r = &rows[p];
+        char hit[16], wrong[24], direct[16];
+        double df = direct_fraction(&r->st);
+        if (r->reads) {
+            snprintf(hit, sizeof hit, "%.2f%%",
+                     100.0 * (double)r->hits / (double)r->reads);
+            snprintf(wrong, sizeof wrong, "%llu",
+                     (unsigned long long)r->wrong);
+        } else {
+            snprintf(hit, sizeof hit, "-");
+            snprintf(wrong, sizeof wrong, "-");
+        }
+        if (df >= 0)
+            snprintf(direct, sizeof direct, "%.1f%%", 100.0 * df);
+        else
+            snprintf(direct, sizeof direct, "-");
+        printf("%-5s %12llu %9.3f %10.3f %11.3f %9s %6s %8llu %8llu %10llu "
+               "%7s\n", phase_name[p], (unsigned long long)r->ops,
+               r->seconds, r->agg_ops_s * 1e-6, r->rank_ops_s * 1e-6, hit,
+               wrong, (unsigned long long)r->st.checksum_retries,
+               (unsigned long long)r->st.invalidations,
+               (unsigned long long)r->st.evictions, direct);
+    }
+}
+
+static void json_u64(const char *name, uint64_t v, bool comma)
+{
+    printf("      \"%s\": %llu%s\n", name, (unsigned long long)v,
+           comma ? "," : "");
+}
+
+static void print_json(const struct ctx *c, const struct row *rows)
+{
+    const struct dht_opts *o = c->o;
+
+    printf("{\n  \"benchmark\": \"dht\",\n  \"version\": \"%s\",\n",
+           PACKAGE_VERSION);
+    printf("  \"np\": %d,\n  \"nodes\": %d,\n  \"virtual_nodes\": %s,\n",
+           c->np, c->nodes, c->virtual_nodes ? "true" : "false");
+    printf("  \"mode\": \"%s\",\n  \"dist\": \"%s\",\n", o->mode,
+           dist_name[o->dist]);
+    if (o->dist == DIST_ZIPF)
+        printf("  \"zipf\": {\"skew\": %.2f, \"n\": %llu},\n", ZIPF_THETA,
+               (unsigned long long)ZIPF_N);
+    else
+        printf("  \"zipf\": null,\n");
+    printf("  \"batch\": %llu,\n  \"pairs\": %llu,\n  \"ops\": %llu,\n"
+           "  \"key_bytes\": %u,\n  \"value_bytes\": %u,\n"
+           "  \"size_per_node\": %llu,\n  \"seed\": %llu,\n",
+           (unsigned long long)o->batch, (unsigned long long)o->pairs,
+           (unsigned long long)o->ops, KEY_LEN, VALUE_LEN,
+           (unsigned long long)c->size_per_node,
+           (unsigned long long)o->seed);
+    printf("  \"timer\": {\"source\": \"clock_monotonic\"},\n");
+    printf("  \"phases\": [\n");
+    for (int p = 0; p < NPHASES; p++) {
+        const struct row *r = &rows[p];
+        double df = direct_fraction(&r->st);
+        printf("    {\n      \"phase\": \"%s\",\n", phase_name[p]);
+        json_u64("ops", r->ops, true);
+        json_u64("gets", r->reads, true);
+        json_u64("puts", r->writes, true);
+        printf("      \"seconds\": %.6f,\n      \"wall_seconds\": %.6f,\n"
+               "      \"aggregate_ops_per_s\": %.1f,\n"
+               "      \"rank_ops_per_s\": %.1f,\n",
+               r->seconds, r->wall_seconds, r->agg_ops_s, r->rank_ops_s);
+        json_u64("hits", r->hits, true);
+        json_u64("misses", r->misses, true);
+        if (r->reads)
+            printf("      \"hit_rate\": %.6f,\n",
+                   (double)r->hits / (double)r->reads);
+        else
+            printf("      \"hit_rate\": null,\n");
+        json_u64("wrong", r->wrong, true);
+        printf("      \"stats\": {\"gets\": %llu, \"hits\": %llu, "
+               "\"misses\": %llu, \"direct\": %llu, \"remote\": %llu, "
+               "\"checksum_retries\": %llu, \"invalidations\": %llu, "
+               "\"puts\": %llu, \"updates\": %llu, \"evictions\": %llu},\n",
+               (unsigned long long)r->st.gets,
+               (unsigned long long)r->st.hits,
+               (unsigned long long)r->st.misses,
+               (unsigned long long)r->st.direct,
+               (unsigned long long)r->st.remote,
+               (unsigned long long)r->st.checksum_retries,
+               (unsigned long long)r->st.invalidations,
+               (unsigned long long)r->st.puts,
+               (unsigned long long)r->st.updates,
+               (unsigned long long)r->st.evictions);
+        if (df >= 0)
+            printf("      \"direct_fraction\": %.6f\n", df);
+        else
+            printf("      \"direct_fraction\": null\n");
+        printf("    }%s\n", p + 1 < NPHASES ? "," : "");
+    }
+    printf("  ]\n}\n");
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static void dht_usage(FILE *f)
+{
+    fprintf(f,
+"Usage: mpirun [-np N] %s dht [options]\n"
+"The DHT paper's synthetic benchmark on libmpikvs: every rank writes its\n"
+"pairs, reads them back, then runs a mixed load of 95%% gets, 5%% puts.\n"
+"80-byte keys, 104-byte values derived from the keys and checked.\n"
+"\n"
+"  --pairs N        pairs each rank writes and reads (default 100000)\n"
+"  --ops M          operations of each rank's mixed phase (default: N)\n"
+"  --mode MODE      lockfree, fine-lock or coarse-lock (default lockfree)\n"
+"  --dist DIST      keys uniform or zipf (skew 0.99 over 1..712500);\n"
+"                   default uniform\n"
+"  --batch K        K keys per mpikvs_get_batch/put_batch call; 1 (the\n"
+"                   default) uses mpikvs_get and mpikvs_put\n"
+"  --size BYTES     bucket memory per node, e.g. 256M or 2G; 0 takes the\n"
+"                   job's (default: twice what the pairs need, >= 64M)\n"
+"  --seed N         seed of the random numbers (default 1)\n"
+"  --json           print one JSON document instead of the table\n"
+"  -h, --help       print this and exit\n"
+"\nAcross nodes (or MPIKVS_VIRTUAL_NODES) and in the lock modes, Open MPI\n"
+"needs OMPI_MCA_osc=pt2pt or ucx.  See mpikvs-bench(1).\n", BENCH_PROG);
+}
+
+enum { OPT_PAIRS = 256, OPT_OPS, OPT_MODE, OPT_DIST, OPT_BATCH, OPT_SIZE,
+       OPT_SEED, OPT_JSON };
+
+/* 0: run, 1: --help was printed, -1: bad usage (reported).  Every rank
+ * comes to the same answer: nothing here depends on the rank. */
+static int dht_options(int argc, char **argv, struct dht_opts *o,
+                       bool speak)
+{
+    static const struct option longopts[] = {
+        {"pairs", required_argument, NULL, OPT_PAIRS},
+        {"ops", required_argument, NULL, OPT_OPS},
+        {"mode", required_argument, NULL, OPT_MODE},
+        {"dist", required_argument, NULL, OPT_DIST},
+        {"batch", required_argument, NULL, OPT_BATCH},
+        {"size", required_argument, NULL, OPT_SIZE},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    mpikvs_error_t err;
+    bool ops_given = false;
+    int c, bad = 0;
+
+    *o = (struct dht_opts){.pairs = 100000, .batch = 1, .seed = 1,
+                           .dist = DIST_UNIFORM, .mode = "lockfree"};
+    optind = 1;
+    opterr = 0;
+    while (!bad && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_PAIRS:
+            bad = bench_parse_u64(SUB, "--pairs", optarg, 1, MAX_PAIRS,
+                                  &o->pairs);
+            break;
+        case OPT_OPS:
+            bad = bench_parse_u64(SUB, "--ops", optarg, 1, MAX_OPS, &o->ops);
+            ops_given = true;
+            break;
+        case OPT_MODE:
+            o->mode = optarg;
+            if (strcmp(optarg, "lockfree") && strcmp(optarg, "fine-lock") &&
+                strcmp(optarg, "coarse-lock")) {
+                fprintf(stderr, "%s: %s: invalid value '%s' for --mode: "
+                                "expected lockfree, fine-lock or "
+                                "coarse-lock\n", BENCH_PROG, SUB, optarg);
+                bad = -1;
+            }
+            break;
+        case OPT_DIST:
+            if (!strcmp(optarg, "uniform")) {
+                o->dist = DIST_UNIFORM;
+            } else if (!strcmp(optarg, "zipf")) {
+                o->dist = DIST_ZIPF;
+            } else {
+                fprintf(stderr, "%s: %s: invalid value '%s' for --dist: "
+                                "expected uniform or zipf\n",
+                        BENCH_PROG, SUB, optarg);
+                bad = -1;
+            }
+            break;
+        case OPT_BATCH:
+            bad = bench_parse_u64(SUB, "--batch", optarg, 1, MAX_BATCH,
+                                  &o->batch);
+            break;
+        case OPT_SIZE:
+            if (kvshm_parse_size(optarg, "--size", 0, &o->size, &err) !=
+                MPIKVS_OK) {
+                fprintf(stderr, "%s: %s: %s\n", BENCH_PROG, SUB, err.text);
+                bad = -1;
+            }
+            o->size_given = true;
+            break;
+        case OPT_SEED:
+            bad = bench_parse_u64(SUB, "--seed", optarg, 0, UINT64_MAX,
+                                  &o->seed);
+            break;
+        case OPT_JSON:
+            o->json = true;
+            break;
+        case 'h':
+            if (speak)
+                dht_usage(stdout);
+            return 1;
+        default:
+            return bench_bad_option(SUB, c, argv);
+        }
+    }
+    if (bad)
+        return -1;
+    if (bench_no_operands(SUB, argc, argv))
+        return -1;
+    if (!ops_given)
+        o->ops = o->pairs;
+    return 0;
+}
+
+/* Parse on every rank; only rank 0's messages reach stderr. */
+static int parse_quietly(int argc, char **argv, struct dht_opts *o,
+                         bool speak)
+{
+    int saved = -1, rc;
+
+    if (!speak) {
+        fflush(stderr);
+        saved = dup(STDERR_FILENO);
+        int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (saved >= 0 && nul >= 0)
+            dup2(nul, STDERR_FILENO);
+        if (nul >= 0)
+            close(nul);
+    }
+    rc = dht_options(argc, argv, o, speak);
+    if (saved >= 0) {
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+    }
+    return rc;
+}
+
+/* ---- the subcommand ----------------------------------------------------- */
+
+/* Buffers of one chunk; false when memory is short. */
+static bool alloc_chunk(struct ctx *c)
+{
+    size_t b = (size_t)c->o->batch;
+
+    c->cap = b >= CHUNK ? b : b * (CHUNK / b);
+    size_t ng = (c->cap + b - 1) / b;
+    c->rkeys = malloc(c->cap * KEY_LEN);
+    c->wkeys = malloc(c->cap * KEY_LEN);
+    c->rexp = malloc(c->cap * VALUE_LEN);
+    c->rgot = malloc(c->cap * VALUE_LEN);
+    c->wvals = malloc(c->cap * VALUE_LEN);
+    c->status = malloc(c->cap * sizeof *c->status);
+    c->group_nr = malloc(ng * sizeof *c->group_nr);
+    c->group_nw = malloc(ng * sizeof *c->group_nw);
+    return c->rkeys && c->wkeys && c->rexp && c->rgot && c->wvals &&
+           c->status && c->group_nr && c->group_nw;
+}
+
+static void free_chunk(struct ctx *c)
+{
+    free(c->rkeys);
+    free(c->wkeys);
+    free(c->rexp);
+    free(c->rgot);
+    free(c->wvals);
+    free(c->status);
+    free(c->group_nr);
+    free(c->group_nw);
+}
+
+/* Open the cache on every rank, or on none: the first failing rank says
+ * why.  Returns 0 or BENCH_EXIT_FAIL. */
+static int open_cache(struct ctx *c)
+{
+    mpikvs_options_t opt = {
+        .key_size = KEY_LEN,
+        .value_size = VALUE_LEN,
+        .size_per_node = (size_t)c->size_per_node,
+        .mode = c->o->mode,
+    };
+    int rc = mpikvs_open(MPI_COMM_WORLD, &opt, &c->kvs);
+    int mine = rc == MPIKVS_OK ? c->np : c->rank, first;
+
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == c->np)
+        return 0;
+    if (first == c->rank) {
+        const char *more = mpikvs_last_error(NULL);
+        fprintf(stderr, "%s: %s: rank %d: mpikvs_open (%s, %zu-byte keys, "
+                        "%zu-byte values, size_per_node %zu): %s%s%s%s\n",
+                BENCH_PROG, SUB, c->rank, c->o->mode, opt.key_size,
+                opt.value_size, opt.size_per_node, mpikvs_strerror(rc),
+                more && *more ? " (" : "", more && *more ? more : "",
+                more && *more ? ")" : "");
+        fflush(stderr);
+    }
+    /* the library promises no handle on any rank then; if one has one,
+     * it cannot be closed without the others */
+    if (c->kvs) {
+        MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL);
+        exit(BENCH_EXIT_FAIL);
+    }
+    return BENCH_EXIT_FAIL;
+}
+
+int bench_dht_main(int argc, char **argv)
+{
+    struct dht_opts o;
+    struct ctx c = {.o = &o};
+    struct local loc[NPHASES];
+    struct row rows[NPHASES];
+    mpikvs_stats_t snap[NPHASES + 1];
+    int rc, status = 0, ok, all_ok;
+
+    rc = MPI_Init(NULL, NULL);
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "%s: %s: MPI_Init failed (error %d): run it under "
+                        "mpirun or srun\n", BENCH_PROG, SUB, rc);
+        return BENCH_EXIT_FAIL;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c.np);
+
+    rc = parse_quietly(argc, argv, &o, c.rank == 0);
+    if (rc) {
+        MPI_Finalize();
+        return rc > 0 ? 0 : BENCH_EXIT_USAGE;
+    }
+
+    count_nodes(&c);
+    c.size_per_node = o.size_given ? o.size : default_size(&c);
+    if (o.dist == DIST_ZIPF)
+        zipf_init(&c.zipf, ZIPF_N, ZIPF_THETA);
+    ok = alloc_chunk(&c);
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all_ok) {
+        if (!ok)
+            fprintf(stderr, "%s: %s: rank %d: cannot allocate buffers for "
+                            "%zu ops: %s (use a smaller --batch)\n",
+                    BENCH_PROG, SUB, c.rank, c.cap, strerror(ENOMEM));
+        free_chunk(&c);
+        MPI_Finalize();
+        return BENCH_EXIT_FAIL;
+    }
+    if (open_cache(&c)) {
+        free_chunk(&c);
+        MPI_Finalize();
+        return BENCH_EXIT_FAIL;
+    }
+
+    job_stats(&c, &snap[0]);
+    for (int p = 0; p < NPHASES; p++) {
+        run_phase(&c, (enum phase)p, &loc[p]);
+        if (p == PHASE_WRITE) {
+            /* every put of every rank is visible after it */
+            rc = mpikvs_fence(c.kvs);
+            if (rc != MPIKVS_OK)
+                fail(&c, "mpikvs_fence", rc);
+        }
+        job_stats(&c, &snap[p + 1]);
+    }
+    memset(rows, 0, sizeof rows);
+    for (int p = 0; p < NPHASES; p++) {
+        reduce_phase(&c, &loc[p], &rows[p]);
+        stats_diff(&snap[p], &snap[p + 1], &rows[p].st);
+    }
+
+    if (c.rank == 0) {
+        if (o.json)
+            print_json(&c, rows);
+        else
+            print_table(&c, rows);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "%s: %s: cannot write the results: %s\n",
+                    BENCH_PROG, SUB, strerror(errno));
+            status = BENCH_EXIT_FAIL;
+        }
+    }
+    rc = mpikvs_close(&c.kvs);
+    if (rc != MPIKVS_OK)
+        fail(&c, "mpikvs_close", rc);
+    free_chunk(&c);
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,84 @@
+/*
+ * osc.c - can this MPI do what the fine-lock mode asks of it?
+ *
+ * The fine-lock mode takes bucket locks with MPI_Compare_and_swap and
+ * MPI_Fetch_and_op, also on the caller's own rank.  Open MPI's rdma
+ * one-sided component emulates those atomics through the shared-memory
+ * transport and crashes on the own rank; Debian's openmpi-mca-params.conf
+ * excludes the ucx and pt2pt components, so rdma is what a user gets
+ * unless OMPI_MCA_osc says otherwise.  We read the component selection
+ * through the MPI tool interface and refuse the mode with a remedy
+ * instead of crashing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handle.h"
+
+/* Open MPI's "osc" selection ("" when nobody chose, "^ucx,pt2pt" when
+ * Debian did); false if it cannot be read, e.g. another MPI. */
+static bool osc_selection(char *buf, int len)
+{
+    int provided, n, found = -1;
+    bool ok = false;
+
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return false;
+    if (MPI_T_cvar_get_num(&n) == MPI_SUCCESS)
+        for (int i = 0; i < n && found < 0; i++) {
+            char name[256], desc[8];
+            int name_len = sizeof(name), desc_len = sizeof(desc), verbosity,
+                binding, scope;
+            MPI_Datatype type;
+            MPI_T_enum enumtype;
+            if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type,
+                                    &enumtype, desc, &desc_len, &binding,
+                                    &scope) == MPI_SUCCESS &&
+                strcmp(name, "osc") == 0 && type == MPI_CHAR)
+                found = i;
+        }
+    if (found >= 0) {
+        MPI_T_cvar_handle handle;
+        int count;
+        if (MPI_T_cvar_handle_alloc(found, NULL, &handle, &count) ==
+            MPI_SUCCESS) {
+            char *value = calloc(1, (size_t)(count > len ? count : len) + 1);
+            if (value && MPI_T_cvar_read(handle, value) == MPI_SUCCESS) {
+                snprintf(buf, (size_t)len, "%s", value);
+                ok = true;
+            }
+            free(value);
+            MPI_T_cvar_handle_free(&handle);
+        }
+    }
+    MPI_T_finalize();
+    return ok;
+}
+
+/* Whether a component list (MCA syntax) can select ucx or pt2pt. */
+static bool allows_atomics(const char *sel)
+{
+    bool excluding = sel[0] == '^';
+    bool named = strstr(sel, "ucx") || strstr(sel, "pt2pt");
+
+    if (!sel[0])
+        return true;   /* nobody chose: the component's own priorities */
+    return excluding ? !(strstr(sel, "ucx") && strstr(sel, "pt2pt")) : named;
+}
+
+int kvs_check_osc(mpikvs_t *kvs)
+{
+    char sel[256];
+
+    if (kvs->mode != KVSHM_MODE_FINE_LOCK || !osc_selection(sel, sizeof(sel)))
+        return MPIKVS_OK;
+    if (allows_atomics(sel))
+        return MPIKVS_OK;
+    return kvs_fail(kvs, MPIKVS_ERR_MPI,
+                    "the fine-lock mode needs MPI atomics on every rank, "
+                    "which Open MPI's one-sided component selection '%s' "
+                    "cannot give (its rdma component crashes on the own "
+                    "rank): set OMPI_MCA_osc=pt2pt or ucx",
+                    sel);
+}
