@@ -68,6 +68,7 @@ struct mpikvs {
     unsigned char            *batch;       /* buckets of a batch */
     size_t                    batch_len;
 
+    uint32_t                  last_stamp;  /* of my last slot write */
     mpikvs_error_t            err;
 };
 

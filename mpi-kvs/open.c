@@ -190,6 +190,37 @@ static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
     return MPIKVS_OK;
 }
 
+/* Every rank must have asked for the same table: a rank with other sizes
+ * would compute other homes, and a rank in another mode would skip the
+ * locks (or the window) the others wait in. */
+static int agree_on_shape(mpikvs_t *kvs, uint64_t size_per_node)
+{
+    static const char *const what[] = {"key_size", "value_size",
+                                       "slots_per_bucket", "size_per_node",
+                                       "mode"};
+    uint64_t mine[5] = {kvs->key_size, kvs->value_size, kvs->slots,
+                        size_per_node, (uint64_t)kvs->mode};
+    uint64_t lo[5], hi[5];
+
+    if (MPI_Allreduce(mine, lo, 5, MPI_UINT64_T, MPI_MIN, kvs->comm) ||
+        MPI_Allreduce(mine, hi, 5, MPI_UINT64_T, MPI_MAX, kvs->comm))
+        return kvs_fail(kvs, MPIKVS_ERR_MPI,
+                        "MPI_Allreduce of the table's shape failed");
+    for (int i = 0; i < 5; i++)
+        if (lo[i] != hi[i])
+            return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
+                            "the ranks disagree on %s (%llu here, %llu to "
+                            "%llu over the ranks%s): open with the same "
+                            "options and config everywhere",
+                            what[i], (unsigned long long)mine[i],
+                            (unsigned long long)lo[i],
+                            (unsigned long long)hi[i],
+                            i == 4 ? "; 0 lockfree, 1 fine-lock, "
+                                     "2 coarse-lock"
+                                   : "");
+    return MPIKVS_OK;
+}
+
 /* ---- the node's data region ---- */
 
 static void fill_control(mpikvs_t *kvs, struct kvshm_data_control *c,
@@ -439,6 +470,8 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
 
     rc = agree(kvs, resolve(kvs, opt ? opt : &no_options, &env,
                             &size_per_node));
+    if (rc == MPIKVS_OK)
+        rc = agree_on_shape(kvs, size_per_node);
     if (rc == MPIKVS_OK)
         rc = agree(kvs, kvs_nodes(kvs, &env, node, sizeof(node)));
     if (rc == MPIKVS_OK)

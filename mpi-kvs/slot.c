@@ -37,13 +37,36 @@ static inline uint64_t checksum(const mpikvs_t *kvs, const void *kv)
                                 CHECKSUM_SEED);
 }
 
-static uint32_t stamp_now(void)
+/* Write stamps: microseconds of the wall clock, which all nodes share
+ * closely enough to tell old from new, in 32 bits (they wrap every 71
+ * minutes; ages are taken modulo that). */
+static uint32_t clock_us(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-    return (uint32_t)((uint64_t)ts.tv_sec * 1000u +
-                      (uint64_t)ts.tv_nsec / 1000000u);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000000u +
+                      (uint64_t)ts.tv_nsec / 1000u);
+}
+
+/* One writer's stamps strictly grow, even for puts in one microsecond,
+ * so that a full bucket gives up the key this writer wrote longest ago. */
+static uint32_t next_stamp(mpikvs_t *kvs)
+{
+    uint32_t now = clock_us();
+
+    if ((int32_t)(now - kvs->last_stamp) <= 0)
+        now = kvs->last_stamp + 1;
+    kvs->last_stamp = now;
+    return now;
+}
+
+/* How long ago a stamp was written; a stamp "from the future" (another
+ * writer's clock or burst runs ahead) counts as brand new. */
+static uint32_t age(uint32_t now, uint32_t stamp)
+{
+    int32_t d = (int32_t)(now - stamp);
+    return d < 0 ? 0 : (uint32_t)d;
 }
 
 static bool live(uint64_t meta)
@@ -86,9 +109,14 @@ enum slot_found kvs_slot_find(const mpikvs_t *kvs, unsigned char *bucket,
 uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
                          const void *key, enum slot_choice *choice)
 {
-    uint64_t free_slot = UINT64_MAX, oldest = 0;
-    uint32_t oldest_stamp = UINT32_MAX;
-    uint32_t now = stamp_now();
+    uint64_t free_slot = UINT64_MAX, oldest = UINT64_MAX;
+    uint32_t oldest_age = 0;
+    uint32_t now = clock_us();
+
+    /* My own burst of puts may have run the stamps ahead of the clock:
+     * measure ages from the newest of mine, or they would all tie. */
+    if ((int32_t)(kvs->last_stamp - now) > 0)
+        now = kvs->last_stamp;
 
     for (uint64_t i = 0; i < kvs->slots; i++) {
         const unsigned char *slot = bucket + 8 + i * kvs->slot_size;
@@ -104,11 +132,9 @@ uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
             *choice = SLOT_UPDATE;
             return i;
         }
-        /* Age as distance back from now, so that the stamp's wrap
-         * every 49 days does not make the newest look oldest. */
-        uint32_t age = now - (uint32_t)(meta >> 32);
-        if (oldest_stamp == UINT32_MAX || age > now - oldest_stamp) {
-            oldest_stamp = (uint32_t)(meta >> 32);
+        uint32_t a = age(now, (uint32_t)(meta >> 32));
+        if (oldest == UINT64_MAX || a > oldest_age) {
+            oldest_age = a;
             oldest = i;
         }
     }
@@ -120,10 +146,10 @@ uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
     return oldest;
 }
 
-void kvs_slot_image(const mpikvs_t *kvs, const void *key, const void *value,
+void kvs_slot_image(mpikvs_t *kvs, const void *key, const void *value,
                     unsigned char *out)
 {
-    uint64_t meta = KVSHM_SLOT_OCCUPIED | ((uint64_t)stamp_now() << 32);
+    uint64_t meta = KVSHM_SLOT_OCCUPIED | ((uint64_t)next_stamp(kvs) << 32);
     uint64_t sum;
 
     memset(out, 0, kvs->slot_size);

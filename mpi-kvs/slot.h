@@ -45,8 +45,8 @@ uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
 
 /* Build the image of a slot holding key and value (meta with the stamp,
  * checksum) in out (slot_size bytes). */
-void kvs_slot_image(const mpikvs_t *kvs, const void *key, const void *value,
-                unsigned char *out);
+void kvs_slot_image(mpikvs_t *kvs, const void *key, const void *value,
+                    unsigned char *out);
 
 /* Write a slot image into a slot in shared memory, in the order readers
  * rely on: meta, key and value, then the checksum with release. */

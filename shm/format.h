@@ -154,7 +154,7 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
  *   meta (8) | key | value | padding to 8 | checksum (8)
  *
  * meta holds KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID and, in its high 32
- * bits, the write stamp (milliseconds, wrapping) that picks an eviction
+ * bits, the write stamp (microseconds, wrapping) that picks an eviction
  * victim.  checksum is XXH3-64 of key and value, written by every writer
  * and verified by every reader: a slot that does not verify is never a hit.
  */

@@ -1,0 +1,193 @@
+#!/bin/sh
+#
+# run-mpi-tests.sh - run the MPI tests of libmpikvs under mpirun.
+#
+# The matrix: np 1, 2, 3, 4 on one node and np 2, 4 with
+# MPIKVS_VIRTUAL_NODES=2, each in the modes lockfree, fine-lock and
+# coarse-lock, for every test program.  Each run has a hard time limit
+# (MPITEST_TIMEOUT seconds, default 120); a run that times out fails.
+# Prints one line per run, the output of each failed run, and a summary;
+# exits nonzero on any failure, and also when the runs left mpikvs.*
+# files in /dev/shm.
+#
+# Environment: top_builddir (where tests/mpi/ holds the programs; default
+# .), MPIRUN (default mpirun), MPITEST_TIMEOUT, MPITEST_VERBOSE=1 (print
+# the output of every run), MPITEST_KEEP_SHM=1 (keep the mpikvs.* files
+# a run left in /dev/shm; by default they are named, counted as a failure
+# and removed), MPITEST_ONLY="test_basic" (a subset of the
+# programs), MPITEST_MODES, MPITEST_TORTURE_OPS (operations per rank of
+# test_torture in lockfree mode; the lock modes get a tenth, at least
+# 1000), MPITEST_TORTURE_LOCK_OPS (ops per rank of test_torture in the
+# lock modes; overrides the tenth).
+#
+# Open MPI on Debian: /etc/openmpi/openmpi-mca-params.conf excludes osc
+# ucx and pt2pt, and the default osc rdma segfaults on atomics to the own
+# rank, so every run that needs an MPI window (the lock modes, and every
+# run across virtual nodes) gets OMPI_MCA_osc=pt2pt.
+
+LC_ALL=C
+export LC_ALL
+bindir="${top_builddir:-.}/tests/mpi"
+mpirun="${MPIRUN:-mpirun}"
+limit="${MPITEST_TIMEOUT:-120}"
+programs="${MPITEST_ONLY:-test_basic test_torture}"
+modes="${MPITEST_MODES:-lockfree fine-lock coarse-lock}"
+torture_ops="${MPITEST_TORTURE_OPS:-250000}"
+torture_lock_ops="${MPITEST_TORTURE_LOCK_OPS:-$((torture_ops / 10))}"
+[ "$torture_lock_ops" -ge 1000 ] 2>/dev/null || torture_lock_ops=1000
+
+if ! command -v "$mpirun" >/dev/null 2>&1; then
+    echo "FAIL: $mpirun not found" >&2
+    exit 1
+fi
+if ! command -v timeout >/dev/null 2>&1; then
+    echo "FAIL: timeout(1) not found" >&2
+    exit 1
+fi
+for p in $programs; do
+    if [ ! -x "$bindir/$p" ]; then
+        echo "FAIL: $bindir/$p is missing (make check builds it)" >&2
+        exit 1
+    fi
+done
+
+# The runs are plain mpirun jobs: nothing from a surrounding Slurm job or
+# shell may choose their nodes, config or regions.
+for v in $(env | sed -n 's/^\(MPIKVS_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    unset "$v"
+done
+
+if [ "$(id -u)" = 0 ]; then
+    OMPI_ALLOW_RUN_AS_ROOT=1
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+fi
+OMPI_MCA_btl=self,vader,tcp
+export OMPI_MCA_btl
+
+# ldd of a libtool wrapper script says nothing: look at the real binary.
+real="$bindir/test_basic"
+[ -x "$bindir/.libs/test_basic" ] && real="$bindir/.libs/test_basic"
+asan=0
+if ldd "$real" 2>/dev/null | grep -q asan; then
+    asan=1
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+    export ASAN_OPTIONS
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-mpitests.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+# the names of mpikvs regions in /dev/shm, one a line, sorted
+shm_list() {
+    for f in /dev/shm/mpikvs.*; do
+        [ -e "$f" ] && printf '%s\n' "${f#/dev/shm/}"
+    done | sort
+}
+
+shm_list >"$tmp/shm-before"
+cp "$tmp/shm-before" "$tmp/shm-prev"
+
+pass=0
+fail=0
+start=$(date +%s)
+
+# run NP VNODES MODE PROGRAM [ARGS...]
+run() {
+    np=$1 vnodes=$2 mode=$3 prog=$4
+    shift 4
+    set -- "$bindir/$prog" "$mode" "$@"
+    xs="-x OMPI_MCA_btl"
+    unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES
+    if [ "$vnodes" -gt 1 ]; then
+        MPIKVS_VIRTUAL_NODES=$vnodes
+        export MPIKVS_VIRTUAL_NODES
+        xs="$xs -x MPIKVS_VIRTUAL_NODES"
+    fi
+    if [ "$vnodes" -gt 1 ] || [ "$mode" != lockfree ]; then
+        OMPI_MCA_osc=pt2pt
+        export OMPI_MCA_osc
+        xs="$xs -x OMPI_MCA_osc"
+    fi
+    [ "$asan" = 1 ] && xs="$xs -x ASAN_OPTIONS"
+    # the watchdog inside the programs fires before the hard limit, so a
+    # hang names its phase
+    MPITEST_WATCHDOG=$((limit > 20 ? limit - 10 : limit))
+    export MPITEST_WATCHDOG
+    xs="$xs -x MPITEST_WATCHDOG"
+
+    label="np=$np vnodes=$vnodes mode=$mode $prog"
+    t0=$(date +%s)
+    # shellcheck disable=SC2086
+    timeout -k 10 "$limit" "$mpirun" --oversubscribe -np "$np" $xs "$@" \
+        >"$tmp/out" 2>&1 </dev/null
+    rc=$?
+    t1=$(date +%s)
+    if [ "$rc" = 0 ]; then
+        pass=$((pass + 1))
+        echo "PASS $label ($((t1 - t0)) s)"
+        [ "${MPITEST_VERBOSE:-0}" = 1 ] && sed 's/^/    /' "$tmp/out"
+    else
+        fail=$((fail + 1))
+        if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+            echo "FAIL $label (timed out after $limit s, exit $rc)"
+        else
+            echo "FAIL $label (exit $rc, $((t1 - t0)) s)"
+        fi
+        envs="OMPI_MCA_btl=$OMPI_MCA_btl"
+        [ "$vnodes" -gt 1 ] && envs="$envs MPIKVS_VIRTUAL_NODES=$vnodes"
+        [ -n "${OMPI_MCA_osc:-}" ] && envs="$envs OMPI_MCA_osc=$OMPI_MCA_osc"
+        [ "$asan" = 1 ] && envs="$envs ASAN_OPTIONS=$ASAN_OPTIONS"
+        echo "    command: $envs $mpirun --oversubscribe -np $np $xs $*"
+        sed 's/^/    /' "$tmp/out"
+    fi
+    # regions this run left behind (a killed run always does): name them,
+    # count them in the summary, and remove the ones this user owns so
+    # that they do not pile up (MPITEST_KEEP_SHM=1 keeps them)
+    shm_list >"$tmp/shm-now"
+    new=$(comm -13 "$tmp/shm-prev" "$tmp/shm-now")
+    if [ -n "$new" ]; then
+        echo "    left in /dev/shm after this run: $(echo "$new" | tr '\n' ' ')"
+        echo "$new" >>"$tmp/shm-left"
+        if [ "${MPITEST_KEEP_SHM:-0}" != 1 ]; then
+            for f in $new; do
+                [ -O "/dev/shm/$f" ] && rm -f "/dev/shm/$f"
+            done
+            shm_list >"$tmp/shm-now"
+        fi
+    fi
+    mv "$tmp/shm-now" "$tmp/shm-prev"
+}
+
+for vnodes in 1 2; do
+    if [ "$vnodes" = 1 ]; then nps="1 2 3 4"; else nps="2 4"; fi
+    for np in $nps; do
+        for mode in $modes; do
+            for prog in $programs; do
+                case $prog in
+                test_torture)
+                    if [ "$mode" = lockfree ]; then
+                        ops=$torture_ops
+                    else
+                        ops=$torture_lock_ops
+                    fi
+                    run "$np" "$vnodes" "$mode" "$prog" --ops "$ops" ;;
+                *)
+                    run "$np" "$vnodes" "$mode" "$prog" ;;
+                esac
+            done
+        done
+    done
+done
+
+shm_list >"$tmp/shm-after"
+comm -13 "$tmp/shm-before" "$tmp/shm-after" >>"$tmp/shm-left"
+if [ -s "$tmp/shm-left" ]; then
+    fail=$((fail + 1))
+    echo "FAIL the runs left files in /dev/shm: $(sort -u "$tmp/shm-left" | tr '\n' ' ')"
+fi
+
+echo "mpi: total time $(( $(date +%s) - start )) s"
+echo "mpi: $pass passed, $fail failed"
+[ "$fail" = 0 ]
