@@ -13,6 +13,13 @@
 
 #include "slot.h"
 
+/*
+ * Batches go out in chunks of at most BATCH_CHUNK buckets, into a buffer
+ * allocated once at open: it bounds the memory a batch takes, and the
+ * buffer is never moved by realloc, which one-sided transports that cache
+ * memory registrations (UCX) do not always notice.
+ */
+
 struct pending {
     size_t             index;    /* in the caller's arrays */
     struct mpikvs_home home;
@@ -22,18 +29,10 @@ struct pending {
 
 static int batch_room(mpikvs_t *kvs, size_t buckets)
 {
-    size_t need = buckets * kvs->bucket_size;
-    unsigned char *p;
-
-    if (need <= kvs->batch_len)
+    if (buckets * kvs->bucket_size <= kvs->batch_len)
         return MPIKVS_OK;
-    p = realloc(kvs->batch, need);
-    if (!p)
-        return kvs_fail(kvs, -ENOMEM, "out of memory for a batch of %zu "
-                                      "buckets", buckets);
-    kvs->batch = p;
-    kvs->batch_len = need;
-    return MPIKVS_OK;
+    return kvs_fail(kvs, MPIKVS_ERR_INVAL, "a batch chunk of %zu buckets "
+                                           "exceeds the buffer", buckets);
 }
 
 static int check_args(mpikvs_t *kvs, const char *call, size_t n,
@@ -57,26 +56,15 @@ static int get_bucket(mpikvs_t *kvs, const struct mpikvs_home *home,
                              : kvs_mpi_fail(kvs, "MPI_Get in a batch", rc);
 }
 
-static int flush_all(mpikvs_t *kvs)
-{
-    int rc = MPI_Win_flush_all(kvs->win);
-    return rc == MPI_SUCCESS ? MPIKVS_OK
-                             : kvs_mpi_fail(kvs, "MPI_Win_flush_all", rc);
-}
-
-int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys, void *values,
+static int get_chunk(mpikvs_t *kvs, size_t n, const void *keys, void *values,
                      int *status)
 {
     const unsigned char *k = keys;
     unsigned char *v = values;
     struct pending *p = NULL;
     size_t np = 0;
-    int rc;
+    int rc = MPIKVS_OK;
 
-    if (!kvs)
-        return MPIKVS_ERR_INVAL;
-    if ((rc = check_args(kvs, "mpikvs_get_batch", n, keys, values, status)))
-        return rc;
     if (kvs->mode != KVSHM_MODE_LOCKFREE || !kvs->has_win) {
         for (size_t i = 0; i < n; i++) {
             status[i] = kvs_get_one(kvs, k + i * kvs->key_size,
@@ -107,7 +95,7 @@ int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys, void *values,
     }
     /* One flush completes them all, also after an error: nothing may
      * still be writing into the batch buffer when we return. */
-    if (np && flush_all(kvs) != MPIKVS_OK && rc == MPIKVS_OK)
+    if (np && kvs_flush_nodes(kvs) != MPIKVS_OK && rc == MPIKVS_OK)
         rc = MPIKVS_ERR_MPI;
     for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
         size_t i = p[j].index;
@@ -179,7 +167,7 @@ static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
         if (j == 0 || p[j].copy != p[j - 1].copy)
             rc = get_bucket(kvs, &p[j].home,
                             kvs->batch + p[j].copy * kvs->bucket_size);
-    if (flush_all(kvs) != MPIKVS_OK && rc == MPIKVS_OK)
+    if (kvs_flush_nodes(kvs) != MPIKVS_OK && rc == MPIKVS_OK)
         rc = MPIKVS_ERR_MPI;
 
     qsort(p, np, sizeof(*p), by_index);
@@ -211,25 +199,21 @@ static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
         }
     }
     /* The images must have left before they are freed. */
-    if (flush_all(kvs) != MPIKVS_OK && rc == MPIKVS_OK)
+    if (kvs_flush_nodes(kvs) != MPIKVS_OK && rc == MPIKVS_OK)
         rc = MPIKVS_ERR_MPI;
     free(images);
     free(written);
     return rc;
 }
 
-int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
+static int put_chunk(mpikvs_t *kvs, size_t n, const void *keys,
                      const void *values)
 {
     const unsigned char *k = keys, *v = values;
     struct pending *p;
     size_t np = 0;
-    int rc;
+    int rc = MPIKVS_OK;
 
-    if (!kvs)
-        return MPIKVS_ERR_INVAL;
-    if ((rc = check_args(kvs, "mpikvs_put_batch", n, keys, values, values)))
-        return rc;
     if (kvs->mode != KVSHM_MODE_LOCKFREE || !kvs->has_win) {
         for (size_t i = 0; i < n && rc == MPIKVS_OK; i++)
             rc = kvs_put_one(kvs, k + i * kvs->key_size,
@@ -250,5 +234,39 @@ int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
     if (rc == MPIKVS_OK && np)
         rc = put_remote_batch(kvs, p, np, k, v);
     free(p);
+    return rc;
+}
+
+int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys, void *values,
+                     int *status)
+{
+    const unsigned char *k = keys;
+    unsigned char *v = values;
+    int rc;
+
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    if ((rc = check_args(kvs, "mpikvs_get_batch", n, keys, values, status)))
+        return rc;
+    for (size_t at = 0; at < n && rc == MPIKVS_OK; at += BATCH_CHUNK)
+        rc = get_chunk(kvs, n - at < BATCH_CHUNK ? n - at : BATCH_CHUNK,
+                       k + at * kvs->key_size, v + at * kvs->value_size,
+                       status + at);
+    return rc;
+}
+
+int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
+                     const void *values)
+{
+    const unsigned char *k = keys, *v = values;
+    int rc;
+
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    if ((rc = check_args(kvs, "mpikvs_put_batch", n, keys, values, values)))
+        return rc;
+    for (size_t at = 0; at < n && rc == MPIKVS_OK; at += BATCH_CHUNK)
+        rc = put_chunk(kvs, n - at < BATCH_CHUNK ? n - at : BATCH_CHUNK,
+                       k + at * kvs->key_size, v + at * kvs->value_size);
     return rc;
 }

@@ -16,6 +16,7 @@
 #define MPIKVS_CHECKSUM_RETRIES 3      /* reads of a slot before invalidating */
 #define MPIKVS_LOCK_TIMEOUT_MS  30000u /* a bucket lock held longer: stalled */
 #define MPIKVS_EXCL_LOCK        (INT64_C(1) << 32)
+#define BATCH_CHUNK             64u    /* buckets a batch reads at once */
 
 /* Where a key lives. */
 struct mpikvs_home {
@@ -88,6 +89,9 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env,
 
 /* MPIKVS_ERR_MPI, with the remedy, when this MPI cannot run kvs->mode. */
 int kvs_check_osc(mpikvs_t *kvs);
+
+/* Complete every RMA operation this rank has issued on the window. */
+int kvs_flush_nodes(mpikvs_t *kvs);
 
 /* The single operations of each mode (ops.c), and the bucket locks
  * (locks.c). */

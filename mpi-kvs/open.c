@@ -480,7 +480,9 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         kvs->scratch_len = kvs->bucket_size;
         kvs->scratch = malloc(kvs->scratch_len);
         kvs->slot_image = malloc(kvs->slot_size);
-        rc = agree(kvs, kvs->scratch && kvs->slot_image
+        kvs->batch_len = BATCH_CHUNK * kvs->bucket_size;
+        kvs->batch = malloc(kvs->batch_len);
+        rc = agree(kvs, kvs->scratch && kvs->slot_image && kvs->batch
                             ? MPIKVS_OK
                             : kvs_fail(kvs, -ENOMEM, "out of memory"));
     }
@@ -514,11 +516,8 @@ int mpikvs_fence(mpikvs_t *kvs)
     /* Stores to the own node's memory before the barrier are seen by the
      * node's ranks after it. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (kvs->locked_all) {
-        rc = MPI_Win_flush_all(kvs->win);
-        if (rc != MPI_SUCCESS)
-            return kvs_mpi_fail(kvs, "MPI_Win_flush_all", rc);
-    }
+    if (kvs->locked_all && (rc = kvs_flush_nodes(kvs)) != MPIKVS_OK)
+        return rc;
     rc = MPI_Barrier(kvs->comm);
     if (rc != MPI_SUCCESS)
         return kvs_mpi_fail(kvs, "MPI_Barrier in mpikvs_fence", rc);

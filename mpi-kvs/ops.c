@@ -97,6 +97,20 @@ static int put_direct(mpikvs_t *kvs, uint64_t bucket, const void *key,
 
 /* ---- through MPI ---- */
 
+/* Complete every operation on the window: one flush per node's leader
+ * rather than MPI_Win_flush_all, which Open MPI 4.1's ucx component
+ * returned from with gets still outstanding (batches then read stale
+ * buckets; seen in tests/mpi with OMPI_MCA_osc=ucx). */
+int kvs_flush_nodes(mpikvs_t *kvs)
+{
+    for (uint32_t n = 0; n < kvs->nnodes; n++) {
+        int rc = MPI_Win_flush(kvs->leaders[n], kvs->win);
+        if (rc != MPI_SUCCESS)
+            return kvs_mpi_fail(kvs, "MPI_Win_flush", rc);
+    }
+    return MPIKVS_OK;
+}
+
 static int fetch_bucket(mpikvs_t *kvs, int target, uint64_t bucket,
                         unsigned char *into)
 {

@@ -67,12 +67,30 @@ static bool allows_atomics(const char *sel)
     return excluding ? !(strstr(sel, "ucx") && strstr(sel, "pt2pt")) : named;
 }
 
+/* UCX's "self" transport does the own rank's atomics apart from the
+ * other ranks' (measured: lock words went wrong and buckets stayed
+ * locked), so osc ucx needs it excluded. */
+static bool ucx_self_excluded(void)
+{
+    const char *tls = getenv("UCX_TLS");
+
+    if (!tls || !*tls)
+        return false;
+    return tls[0] == '^' ? strstr(tls, "self") != NULL
+                         : strstr(tls, "self") == NULL;
+}
+
 int kvs_check_osc(mpikvs_t *kvs)
 {
     char sel[256];
 
     if (kvs->mode != KVSHM_MODE_FINE_LOCK || !osc_selection(sel, sizeof(sel)))
         return MPIKVS_OK;
+    if (strcmp(sel, "ucx") == 0 && !ucx_self_excluded())
+        return kvs_fail(kvs, MPIKVS_ERR_MPI,
+                        "the fine-lock mode over OMPI_MCA_osc=ucx needs "
+                        "UCX_TLS=^self (UCX's self transport breaks atomics "
+                        "on the own rank), or use OMPI_MCA_osc=pt2pt");
     if (allows_atomics(sel))
         return MPIKVS_OK;
     return kvs_fail(kvs, MPIKVS_ERR_MPI,

@@ -23,7 +23,8 @@
 # Open MPI on Debian: /etc/openmpi/openmpi-mca-params.conf excludes osc
 # ucx and pt2pt, and the default osc rdma segfaults on atomics to the own
 # rank, so every run that needs an MPI window (the lock modes, and every
-# run across virtual nodes) gets OMPI_MCA_osc=pt2pt.
+# run across virtual nodes) gets OMPI_MCA_osc=pt2pt; a last pass runs
+# np=4 on 2 virtual nodes over OMPI_MCA_osc=ucx with UCX_TLS=^self.
 
 LC_ALL=C
 export LC_ALL
@@ -99,16 +100,22 @@ run() {
     shift 4
     set -- "$bindir/$prog" "$mode" "$@"
     xs="-x OMPI_MCA_btl"
-    unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES
+    unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES UCX_TLS
     if [ "$vnodes" -gt 1 ]; then
         MPIKVS_VIRTUAL_NODES=$vnodes
         export MPIKVS_VIRTUAL_NODES
         xs="$xs -x MPIKVS_VIRTUAL_NODES"
     fi
     if [ "$vnodes" -gt 1 ] || [ "$mode" != lockfree ]; then
-        OMPI_MCA_osc=pt2pt
+        OMPI_MCA_osc=$osc
         export OMPI_MCA_osc
         xs="$xs -x OMPI_MCA_osc"
+        if [ "$osc" = ucx ]; then
+            # UCX's self transport breaks atomics on the own rank
+            UCX_TLS='^self'
+            export UCX_TLS
+            xs="$xs -x UCX_TLS"
+        fi
     fi
     [ "$asan" = 1 ] && xs="$xs -x ASAN_OPTIONS"
     # the watchdog inside the programs fires before the hard limit, so a
@@ -117,7 +124,7 @@ run() {
     export MPITEST_WATCHDOG
     xs="$xs -x MPITEST_WATCHDOG"
 
-    label="np=$np vnodes=$vnodes mode=$mode $prog"
+    label="np=$np vnodes=$vnodes mode=$mode osc=$osc $prog"
     t0=$(date +%s)
     # shellcheck disable=SC2086
     timeout -k 10 "$limit" "$mpirun" --oversubscribe -np "$np" $xs "$@" \
@@ -138,6 +145,7 @@ run() {
         envs="OMPI_MCA_btl=$OMPI_MCA_btl"
         [ "$vnodes" -gt 1 ] && envs="$envs MPIKVS_VIRTUAL_NODES=$vnodes"
         [ -n "${OMPI_MCA_osc:-}" ] && envs="$envs OMPI_MCA_osc=$OMPI_MCA_osc"
+        [ -n "${UCX_TLS:-}" ] && envs="$envs UCX_TLS='$UCX_TLS'"
         [ "$asan" = 1 ] && envs="$envs ASAN_OPTIONS=$ASAN_OPTIONS"
         echo "    command: $envs $mpirun --oversubscribe -np $np $xs $*"
         sed 's/^/    /' "$tmp/out"
@@ -160,6 +168,7 @@ run() {
     mv "$tmp/shm-now" "$tmp/shm-prev"
 }
 
+osc=pt2pt
 for vnodes in 1 2; do
     if [ "$vnodes" = 1 ]; then nps="1 2 3 4"; else nps="2 4"; fi
     for np in $nps; do
@@ -178,6 +187,21 @@ for vnodes in 1 2; do
                 esac
             done
         done
+    done
+done
+
+# The other one-sided component Open MPI offers, across virtual nodes.
+osc=ucx
+for mode in $modes; do
+    for prog in $programs; do
+        case $prog in
+        test_torture)
+            if [ "$mode" = lockfree ]; then ops=$torture_ops
+            else ops=$torture_lock_ops; fi
+            run 4 2 "$mode" "$prog" --ops "$ops" ;;
+        *)
+            run 4 2 "$mode" "$prog" ;;
+        esac
     done
 done
 
