@@ -84,8 +84,8 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const void *keys, void *values,
     for (size_t i = 0; i < n && rc == MPIKVS_OK; i++) {
         struct mpikvs_home home = kvs_home(kvs, k + i * kvs->key_size);
         if (home.node == kvs->node) {
-            status[i] = kvs_get_one(kvs, k + i * kvs->key_size,
-                                    v + i * kvs->value_size);
+            status[i] = kvs_get_at(kvs, home, k + i * kvs->key_size,
+                                   v + i * kvs->value_size);
             rc = status[i] < 0 ? status[i] : MPIKVS_OK;
             continue;
         }
@@ -107,8 +107,8 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const void *keys, void *values,
         if (f == SLOT_TORN) {
             /* The single path retries, and invalidates if it must. */
             KVS_COUNT(kvs, checksum_retries, 1);
-            status[i] = kvs_get_one(kvs, k + i * kvs->key_size,
-                                    v + i * kvs->value_size);
+            status[i] = kvs_get_at(kvs, p[j].home, k + i * kvs->key_size,
+                                   v + i * kvs->value_size);
             rc = status[i] < 0 ? status[i] : MPIKVS_OK;
             continue;
         }
@@ -226,8 +226,8 @@ static int put_chunk(mpikvs_t *kvs, size_t n, const void *keys,
     for (size_t i = 0; i < n && rc == MPIKVS_OK; i++) {
         struct mpikvs_home home = kvs_home(kvs, k + i * kvs->key_size);
         if (home.node == kvs->node)
-            rc = kvs_put_one(kvs, k + i * kvs->key_size,
-                             v + i * kvs->value_size);
+            rc = kvs_put_at(kvs, home, k + i * kvs->key_size,
+                            v + i * kvs->value_size);
         else
             p[np++] = (struct pending){.index = i, .home = home};
     }

@@ -63,8 +63,7 @@ struct mpikvs {
     bool                      locked_all;
 
     /* scratch for remote buckets and slot images */
-    unsigned char            *scratch;
-    size_t                    scratch_len;
+    unsigned char            *scratch;     /* one bucket */
     unsigned char            *slot_image;
     unsigned char            *batch;       /* buckets of a batch */
     size_t                    batch_len;
@@ -97,6 +96,11 @@ int kvs_flush_nodes(mpikvs_t *kvs);
  * (locks.c). */
 struct mpikvs_home kvs_home(const mpikvs_t *kvs, const void *key);
 int kvs_get_one(mpikvs_t *kvs, const void *key, void *value);
+/* The same for a key whose home the caller has already worked out. */
+int kvs_get_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
+               void *value);
+int kvs_put_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
+               const void *value);
 void kvs_count_get(mpikvs_t *kvs, int rc);
 void kvs_count_choice(mpikvs_t *kvs, int choice);
 int kvs_put_one(mpikvs_t *kvs, const void *key, const void *value);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errors_internal.h"
 #include "handle.h"
 #include "round.h"
 
@@ -23,13 +24,11 @@ static _Thread_local mpikvs_error_t open_error;
 
 int kvs_fail(mpikvs_t *kvs, int code, const char *fmt, ...)
 {
-    mpikvs_error_t *e = kvs ? &kvs->err : &open_error;
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(e->text, sizeof(e->text), fmt, ap);
+    kvshm_vfail(kvs ? &kvs->err : &open_error, code, fmt, ap);
     va_end(ap);
-    e->code = code;
     return code;
 }
 
@@ -477,8 +476,7 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     if (rc == MPIKVS_OK)
         rc = agree(kvs, open_region(kvs, &env, node));
     if (rc == MPIKVS_OK) {
-        kvs->scratch_len = kvs->bucket_size;
-        kvs->scratch = malloc(kvs->scratch_len);
+        kvs->scratch = malloc(kvs->bucket_size);
         kvs->slot_image = malloc(kvs->slot_size);
         kvs->batch_len = BATCH_CHUNK * kvs->bucket_size;
         kvs->batch = malloc(kvs->batch_len);

@@ -252,6 +252,12 @@ static int unlock(mpikvs_t *kvs, int target, uint64_t bucket, bool exclusive)
 int kvs_get_one(mpikvs_t *kvs, const void *key, void *value)
 {
     struct mpikvs_home home = kvs_home(kvs, key);
+    return kvs_get_at(kvs, home, key, value);
+}
+
+int kvs_get_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
+               void *value)
+{
     int target, rc, rc2;
 
     if (direct(kvs, &home))
@@ -282,6 +288,12 @@ void kvs_count_get(mpikvs_t *kvs, int rc)
 int kvs_put_one(mpikvs_t *kvs, const void *key, const void *value)
 {
     struct mpikvs_home home = kvs_home(kvs, key);
+    return kvs_put_at(kvs, home, key, value);
+}
+
+int kvs_put_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
+               const void *value)
+{
     int target, rc, rc2;
 
     if (direct(kvs, &home))

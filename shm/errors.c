@@ -46,15 +46,22 @@ const char *mpikvs_strerror(int rc)
     return "unknown mpikvs return code";
 }
 
-int kvshm_fail(mpikvs_error_t *err, int code, const char *fmt, ...)
+int kvshm_vfail(mpikvs_error_t *err, int code, const char *fmt, va_list ap)
 {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(err->text, sizeof(err->text), fmt, ap);
-        va_end(ap);
         err->code = code;
     }
+    return code;
+}
+
+int kvshm_fail(mpikvs_error_t *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    kvshm_vfail(err, code, fmt, ap);
+    va_end(ap);
     return code;
 }
 

@@ -160,7 +160,7 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
  */
 #define KVSHM_SLOT_OCCUPIED  UINT64_C(1)
 #define KVSHM_SLOT_INVALID   UINT64_C(2)
-#define KVSHM_TABLE_TAG_MAX  17u
+#define KVSHM_TABLE_TAG_MAX  17u     /* = KVSHM_TABLE_NAME_MAX of job_config.h */
 
 struct kvshm_data_control {
     uint64_t key_size;

@@ -16,11 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
 #include "layout.h"
 #include "mpikvs_errors.h"
 
 #define KVSHM_CONFIG_VERSION      1
-#define KVSHM_TABLE_NAME_MAX      17u     /* terminator included */
+/* terminator included; the data region's header keeps the name */
+#define KVSHM_TABLE_NAME_MAX      KVSHM_TABLE_TAG_MAX
 #define KVSHM_SLOTS_DEFAULT       4u
 #define KVSHM_SLOTS_MAX           64u
 #define KVSHM_CONFIG_MAX_BYTES    (1u << 20)
