@@ -13,7 +13,8 @@ top=$(pwd)
 
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libopenmpi-dev openmpi-bin libslurm-dev libjansson-dev
-          libxxhash-dev check groff-base"
+          libxxhash-dev check groff-base slurmctld slurmd slurm-client
+          munge"
 
 say() { printf 'quickstart: %s\n' "$*"; }
 
@@ -57,8 +58,10 @@ summary() {
     pass=$(sed -n 's/^# PASS: *//p' "$log" 2>/dev/null | head -n1)
     fail=$(sed -n 's/^# FAIL: *//p' "$log" 2>/dev/null | head -n1)
     err=$(sed -n 's/^# ERROR: *//p' "$log" 2>/dev/null | head -n1)
+    skip=$(sed -n 's/^# SKIP: *//p' "$log" 2>/dev/null | head -n1)
     grep -h '^[0-9]*%: Checks:' "$1"/tests/*.log 2>/dev/null || true
-    echo "$2: ${pass:-0} passed, $(( ${fail:-0} + ${err:-0} )) failed"
+    grep -h '^SKIP: \|^run-slurm-tests: ' "$1"/tests/*/*.log 2>/dev/null || true
+    echo "$2: ${pass:-0} passed, $(( ${fail:-0} + ${err:-0} )) failed, ${skip:-0} skipped"
 }
 
 check_in() {

@@ -4,6 +4,8 @@
 #   Find <slurm/spank.h>, in PREFIX/include with --with-slurm=PREFIX, else
 #   in the system include path.  Sets SLURM_CPPFLAGS.  The SPANK plugin is
 #   built against these headers and loads only into that Slurm release.
+#   --with-spank-dir=DIR says where spank_mpikvs.so goes (spankdir;
+#   default LIBDIR/slurm).
 AC_DEFUN([MPIKVS_CHECK_SLURM], [
   AC_ARG_WITH([slurm],
     [AS_HELP_STRING([--with-slurm=PREFIX], [Slurm installation prefix (headers in PREFIX/include)])],
@@ -20,4 +22,8 @@ AC_DEFUN([MPIKVS_CHECK_SLURM], [
        [AC_MSG_ERROR([slurm/spank.h not found under $with_slurm/include; check --with-slurm=$with_slurm])])])
   CPPFLAGS=$mpikvs_save_CPPFLAGS
   AC_SUBST([SLURM_CPPFLAGS])
+  AC_ARG_WITH([spank-dir],
+    [AS_HELP_STRING([--with-spank-dir=DIR], [where to install spank_mpikvs.so (default LIBDIR/slurm)])],
+    [spankdir=$withval], [spankdir='${libdir}/slurm'])
+  AC_SUBST([spankdir])
 ])

@@ -19,7 +19,8 @@ man_MANS += \
 	man/mpikvs_round_key.3 \
 	man/mpikvs_stats.3 \
 	man/mpikvs_strerror.3 \
-	man/mpikvs_value_size.3
+	man/mpikvs_value_size.3 \
+	man/spank_mpikvs.8
 # End of man_MANS
 
 EXTRA_DIST += \
@@ -40,7 +41,8 @@ EXTRA_DIST += \
 	man/mpikvs_round_key.3.in \
 	man/mpikvs_stats.3.in \
 	man/mpikvs_strerror.3.in \
-	man/mpikvs_value_size.3.in
+	man/mpikvs_value_size.3.in \
+	man/spank_mpikvs.8.in
 # End of EXTRA_DIST (man)
 
 CLEANFILES += $(man_MANS)

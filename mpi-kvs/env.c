@@ -1,14 +1,14 @@
 /*
  * env.c - the environment libmpikvs reads, in one place.
  *
- * The SPANK plugin (spank_mpikvs(8)) exports these to every task of a
- * step; without it, MPIKVS_CONFIG and MPIKVS_VIRTUAL_NODES are the ones a
- * user sets by hand.
+ * The SPANK plugin (spank_mpikvs(8)) exports MPIKVS_LAYOUT to every task
+ * of a step; the job layout region it names carries everything else.
+ * Without the plugin, MPIKVS_CONFIG, MPIKVS_SHM_DIR and
+ * MPIKVS_VIRTUAL_NODES are the ones a user sets by hand.
  */
 #include <stdlib.h>
 
 #include "handle.h"
-#include "size.h"
 
 static const char *nonempty(const char *name)
 {
@@ -21,12 +21,8 @@ void kvs_env_read(struct mpikvs_env *env)
     const char *v;
 
     env->shm_dir = nonempty("MPIKVS_SHM_DIR");
-    env->job_id = nonempty("MPIKVS_JOB_ID");
-    env->node_name = nonempty("MPIKVS_NODE_NAME");
+    env->layout = nonempty("MPIKVS_LAYOUT");
     env->config = nonempty("MPIKVS_CONFIG");
-    env->dht_size = 0;
-    if ((v = nonempty("MPIKVS_DHT_SIZE")))
-        kvshm_parse_size(v, "MPIKVS_DHT_SIZE", 1, &env->dht_size, NULL);
     env->virtual_nodes = 0;
     if ((v = nonempty("MPIKVS_VIRTUAL_NODES"))) {
         char *end;

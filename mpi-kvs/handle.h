@@ -8,7 +8,9 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "data_region.h"
 #include "job_config.h"
+#include "job_layout.h"
 #include "mpikvs.h"
 #include "region.h"
 
@@ -24,13 +26,11 @@ struct mpikvs_home {
     uint64_t bucket;
 };
 
-/* The environment of a job step (the SPANK plugin's), read in one place. */
+/* The environment libmpikvs reads, in one place (env.c). */
 struct mpikvs_env {
     const char *shm_dir;        /* MPIKVS_SHM_DIR, or NULL */
-    const char *job_id;         /* MPIKVS_JOB_ID: regions made by the plugin */
-    const char *node_name;      /* MPIKVS_NODE_NAME */
+    const char *layout;         /* MPIKVS_LAYOUT: the SPANK plugin's */
     const char *config;         /* MPIKVS_CONFIG */
-    uint64_t    dht_size;       /* MPIKVS_DHT_SIZE, 0 if unset */
     unsigned    virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, 0 if unset */
 };
 
@@ -47,6 +47,7 @@ struct mpikvs {
     uint64_t                  slots, slot_size, bucket_size, nbuckets;
     uint64_t                  buckets_offset;
     struct kvshm_config      *config;      /* NULL without one */
+    struct kvshm_job_layout  *layout;      /* the plugin's, or NULL */
     const struct kvshm_table_config *table;
 
     /* this node's data region */

@@ -5,7 +5,8 @@
  * MPIKVS_VIRTUAL_NODES=N, N blocks of consecutive ranks that act as nodes
  * so that the remote path can be tested on one machine.  A node's leader
  * is its lowest rank: it creates the node's region and exposes it in the
- * window.
+ * window.  Under the SPANK plugin the node's name is Slurm's, from the
+ * job layout.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +30,56 @@ static void short_hostname(char *buf, size_t len)
     snprintf(buf, len, "%.40s", host);
 }
 
+/* Ranks of the leaders in node order.  Under the plugin the nodes are
+ * ordered by name, so that every step of a job on the same nodes gives a
+ * key the same home however its ranks are placed; otherwise by rank. */
+static int order_leaders(mpikvs_t *kvs, const char *my_node)
+{
+    int rc, is_leader = kvs->local_rank == 0, *all;
+    char (*names)[KVSHM_NODE_MAX] = NULL;
+
+    all = malloc(sizeof(int) * (size_t)kvs->size);
+    if (kvs->layout)
+        names = calloc((size_t)kvs->size, KVSHM_NODE_MAX);
+    if (!all || (kvs->layout && !names)) {
+        free(all);
+        free(names);
+        return kvs_fail(kvs, -ENOMEM, "out of memory grouping ranks");
+    }
+    rc = MPI_Allgather(&is_leader, 1, MPI_INT, all, 1, MPI_INT, kvs->comm);
+    if (rc == MPI_SUCCESS && names) {
+        char mine[KVSHM_NODE_MAX] = "";
+        snprintf(mine, sizeof(mine), "%s", my_node);
+        rc = MPI_Allgather(mine, KVSHM_NODE_MAX, MPI_CHAR, names,
+                           KVSHM_NODE_MAX, MPI_CHAR, kvs->comm);
+    }
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        free(names);
+        return kvs_mpi_fail(kvs, "MPI_Allgather of node leaders", rc);
+    }
+    kvs->nnodes = 0;
+    for (int r = 0; r < kvs->size; r++) {
+        if (!all[r])
+            continue;
+        /* insertion by name; the node count is small */
+        uint32_t at = kvs->nnodes++;
+        while (names && at > 0 &&
+               strcmp(names[kvs->leaders[at - 1]], names[r]) > 0) {
+            kvs->leaders[at] = kvs->leaders[at - 1];
+            at--;
+        }
+        kvs->leaders[at] = r;
+    }
+    free(all);
+    free(names);
+    return MPIKVS_OK;
+}
+
 int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
               size_t len)
 {
-    int rc, color, is_leader, *all = NULL;
+    int rc, color;
     char host[64];
 
     if (env->virtual_nodes == UINT32_MAX ||
@@ -53,25 +100,16 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
     MPI_Comm_rank(kvs->node_comm, &kvs->local_rank);
     MPI_Comm_size(kvs->node_comm, &kvs->local_size);
 
-    /* Node numbers follow the leaders' ranks: every rank computes the
-     * same numbering from one allgather of "am I a leader". */
-    is_leader = kvs->local_rank == 0;
-    all = malloc(sizeof(int) * (size_t)kvs->size);
+    if (kvs->layout)   /* Slurm's node name: the plugin named regions so */
+        snprintf(host, sizeof(host), "%s", kvs->layout->node);
+    else
+        short_hostname(host, sizeof(host));
+
     kvs->leaders = malloc(sizeof(int) * (size_t)kvs->size);
-    if (!all || !kvs->leaders) {
-        free(all);
+    if (!kvs->leaders)
         return kvs_fail(kvs, -ENOMEM, "out of memory grouping ranks");
-    }
-    rc = MPI_Allgather(&is_leader, 1, MPI_INT, all, 1, MPI_INT, kvs->comm);
-    if (rc != MPI_SUCCESS) {
-        free(all);
-        return kvs_mpi_fail(kvs, "MPI_Allgather of node leaders", rc);
-    }
-    kvs->nnodes = 0;
-    for (int r = 0; r < kvs->size; r++)
-        if (all[r])
-            kvs->leaders[kvs->nnodes++] = r;
-    free(all);
+    if ((rc = order_leaders(kvs, host)) != MPIKVS_OK)
+        return rc;
     /* My node is the one whose leader my node's rank 0 is. */
     int my_leader = kvs->rank;
     rc = MPI_Bcast(&my_leader, 1, MPI_INT, 0, kvs->node_comm);
@@ -81,10 +119,6 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
         if (kvs->leaders[n] == my_leader)
             kvs->node = n;
 
-    if (env->node_name && !env->virtual_nodes)
-        snprintf(host, sizeof(host), "%.40s", env->node_name);
-    else
-        short_hostname(host, sizeof(host));
     if (env->virtual_nodes)
         snprintf(node_name, len, "%s-v%u", host, kvs->node);
     else

@@ -92,15 +92,22 @@ static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
                     "coarse-lock", s);
 }
 
+/* The config: the options', else MPIKVS_CONFIG, else the one the plugin
+ * validated at submit time and put in the job layout. */
 static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
                        const struct mpikvs_env *env)
 {
     const char *path = opt->config ? opt->config : env->config;
+    const char *text = kvs->layout ? kvs->layout->config_text : NULL;
     struct kvshm_diag diag;
+    int rc;
 
-    if (!path)
+    if (!path && !text)
         return MPIKVS_OK;
-    if (kvshm_config_load(path, &kvs->config, &diag) != MPIKVS_OK) {
+    rc = path ? kvshm_config_load(path, &kvs->config, &diag)
+              : kvshm_config_parse(text, strlen(text), "the job's config",
+                                   &kvs->config, &diag);
+    if (rc != MPIKVS_OK) {
         kvs_fail(kvs, MPIKVS_ERR_CONFIG, "%s%s",
                  diag.text ? diag.text : "cannot load the config",
                  diag.count > 1 ? "(see mpikvs-config check)" : "");
@@ -114,15 +121,6 @@ static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
                             path, opt->table);
     } else {
         kvs->table = &kvs->config->tables[0];
-    }
-    /* the table's share of the node, when the node's size is known */
-    if (env->dht_size &&
-        kvshm_config_resolve(kvs->config, env->dht_size, &diag) !=
-            MPIKVS_OK) {
-        kvs_fail(kvs, MPIKVS_ERR_CONFIG, "%s",
-                 diag.text ? diag.text : "the config does not fit");
-        kvshm_diag_free(&diag);
-        return MPIKVS_ERR_CONFIG;
     }
     return MPIKVS_OK;
 }
@@ -145,10 +143,18 @@ static int pick_size(mpikvs_t *kvs, const char *what, size_t option,
     return MPIKVS_OK;
 }
 
+static struct kvshm_data_shape kvs_shape(const mpikvs_t *kvs)
+{
+    struct kvshm_data_shape s = {kvs->key_size, kvs->value_size, kvs->slots,
+                                 (uint32_t)kvs->mode};
+    return s;
+}
+
 static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
                    const struct mpikvs_env *env, uint64_t *size_per_node)
 {
     const struct kvshm_table_config *t;
+    struct kvshm_data_shape shape;
     int rc = load_config(kvs, opt, env);
 
     if (rc != MPIKVS_OK)
@@ -170,12 +176,11 @@ static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
                         "slots_per_bucket %llu is out of range 1..%u",
                         (unsigned long long)kvs->slots, KVSHM_SLOTS_MAX);
     *size_per_node = opt->size_per_node  ? opt->size_per_node
-                     : t && t->bytes      ? t->bytes
                      : t && t->size.bytes ? t->size.bytes
-                     : env->dht_size      ? env->dht_size
                                           : MPIKVS_DEFAULT_SIZE;
-    kvs->slot_size = 8 + kvshm_align8(kvs->key_size + kvs->value_size) + 8;
-    kvs->bucket_size = 8 + kvs->slots * kvs->slot_size;
+    shape = kvs_shape(kvs);
+    kvs->slot_size = kvshm_slot_size(&shape);
+    kvs->bucket_size = kvshm_bucket_size(&shape);
     kvs->nbuckets = *size_per_node / kvs->bucket_size;
     if (kvs->nbuckets == 0)
         return kvs_fail(kvs, MPIKVS_ERR_TOOSMALL,
@@ -222,64 +227,57 @@ static int agree_on_shape(mpikvs_t *kvs, uint64_t size_per_node)
 
 /* ---- the node's data region ---- */
 
-static void fill_control(mpikvs_t *kvs, struct kvshm_data_control *c,
-                         uint64_t max_ranks, uint64_t stats_offset)
+struct new_region {
+    mpikvs_t   *kvs;
+    const char *table;
+};
+
+/* Lay out a region this library makes, before it has a name. */
+static int fill_new_region(void *base, uint64_t size, void *arg,
+                           mpikvs_error_t *err)
 {
-    c->key_size = kvs->key_size;
-    c->value_size = kvs->value_size;
-    c->slots_per_bucket = kvs->slots;
-    c->slot_size = kvs->slot_size;
-    c->bucket_size = kvs->bucket_size;
-    c->nbuckets = kvs->nbuckets;
-    c->buckets_offset = kvs->buckets_offset;
-    c->stats_offset = stats_offset;
-    c->max_ranks = max_ranks;
-    c->mode = (uint32_t)kvs->mode;
-    c->nnodes = kvs->nnodes;
-    c->node_index = kvs->node;
-    snprintf(c->table, sizeof(c->table), "%s",
-             kvs->table ? kvs->table->name : "kvs");
+    const struct new_region *n = arg;
+    struct kvshm_data_shape shape = kvs_shape(n->kvs);
+
+    return kvshm_data_init((struct kvshm_data_control *)(
+                               (char *)base + KVSHM_DATA_CONTROL_OFFSET),
+                           size, (uint64_t)n->kvs->local_size, &shape,
+                           n->table, err);
 }
 
 static int create_region(mpikvs_t *kvs, const char *job, const char *node,
                          const char *tag)
 {
-    uint64_t stats_offset = KVSHM_DATA_CONTROL_OFFSET +
-                            sizeof(struct kvshm_data_control);
-    uint64_t stats_len = (uint64_t)kvs->local_size *
-                         sizeof(struct kvshm_rank_stats);
+    struct new_region arg = {kvs, kvs->table ? kvs->table->name : "kvs"};
     struct kvshm_region_spec spec = {
         .dir = kvs->shm_dir[0] ? kvs->shm_dir : NULL,
         .job = job, .node = node, .tag = tag,
         .kind = KVSHM_KIND_DATA,
         .uid = KVSHM_ANY_UID, .gid = (gid_t)-1,
         .step = KVSHM_NO_STEP,
+        .fill = fill_new_region, .fill_arg = &arg,
     };
     mpikvs_error_t err;
     int rc;
 
-    /* Buckets start on a page: a bucket never straddles more pages than
-     * it must. */
-    kvs->buckets_offset = (stats_offset + stats_len + 4095) & ~UINT64_C(4095);
-    spec.size = kvs->buckets_offset + kvs->nbuckets * kvs->bucket_size;
+    spec.size = kvshm_data_buckets_offset((uint64_t)kvs->local_size) +
+                kvs->nbuckets * kvs->bucket_size;
     rc = kvshm_region_create(&spec, &kvs->region, &err);
     if (rc != MPIKVS_OK)
         return kvs_fail(kvs, rc, "%s", err.text);
     kvs->created = true;
-    fill_control(kvs, (struct kvshm_data_control *)(
-                          (char *)kvs->region->base +
-                          KVSHM_DATA_CONTROL_OFFSET),
-                 (uint64_t)kvs->local_size, stats_offset);
     return MPIKVS_OK;
 }
 
-/* A region another process made (the leader, or the plugin): it must be
- * laid out exactly as this rank computed. */
+/* A region another process made (the leader, or the plugin): its buckets
+ * must have this rank's shape.  The first opener of a region the plugin
+ * made without a config lays them out. */
 static int attach_region(mpikvs_t *kvs)
 {
     struct kvshm_open_opts oo = {.kind = KVSHM_KIND_DATA, .writable = true,
                                  .expect_uid = geteuid()};
-    const struct kvshm_data_control *c;
+    struct kvshm_data_shape shape = kvs_shape(kvs);
+    struct kvshm_data_control *c;
     mpikvs_error_t err;
     int rc;
 
@@ -287,29 +285,21 @@ static int attach_region(mpikvs_t *kvs)
                            kvs->region_name, &oo, &kvs->region, &err);
     if (rc != MPIKVS_OK)
         return kvs_fail(kvs, rc, "%s", err.text);
-    c = (const struct kvshm_data_control *)((const char *)kvs->region->base +
-                                            KVSHM_DATA_CONTROL_OFFSET);
-    if (c->key_size != kvs->key_size || c->value_size != kvs->value_size ||
-        c->slots_per_bucket != kvs->slots ||
-        c->bucket_size != kvs->bucket_size)
-        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
-                        "region %s holds %llu-byte keys, %llu-byte values "
-                        "in buckets of %llu slots; this rank asked for %zu, "
-                        "%zu and %llu",
-                        kvs->region_name, (unsigned long long)c->key_size,
-                        (unsigned long long)c->value_size,
-                        (unsigned long long)c->slots_per_bucket,
-                        kvs->key_size, kvs->value_size,
-                        (unsigned long long)kvs->slots);
+    c = (struct kvshm_data_control *)((char *)kvs->region->base +
+                                      KVSHM_DATA_CONTROL_OFFSET);
+    rc = kvshm_data_format(c, kvs->region->size, &shape, kvs->region_name,
+                           &err);
+    if (rc != MPIKVS_OK)
+        return kvs_fail(kvs, rc, "%s", err.text);
     if ((uint64_t)kvs->local_rank >= c->max_ranks ||
         c->buckets_offset + c->nbuckets * c->bucket_size >
             kvs->region->size)
         return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
-                        "region %s has stats for %llu ranks and %llu "
+                        "region %s has counters for %llu ranks and %llu "
                         "buckets; this node has %d ranks",
                         kvs->region_name, (unsigned long long)c->max_ranks,
                         (unsigned long long)c->nbuckets, kvs->local_size);
-    /* The region's shape wins over the size this rank computed. */
+    /* The region's size wins over the size this rank computed. */
     kvs->nbuckets = c->nbuckets;
     kvs->buckets_offset = c->buckets_offset;
     return MPIKVS_OK;
@@ -318,12 +308,37 @@ static int attach_region(mpikvs_t *kvs)
 static void point_into_region(mpikvs_t *kvs)
 {
     char *base = kvs->region->base;
-    const struct kvshm_data_control *c =
-        (const struct kvshm_data_control *)(base + KVSHM_DATA_CONTROL_OFFSET);
+    struct kvshm_data_control *c =
+        (struct kvshm_data_control *)(base + KVSHM_DATA_CONTROL_OFFSET);
 
     kvs->buckets = (unsigned char *)base + kvs->buckets_offset;
     kvs->stats = (struct kvshm_rank_stats *)(base + c->stats_offset) +
                  kvs->local_rank;
+    if (kvs->local_rank == 0) {   /* for the tools: how the job sees it */
+        c->nnodes = kvs->nnodes;
+        c->node_index = kvs->node;
+    }
+}
+
+/* The table's data region tag: the layout's, or "<table>-data". */
+static int data_tag(mpikvs_t *kvs, char *tag, size_t len)
+{
+    const char *table = kvs->table ? kvs->table->name : "kvs";
+
+    if (!kvs->layout) {
+        snprintf(tag, len, "%s-data", table);
+        return MPIKVS_OK;
+    }
+    for (size_t i = 0; i < kvs->layout->ntables; i++)
+        if (strcmp(kvs->layout->tables[i].name, table) == 0) {
+            snprintf(tag, len, "%s", kvs->layout->tables[i].data_tag);
+            return MPIKVS_OK;
+        }
+    return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
+                    "the job has no table '%s' on node %s (the plugin made "
+                    "the tables of --dht-config, or one table 'kvs' "
+                    "without it)",
+                    table, kvs->layout->node);
 }
 
 static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
@@ -334,17 +349,23 @@ static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
     int rc = MPIKVS_OK;
 
     /* A job id everyone shares: the plugin's, or one rank 0 makes. */
-    if (env->job_id)
-        snprintf(job, sizeof(job), "%s", env->job_id);
+    if (kvs->layout)
+        snprintf(job, sizeof(job), "%s", kvs->layout->job);
     else if (kvs->rank == 0)
         kvshm_unique_id(job, sizeof(job));
-    if (!env->job_id &&
+    if (!kvs->layout &&
         MPI_Bcast(job, sizeof(job), MPI_CHAR, 0, kvs->comm) != MPI_SUCCESS)
         return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast of the job id");
-    snprintf(tag, sizeof(tag), "%s-data", kvs->table ? kvs->table->name
-                                                     : "kvs");
-    snprintf(kvs->shm_dir, sizeof(kvs->shm_dir), "%s",
-             env->shm_dir ? env->shm_dir : "");
+    if ((rc = data_tag(kvs, tag, sizeof(tag))) != MPIKVS_OK)
+        return rc;
+    if (kvs->layout) {
+        const char *slash = strrchr(env->layout, '/');
+        snprintf(kvs->shm_dir, sizeof(kvs->shm_dir), "%.*s",
+                 (int)(slash - env->layout), env->layout);
+    } else {
+        snprintf(kvs->shm_dir, sizeof(kvs->shm_dir), "%s",
+                 env->shm_dir ? env->shm_dir : "");
+    }
     rc = kvshm_region_name(kvs->region_name, sizeof(kvs->region_name), job,
                            node, tag, &err);
     if (rc != MPIKVS_OK)
@@ -353,7 +374,7 @@ static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
     /* The leader makes the node's region (unless the plugin did), then
      * the others open it. */
     if (kvs->local_rank == 0)
-        rc = env->job_id ? attach_region(kvs)
+        rc = kvs->layout ? attach_region(kvs)
                          : create_region(kvs, job, node, tag);
     if (MPI_Bcast(&rc, 1, MPI_INT, 0, kvs->node_comm) != MPI_SUCCESS)
         return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast in the node");
@@ -365,6 +386,43 @@ static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
     if (rc == MPIKVS_OK)
         point_into_region(kvs);
     return rc;
+}
+
+/* The plugin's job layout, when this is a step it set up. */
+static int open_layout(mpikvs_t *kvs, const struct mpikvs_env *env)
+{
+    mpikvs_error_t err;
+    int rc;
+
+    if (!env->layout)
+        return MPIKVS_OK;
+    if (env->virtual_nodes)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "MPIKVS_VIRTUAL_NODES cannot be used in a step that "
+                        "spank_mpikvs set up (MPIKVS_LAYOUT=%s): the nodes "
+                        "are real there",
+                        env->layout);
+    rc = kvshm_job_layout_open(env->layout, &kvs->layout, &err);
+    return rc == MPIKVS_OK ? rc : kvs_fail(kvs, rc, "%s", err.text);
+}
+
+/* Every rank runs under the plugin's layout or none does: mpirun in a
+ * batch script starts the ranks of its own node without one. */
+static int agree_on_layout(mpikvs_t *kvs)
+{
+    int mine = kvs->layout != NULL, lo, hi;
+
+    if (MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, kvs->comm) ||
+        MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, kvs->comm))
+        return kvs_fail(kvs, MPIKVS_ERR_MPI,
+                        "MPI_Allreduce of the job layout failed");
+    if (lo != hi)
+        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
+                        "some ranks run in a step that spank_mpikvs set up "
+                        "(MPIKVS_LAYOUT) and others do not (this one %s): "
+                        "start every rank with srun",
+                        mine ? "does" : "does not");
+    return MPIKVS_OK;
 }
 
 /* ---- the window ---- */
@@ -428,6 +486,7 @@ static void teardown(mpikvs_t *kvs)
                             kvs->region_name);
     kvshm_region_close(&kvs->region);
     kvshm_config_free(kvs->config);
+    kvshm_job_layout_free(kvs->layout);
     free(kvs->leaders);
     free(kvs->scratch);
     free(kvs->slot_image);
@@ -467,8 +526,12 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     MPI_Comm_size(kvs->comm, &kvs->size);
     kvs_env_read(&env);
 
-    rc = agree(kvs, resolve(kvs, opt ? opt : &no_options, &env,
-                            &size_per_node));
+    rc = agree(kvs, open_layout(kvs, &env));
+    if (rc == MPIKVS_OK)
+        rc = agree_on_layout(kvs);
+    if (rc == MPIKVS_OK)
+        rc = agree(kvs, resolve(kvs, opt ? opt : &no_options, &env,
+                                &size_per_node));
     if (rc == MPIKVS_OK)
         rc = agree_on_shape(kvs, size_per_node);
     if (rc == MPIKVS_OK)

@@ -41,10 +41,15 @@ uint64_t kvshm_layout_id(void)
         F(kvshm_data_control, buckets_offset),
         F(kvshm_data_control, stats_offset),
         F(kvshm_data_control, max_ranks), F(kvshm_data_control, mode),
-        F(kvshm_data_control, table),
+        F(kvshm_data_control, state), F(kvshm_data_control, table),
         sizeof(struct kvshm_rank_stats),
         F(kvshm_rank_stats, evictions),
         KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID,
+        sizeof(struct kvshm_layout_control),
+        F(kvshm_layout_control, dht_size), F(kvshm_layout_control, scope),
+        F(kvshm_layout_control, ntables),
+        F(kvshm_layout_control, tables_offset),
+        F(kvshm_layout_control, config_len),
     };
 #undef F
     return XXH3_64bits(shape, sizeof(shape));

@@ -175,10 +175,17 @@ struct kvshm_data_control {
     uint32_t mode;              /* enum kvshm_mode of job_config.h */
     uint32_t nnodes;
     uint32_t node_index;
-    uint32_t reserved0;
+    uint32_t state;             /* KVSHM_DATA_*: buckets laid out yet? */
     char     table[KVSHM_TABLE_TAG_MAX];
     uint8_t  pad[256 - 88 - KVSHM_TABLE_TAG_MAX];
 };
+
+/* state: a region the SPANK plugin made without a job config is
+ * reserved but not laid out; the first rank to open it lays out its
+ * buckets for the key and value sizes it was given. */
+#define KVSHM_DATA_UNFORMATTED 0u
+#define KVSHM_DATA_FORMATTING  1u
+#define KVSHM_DATA_READY       2u
 
 /* One rank's counters, on cache lines of their own: only that rank
  * writes them, anyone may read them (mpikvs-stat). */
@@ -194,6 +201,35 @@ _Static_assert(sizeof(struct kvshm_data_control) == 256,
                "data control block is four cache lines");
 _Static_assert(sizeof(struct kvshm_rank_stats) == 2 * KVSHM_CACHELINE,
                "a rank's counters fill two cache lines");
+
+/*
+ * The job layout region (job_layout.h), written once by the SPANK plugin:
+ *
+ *   header | control | tables[ntables] | node list | config text
+ *
+ * Offsets are from the start of the region; the texts end in a NUL that
+ * their lengths leave out.  body_checksum is XXH3-64 of the bytes from
+ * body_size up to KVSHM_HEADER_SIZE + body_size.
+ */
+struct kvshm_layout_control {
+    uint64_t body_checksum;
+    uint64_t body_size;         /* control and everything after it */
+    uint64_t dht_size;
+    uint64_t request_hash;
+    uint32_t scope;             /* enum kvshm_scope */
+    uint32_t step;
+    uint32_t nnodes;
+    uint32_t node_index;
+    uint32_t tasks_on_node;
+    uint32_t ntables;
+    uint64_t tables_offset;
+    uint64_t nodelist_offset, nodelist_len;
+    uint64_t config_offset, config_len;   /* config_len 0: no config */
+    uint8_t  pad[256 - 96];
+};
+
+_Static_assert(sizeof(struct kvshm_layout_control) == 256,
+               "layout control block is four cache lines");
 
 /*
  * The layout id: a hash of the size and placement of everything in the

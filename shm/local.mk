@@ -5,12 +5,16 @@
 noinst_LTLIBRARIES += shm/libkvshm.la
 
 shm_libkvshm_la_SOURCES = \
+	shm/data_region.c \
+	shm/data_region.h \
 	shm/errors.c \
 	shm/errors_internal.h \
 	shm/format.c \
 	shm/format.h \
 	shm/job_config.c \
 	shm/job_config.h \
+	shm/job_layout.c \
+	shm/job_layout.h \
 	shm/layout.h \
 	shm/mpikvs_errors.h \
 	shm/region.c \

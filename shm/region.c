@@ -319,6 +319,9 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
     strcpy(h->node, spec->node);
     strcpy(h->tag, spec->tag);
     h->checksum = kvshm_header_checksum(h);
+    if (spec->fill && (rc = spec->fill(r->base, spec->size, spec->fill_arg,
+                                       err)) != MPIKVS_OK)
+        goto fail;
     if (!named && publish_file(fd, path) != 0) {
         rc = errno == EEXIST ? exists(err, name, dir)
                              : kvshm_fail(err, -errno, "cannot link %s: %s",

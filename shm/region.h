@@ -44,6 +44,12 @@ struct kvshm_region_spec {
     gid_t       gid;         /* group; (gid_t)-1: the caller's */
     mode_t      mode;        /* 0: 0600 */
     uint32_t    step;        /* KVSHM_NO_STEP outside a Slurm step */
+    /* Optional: write the body (after the header) before the region gets
+     * its name, so nobody ever opens it half made.  A non-zero return
+     * (an MPIKVS_ERR_* or -errno, with err set) aborts the creation. */
+    int       (*fill)(void *base, uint64_t size, void *arg,
+                      mpikvs_error_t *err);
+    void       *fill_arg;
 };
 
 struct kvshm_region {
@@ -79,7 +85,7 @@ int kvshm_region_name_parse(const char *name, char *job, char *node,
 void kvshm_unique_id(char *buf, size_t len);
 
 /* Create the region exclusively, reserve its space, write and checksum its
- * header, and map it read-write.  On failure nothing is left behind.
+ * header, let spec->fill write the body, and map it read-write.  On failure nothing is left behind.
  * Returns MPIKVS_OK, MPIKVS_ERR_EXISTS, MPIKVS_ERR_NOSPACE,
  * MPIKVS_ERR_NAME, MPIKVS_ERR_INVAL or -errno. */
 int kvshm_region_create(const struct kvshm_region_spec *spec,

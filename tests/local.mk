@@ -7,6 +7,7 @@ TESTS_ENVIRONMENT = \
 
 check_PROGRAMS += \
 	tests/check_config \
+	tests/check_job_layout \
 	tests/check_region \
 	tests/check_round \
 	tests/check_tier
@@ -14,6 +15,7 @@ check_PROGRAMS += \
 
 TESTS += \
 	tests/check_config \
+	tests/check_job_layout \
 	tests/check_region \
 	tests/check_round \
 	tests/check_tier \
@@ -24,6 +26,10 @@ TESTS += \
 tests_check_config_SOURCES = tests/check_config.c
 tests_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_config_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+
+tests_check_job_layout_SOURCES = tests/check_job_layout.c
+tests_check_job_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
+tests_check_job_layout_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_region_SOURCES = tests/check_region.c
 tests_check_region_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)

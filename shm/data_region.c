@@ -1,0 +1,137 @@
+/*
+ * data_region.c - laying out a table's data region.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "data_region.h"
+#include "errors_internal.h"
+#include "job_config.h"
+
+#define FORMAT_WAIT_MS 5000u   /* another opener laying out the buckets */
+
+uint64_t kvshm_data_buckets_offset(uint64_t max_ranks)
+{
+    uint64_t stats_end = KVSHM_DATA_CONTROL_OFFSET +
+                         sizeof(struct kvshm_data_control) +
+                         max_ranks * sizeof(struct kvshm_rank_stats);
+
+    return (stats_end + 4095) & ~UINT64_C(4095);
+}
+
+static int lay_out_buckets(struct kvshm_data_control *c, uint64_t region_size,
+                           const struct kvshm_data_shape *s,
+                           mpikvs_error_t *err)
+{
+    uint64_t bucket_size = kvshm_bucket_size(s);
+    uint64_t room = region_size > c->buckets_offset
+                        ? region_size - c->buckets_offset : 0;
+
+    if (room / bucket_size == 0) {
+        char have[32];
+        kvshm_format_bytes(have, sizeof(have), region_size);
+        return kvshm_fail(err, MPIKVS_ERR_TOOSMALL,
+                          "a region of %s cannot hold one bucket of %llu "
+                          "bytes (%llu slots of %llu-byte keys and "
+                          "%llu-byte values) after its counters",
+                          have, (unsigned long long)bucket_size,
+                          (unsigned long long)s->slots_per_bucket,
+                          (unsigned long long)s->key_size,
+                          (unsigned long long)s->value_size);
+    }
+    c->key_size = s->key_size;
+    c->value_size = s->value_size;
+    c->slots_per_bucket = s->slots_per_bucket;
+    c->slot_size = kvshm_slot_size(s);
+    c->bucket_size = bucket_size;
+    c->nbuckets = room / bucket_size;
+    c->mode = s->mode;
+    return MPIKVS_OK;
+}
+
+int kvshm_data_init(struct kvshm_data_control *c, uint64_t region_size,
+                    uint64_t max_ranks, const struct kvshm_data_shape *shape,
+                    const char *table, mpikvs_error_t *err)
+{
+    int rc;
+
+    if (max_ranks == 0)
+        return kvshm_fail(err, MPIKVS_ERR_INVAL,
+                          "a data region needs counters for 1 rank or more");
+    c->stats_offset = KVSHM_DATA_CONTROL_OFFSET + sizeof(*c);
+    c->max_ranks = max_ranks;
+    c->buckets_offset = kvshm_data_buckets_offset(max_ranks);
+    snprintf(c->table, sizeof(c->table), "%s", table);
+    if (!shape) {
+        c->state = KVSHM_DATA_UNFORMATTED;
+        return MPIKVS_OK;
+    }
+    if ((rc = lay_out_buckets(c, region_size, shape, err)) != MPIKVS_OK)
+        return rc;
+    c->state = KVSHM_DATA_READY;
+    return MPIKVS_OK;
+}
+
+static int check_shape(const struct kvshm_data_control *c,
+                       const struct kvshm_data_shape *s, const char *name,
+                       mpikvs_error_t *err)
+{
+    if (c->key_size == s->key_size && c->value_size == s->value_size &&
+        c->slots_per_bucket == s->slots_per_bucket && c->mode == s->mode)
+        return MPIKVS_OK;
+    return kvshm_fail(err, MPIKVS_ERR_MISMATCH,
+                      "region %s holds %llu-byte keys and %llu-byte values "
+                      "in buckets of %llu slots, mode %s; this rank asked "
+                      "for %llu, %llu and %llu, mode %s (open with the "
+                      "sizes the region was made for, or in a new step "
+                      "with --dht-scope=step)",
+                      name, (unsigned long long)c->key_size,
+                      (unsigned long long)c->value_size,
+                      (unsigned long long)c->slots_per_bucket,
+                      kvshm_mode_name((enum kvshm_mode)c->mode),
+                      (unsigned long long)s->key_size,
+                      (unsigned long long)s->value_size,
+                      (unsigned long long)s->slots_per_bucket,
+                      kvshm_mode_name((enum kvshm_mode)s->mode));
+}
+
+int kvshm_data_format(struct kvshm_data_control *c, uint64_t region_size,
+                      const struct kvshm_data_shape *shape,
+                      const char *region_name, mpikvs_error_t *err)
+{
+    struct timespec pause = {0, 1000000};
+    unsigned waited_ms = 0;
+    uint32_t state;
+    int rc;
+
+    for (;;) {
+        state = KVSHM_DATA_UNFORMATTED;
+        if (__atomic_compare_exchange_n(&c->state, &state,
+                                        KVSHM_DATA_FORMATTING, false,
+                                        __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE)) {
+            rc = lay_out_buckets(c, region_size, shape, err);
+            __atomic_store_n(&c->state,
+                             rc == MPIKVS_OK ? KVSHM_DATA_READY
+                                             : KVSHM_DATA_UNFORMATTED,
+                             __ATOMIC_RELEASE);
+            return rc;
+        }
+        if (state != KVSHM_DATA_FORMATTING)
+            break;
+        /* another opener is laying it out; if it gives up, try again */
+        if (waited_ms++ == FORMAT_WAIT_MS)
+            return kvshm_fail(err, MPIKVS_ERR_STALLED,
+                              "region %s has been half laid out for %u s: "
+                              "the process doing it died; remove the region "
+                              "or start a new job",
+                              region_name, FORMAT_WAIT_MS / 1000);
+        nanosleep(&pause, NULL);
+    }
+    if (state != KVSHM_DATA_READY)
+        return kvshm_fail(err, MPIKVS_ERR_CORRUPT,
+                          "region %s has an unknown state %u", region_name,
+                          state);
+    return check_shape(c, shape, region_name, err);
+}

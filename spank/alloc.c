@@ -1,0 +1,168 @@
+/*
+ * alloc.c - the submit side: sbatch and salloc (allocator context) and
+ * srun (local context).
+ *
+ * Bad input stops the job here, before it is queued, with one line per
+ * problem naming the option and the value.  The config is read here,
+ * where the user's file is, and its validated content travels with the
+ * job: compute nodes never read the user's file.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors_internal.h"
+#include "plugin.h"
+
+/* Below the kernel's limit for one environment string (128 KiB), with
+ * room for the name: the config rides in the environment. */
+#define CONFIG_TEXT_MAX (64u << 10)
+
+static void log_diag(const struct kvshm_diag *diag, const char *fallback)
+{
+    const char *line = diag->text;
+
+    if (!line) {
+        plugin_error("--dht-config=%s", fallback);
+        return;
+    }
+    while (*line) {
+        size_t n = strcspn(line, "\n");
+        /* each line starts "<path>: ", so it reads --dht-config=<path>: */
+        plugin_error("--dht-config=%.*s", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+}
+
+/* Step-scope regions are tagged "s<step>-<table>...": a table named like
+ * that could be taken for another step's. */
+static bool reserved_name(const char *name)
+{
+    const char *s = name;
+
+    if (*s++ != 's' || !isdigit((unsigned char)*s))
+        return false;
+    while (isdigit((unsigned char)*s))
+        s++;
+    return *s == '-';
+}
+
+static int check_tables(const char *path, const struct kvshm_config *cfg)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < cfg->ntables; i++) {
+        const struct kvshm_table_config *t = &cfg->tables[i];
+        char tier[32], table[32];
+        if (reserved_name(t->name)) {
+            plugin_error("--dht-config=%s: tables.%s: names of the form "
+                         "s<digits>-... are kept for step-scope regions",
+                         path, t->name);
+            rc = -1;
+        }
+        if (t->tier.enabled && t->tier.bytes >= t->bytes) {
+            kvshm_format_bytes(tier, sizeof(tier), t->tier.bytes);
+            kvshm_format_bytes(table, sizeof(table), t->bytes);
+            plugin_error("--dht-config=%s: tables.%s.tier.size: %s "
+                         "leaves nothing of the table's %s for its buckets",
+                         path, t->name, tier, table);
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+struct kvshm_config *config_for_request(const char *path, const char *text,
+                                        uint64_t size)
+{
+    struct kvshm_config *cfg = NULL;
+    struct kvshm_diag diag;
+    int rc;
+
+    rc = text ? kvshm_config_parse(text, strlen(text), path, &cfg, &diag)
+              : kvshm_config_load(path, &cfg, &diag);
+    if (rc == MPIKVS_OK)
+        rc = kvshm_config_resolve(cfg, size, &diag);
+    if (rc != MPIKVS_OK) {
+        log_diag(&diag, "cannot be used");
+        kvshm_diag_free(&diag);
+        kvshm_config_free(cfg);
+        return NULL;
+    }
+    if (check_tables(path, cfg) != 0) {
+        kvshm_config_free(cfg);
+        return NULL;
+    }
+    return cfg;
+}
+
+/* srun inside a job whose config sbatch or salloc already checked: the
+ * same path means that content, even where the file is not readable. */
+static const char *inherited_config(spank_context_t ctx, const char *path)
+{
+    const char *text = getenv(CONFIG_ENV);
+    const char *from = getenv(CONFIG_PATH_ENV);
+
+    if (ctx != S_CTX_LOCAL || !text || !from || strcmp(from, path) != 0)
+        return NULL;
+    return text;
+}
+
+static int carry(spank_t sp, spank_context_t ctx, const char *path,
+                 const char *text)
+{
+    if (strlen(text) >= CONFIG_TEXT_MAX) {
+        plugin_error("--dht-config=%s: the config is %zu bytes with "
+                     "defaults filled in; at most %u can travel with a job",
+                     path, strlen(text), CONFIG_TEXT_MAX - 1);
+        return -1;
+    }
+    if (spank_job_control_setenv(sp, CONFIG_VAR, text, 1) != ESPANK_SUCCESS ||
+        spank_job_control_setenv(sp, CONFIG_PATH_VAR, path, 1) !=
+            ESPANK_SUCCESS) {
+        plugin_error("cannot put the config in the job's environment");
+        return -1;
+    }
+    /* srun's own environment becomes the step's, where slurmstepd reads
+     * it; sbatch's job control variables reach the batch script as
+     * SLURM_SPANK_* by themselves. */
+    if (ctx == S_CTX_LOCAL &&
+        (setenv(CONFIG_ENV, text, 1) != 0 ||
+         setenv(CONFIG_PATH_ENV, path, 1) != 0)) {
+        plugin_error("cannot set %s: out of memory", CONFIG_ENV);
+        return -1;
+    }
+    return 0;
+}
+
+int alloc_post_opt(spank_t sp, struct plugin *p)
+{
+    spank_context_t ctx = spank_context();
+    const struct request *r = &p->req;
+    uint64_t size = r->size_given ? r->size : p->site.default_size;
+    struct kvshm_config *cfg;
+    char *text;
+    int rc;
+
+    if (!r->enabled)
+        return 0;
+    if (!r->size_given &&
+        site_check_size(&p->site, "default_size", size, 0) != 0)
+        return -1;
+    if (!r->config_path)
+        return 0;
+    cfg = config_for_request(r->config_path,
+                             inherited_config(ctx, r->config_path), size);
+    if (!cfg)
+        return -1;
+    text = kvshm_config_dump(cfg);
+    kvshm_config_free(cfg);
+    if (!text) {
+        plugin_error("out of memory");
+        return -1;
+    }
+    rc = carry(sp, ctx, r->config_path, text);
+    free(text);
+    return rc;
+}

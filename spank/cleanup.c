@@ -1,0 +1,56 @@
+/*
+ * cleanup.c - removing a job's regions: at step end (step scope), in the
+ * job epilog (everything of the job on the node), and after a failed
+ * launch.  Only names are trusted here: mpikvs.<job>.<node>.<tag> in the
+ * site's directory, removed by name, never followed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin.h"
+#include "region.h"
+
+int cleanup_regions(const char *dir, uint32_t job, const char *node,
+                    const char *tag_prefix)
+{
+    char want[KVSHM_JOB_MAX + 16], rjob[KVSHM_JOB_MAX],
+        rnode[KVSHM_NODE_MAX], rtag[KVSHM_TAG_MAX];
+    size_t want_len, prefix_len = strlen(tag_prefix);
+    struct dirent *e;
+    int removed = 0, failed = 0;
+    DIR *d;
+
+    want_len = (size_t)snprintf(want, sizeof(want), "mpikvs.%u.", job);
+    d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT)   /* a private /dev/shm already gone */
+            return 0;
+        plugin_error("job %u: cannot list %s to remove its regions: %s",
+                     job, dir, strerror(errno));
+        return -1;
+    }
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, want, want_len) != 0 ||
+            kvshm_region_name_parse(e->d_name, rjob, rnode, rtag) !=
+                MPIKVS_OK ||
+            (node && strcmp(rnode, node) != 0) ||
+            strncmp(rtag, tag_prefix, prefix_len) != 0)
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0 || errno == ENOENT) {
+            removed++;
+            continue;
+        }
+        plugin_error("job %u: cannot remove %s/%s: %s", job,
+                     dir, e->d_name, strerror(errno));
+        failed++;
+    }
+    closedir(d);
+    if (removed)
+        slurm_info("%s: job %u: removed %d region%s%s%s in %s", PLUGIN_NAME,
+                   job, removed, removed == 1 ? "" : "s",
+                   node ? " of node " : "", node ? node : "", dir);
+    return failed ? -1 : removed;
+}

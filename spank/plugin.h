@@ -1,0 +1,102 @@
+/*
+ * plugin.h - what the files of spank_mpikvs share.
+ *
+ * As in NVIDIA's pyxis, one file per Slurm context: dispatch.c (the
+ * entry points Slurm calls and the options), site.c (plugstack.conf
+ * arguments), alloc.c (sbatch, salloc and srun on the submit side:
+ * validate, carry the config), stepd.c (slurmstepd: make the node's
+ * regions and the layout), cleanup.c (removal at step and job end).
+ *
+ * Every message starts "spank_mpikvs: ", so a user or an admin can grep
+ * for it in srun's output and in the slurmd log.
+ */
+#ifndef MPIKVS_SPANK_PLUGIN_H
+#define MPIKVS_SPANK_PLUGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <slurm/spank.h>
+
+#include "job_config.h"
+#include "job_layout.h"
+
+#define PLUGIN_NAME "spank_mpikvs"
+
+/* The job config travels from the submit side to the nodes as JSON in
+ * the job's environment: sbatch puts it in the job control environment
+ * (the batch script then sees SLURM_SPANK_MPIKVS_CONFIG), srun in its own
+ * environment, which becomes every step's. */
+#define CONFIG_VAR       "MPIKVS_CONFIG"          /* job control name */
+#define CONFIG_PATH_VAR  "MPIKVS_CONFIG_PATH"     /* the file it came from */
+#define CONFIG_ENV       "SLURM_SPANK_MPIKVS_CONFIG"
+#define CONFIG_PATH_ENV  "SLURM_SPANK_MPIKVS_CONFIG_PATH"
+
+/* Site settings: plugstack.conf arguments. */
+struct site {
+    uint64_t max_size;        /* 0: no limit in bytes */
+    double   max_fraction;    /* 0: none; else of the node's memory */
+    uint64_t default_size;    /* --dht-config without --dht-size */
+    char     shm_dir[256];
+    uint32_t min_ranks;       /* counters a data region has at least */
+};
+
+/* The user's request, from the options. */
+struct request {
+    bool             enabled;     /* any option given */
+    bool             size_given;
+    uint64_t         size;        /* bytes per node */
+    char            *config_path; /* --dht-config, or NULL */
+    enum kvshm_scope scope;
+};
+
+/* The plugin's state in one process: Slurm calls it through free
+ * functions, so it lives here, filled from the arguments and options. */
+struct plugin {
+    struct site    site;
+    struct request req;
+    /* slurmstepd: what this step made, for slurm_spank_exit */
+    bool     made;
+    /* slurmstepd: why setting up failed.  Messages logged before the
+     * step's I/O exists reach only the slurmd log; user_init says it
+     * again once Slurm copies errors back to srun. */
+    char     failure[1024];
+    uint32_t job, step;
+    char     node[KVSHM_NODE_MAX];
+};
+
+extern struct plugin mpikvs_plugin;
+
+/* Log an error (prefixed "spank_mpikvs: ") and keep the first one of
+ * the process in mpikvs_plugin.failure. */
+void plugin_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* site.c: parse the plugstack.conf arguments into site (defaults first).
+ * Each bad one is logged; returns 0 or -1. */
+int site_parse(struct site *site, int ac, char **av);
+
+/* site.c: check a size against the site's maximum; node_memory 0 where
+ * it is unknown (on the submit host). Logs and returns -1 when over. */
+int site_check_size(const struct site *site, const char *what,
+                    uint64_t size, uint64_t node_memory);
+
+/* alloc.c: sbatch/salloc/srun: validate the request, carry the config. */
+int alloc_post_opt(spank_t sp, struct plugin *p);
+
+/* alloc.c: load or take the config and fit it to size; logs each
+ * problem as one line naming the option and the value. */
+struct kvshm_config *config_for_request(const char *path, const char *text,
+                                        uint64_t size);
+
+/* stepd.c: make this node's regions, the layout, MPIKVS_LAYOUT. */
+int stepd_post_opt(spank_t sp, struct plugin *p);
+
+/* cleanup.c: remove the regions of job whose tag starts with prefix
+ * ("" for all) on node (NULL for every node) in dir; returns the count
+ * removed, or -1 after logging. */
+int cleanup_regions(const char *dir, uint32_t job, const char *node,
+                    const char *tag_prefix);
+
+/* The node's name as region names allow it ([A-Za-z0-9_-]). */
+void node_name_for_regions(const char *slurm_name, char *buf, size_t len);
+
+#endif /* MPIKVS_SPANK_PLUGIN_H */

@@ -1,0 +1,345 @@
+#!/bin/bash
+# run-slurm-tests.sh - spank_mpikvs against a real Slurm: munged,
+# slurmctld and two slurmd (simulated nodes mpikvs1 and mpikvs2 on this
+# machine) started in a temporary directory by cluster.sh and stopped
+# at the end, whatever happens.  Jobs run as root and as a non-root user.
+#
+# Each check prints "ok" or "FAIL" with what it saw; the script exits 1
+# if any check failed.  It checks outputs, not only exit codes: srun can
+# exit 0 after a failed launch.  It needs root (the daemons run as root);
+# without root, or in a sanitizer build (slurmstepd cannot load an ASan
+# plugin), it exits 77 (SKIP) saying why.
+set -u
+
+top_builddir=${top_builddir:-.}
+top_srcdir=${top_srcdir:-.}
+build=$(cd "$top_builddir" && pwd)
+plugin=$build/spank/.libs/spank_mpikvs.so
+bench=$build/contrib/mpikvs-bench
+steps=$build/tests/slurm/kvs_steps
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "the test cluster's daemons need root"
+for d in slurmctld slurmd munged srun sbatch; do
+    command -v "$d" >/dev/null 2>&1 ||
+        PATH=$PATH:/usr/sbin command -v "$d" >/dev/null 2>&1 ||
+        skip "$d is not installed (apt-get install slurmctld slurmd slurm-client munge)"
+done
+PATH=$PATH:/usr/sbin
+[ -f "$plugin" ] || { echo "FAIL: $plugin was not built"; exit 1; }
+nm -D "$plugin" | grep -q __asan_init &&
+    skip "a sanitizer build of the plugin cannot load into slurmstepd"
+
+. "$top_srcdir/tests/slurm/cluster.sh"
+
+base=$(mktemp -d /tmp/mpikvs-slurm.XXXXXX)
+chmod 755 "$base"
+dir=$base/cluster
+smallshm=$base/smallshm
+plugstack=$base/plugstack.conf
+cleanup() {
+    cluster_stop "$dir"
+    mountpoint -q "$smallshm" && umount "$smallshm"
+    rm -rf "$base"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+ok() { echo "ok: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# check NAME COND-COMMAND...: ok if the command succeeds.
+check() {
+    local name=$1
+    shift
+    if "$@"; then ok "$name"; else fail "$name"; fi
+}
+has() { grep -q -- "$2" <<<"$1"; }
+lacks() { ! grep -q -- "$2" <<<"$1"; }
+
+set_site() { echo "required $plugin $*" >"$plugstack"; }
+set_site max_size=1G default_size=32M
+cluster_start "$dir" 2 "$plugstack" || { echo "FAIL: cluster start"; exit 1; }
+cluster_env "$dir" >/dev/null
+user=$(cluster_user) || { echo "FAIL: no test user"; exit 1; }
+ugroup=$(id -gn "$user")
+work=$dir/tmp     # writable by the test user
+export OMPI_MCA_btl=self,tcp OMPI_MCA_osc=ucx
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+# as WHO CMD...: run CMD as root or as the test user, bounded in time.
+as() {
+    local who=$1
+    shift
+    if [ "$who" = root ]; then
+        (cd "$work" && timeout 120 "$@")
+    else
+        cluster_runuser "$dir" timeout 120 "$@"
+    fi
+}
+
+# regions JOBID: the job's region files, "name owner group mode size".
+regions() {
+    (cd /dev/shm && for f in mpikvs."$1".*; do
+        [ -e "$f" ] && stat -c '%n %U %G %a %s' "$f" 2>/dev/null
+    done)
+}
+
+# job_of TEXT: the job id srun printed with -v, or from its env output.
+last_job() { squeue -h -o %i | sort -n | tail -n1; }
+
+# wait_gone JOBID: wait until the job's regions are gone (bounded).
+wait_gone() {
+    for _ in $(seq 100); do
+        [ -z "$(regions "$1")" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+cp "$top_srcdir/etc/examples/chemistry.json" "$work/chem.json"
+printf '{ "version": 1, "tables": { "t": { "key": { "key_size": 16 },\n  "value": { "value_size": 32 }, "mode": "lock-free" } } }\n' \
+    >"$work/bad-mode.json"
+printf '{ "version": 1,\n  "tables": { "t": { "key": { "size": 16 }, }\n}\n' \
+    >"$work/bad-syntax.json"
+printf '{ "version": 1, "tables": { "t": { "size": "64M",\n  "key": { "key_size": 16 }, "value": { "value_size": 32 } } } }\n' \
+    >"$work/big.json"
+cp "$work/chem.json" "$work/unreadable.json"
+chmod 644 "$work"/*.json
+chmod 600 "$work/unreadable.json"
+
+echo "# help text"
+out=$(srun --help 2>&1)
+check "srun --help shows --dht-size" has "$out" "--dht-size=SIZE.*DHT memory per node"
+check "srun --help shows --dht-config" has "$out" "--dht-config=FILE"
+check "srun --help shows --dht-scope" has "$out" "--dht-scope=job|step"
+out=$(sbatch --help 2>&1)
+check "sbatch --help shows the options" has "$out" "--dht-size=SIZE"
+out=$(salloc --help 2>&1)
+check "salloc --help shows the options" has "$out" "--dht-config=FILE"
+
+for who in root "$user"; do
+    owner=$who
+    group=$([ "$who" = root ] && echo root || echo "$ugroup")
+    echo "# srun -N2 -n4 as $who"
+    out=$(as "$who" srun --dht-size=64M -N2 -n4 -l bash -c '
+        echo "task $SLURM_PROCID $SLURMD_NODENAME layout=$MPIKVS_LAYOUT"
+        ls /dev/shm | grep -c "^mpikvs\.$SLURM_JOB_ID\.$SLURMD_NODENAME\." | sed "s/^/seen /"
+        echo "job $SLURM_JOB_ID"' 2>&1)
+    job=$(sed -n 's/.*job \([0-9]*\)$/\1/p' <<<"$out" | head -n1)
+    for t in 0 1 2 3; do
+        node=mpikvs$((t / 2 + 1))
+        check "$who: task $t has MPIKVS_LAYOUT of $node" \
+            has "$out" "task $t $node layout=/dev/shm/mpikvs\.$job\.$node\.layout$"
+    done
+    check "$who: the regions existed while the tasks ran" has "$out" "seen 2"
+    env_out=$(as "$who" srun --dht-size=64M -N1 -n1 env 2>&1)
+    extra=$(grep '^MPIKVS_' <<<"$env_out" | grep -v '^MPIKVS_LAYOUT=')
+    check "$who: MPIKVS_LAYOUT is the only MPIKVS_ variable" [ -z "$extra" ]
+    echo "# regions of a job that holds them: owner, mode, size ($who)"
+    as "$who" sbatch -N2 -o "$work/hold-$who.out" --dht-size=64M \
+        --wrap 'srun -N2 -n2 true; sleep 30' >"$work/hold.id" 2>&1
+    job=$(sed -n 's/^Submitted batch job //p' "$work/hold.id")
+    for _ in $(seq 100); do
+        [ "$(regions "$job" | wc -l)" -ge 4 ] && break
+        sleep 0.1
+    done
+    r=$(regions "$job")
+    for node in mpikvs1 mpikvs2; do
+        check "$who: $node data region: $owner, 0600, 64 MiB" \
+            has "$r" "mpikvs\.$job\.$node\.kvs-data $owner $group 600 67108864$"
+        check "$who: $node layout: root, group $group, 0640" \
+            has "$r" "mpikvs\.$job\.$node\.layout root $group 640 "
+    done
+    layout=/dev/shm/mpikvs.$job.mpikvs1.layout
+    data=/dev/shm/mpikvs.$job.mpikvs1.kvs-data
+    if [ ! -e "$layout" ]; then
+        fail "$who: no layout at $layout: $(cat "$work/hold-$who.out")"
+    elif [ "$who" != root ]; then
+        out=$(cluster_runuser "$dir" sh -c "head -c 8 $layout; echo; echo x >>$layout" 2>&1)
+        check "$who: a task can read the layout" has "$out" "MPIKVSrg"
+        check "$who: a task cannot write the layout" has "$out" "Permission denied"
+        out=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
+            head -c 8 "$data" 2>&1)
+        check "another user gets EACCES on $who's data region" has "$out" "Permission denied"
+    else
+        out=$(cluster_runuser "$dir" head -c 8 "$data" 2>&1)
+        check "$user gets EACCES on root's data region" has "$out" "Permission denied"
+        out=$(cluster_runuser "$dir" head -c 8 "$layout" 2>&1)
+        check "$user cannot read root's job layout" has "$out" "Permission denied"
+    fi
+    scancel "$job"
+    check "$who: scancel of the job removes its regions" wait_gone "$job"
+
+    echo "# the library opens the plugin's regions ($who)"
+    out=$(as "$who" srun --dht-size=64M -N2 -n4 --mpi=pmix \
+        "$bench" dht --pairs 200 2>&1)
+    check "$who: mpikvs-bench dht runs on 2 nodes" has "$out" "nodes=2"
+    check "$who: mpikvs-bench dht reads back every pair" \
+        has "$out" "^read .*100.00%  *0 "
+
+    echo "# job scope: a later step reads what an earlier one wrote ($who)"
+    cat >"$work/steps.sh" <<EOF
+#!/bin/bash
+srun --mpi=pmix -n4 $steps write 500
+echo "shape \$(od -An -t u8 -j 256 -N 16 /dev/shm/mpikvs.\$SLURM_JOB_ID.mpikvs1.kvs-data | xargs)"
+srun --mpi=pmix -n4 $steps read 500
+srun --mpi=pmix -n2 -N2 $steps read 500
+srun --mpi=pmix -n4 --dht-scope=step $steps read 500
+# slurmstepd removes a step's regions just after srun returns
+for i in \$(seq 50); do
+    left=\$(ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.s[0-9]*-")
+    [ "\$left" = 0 ] && break
+    sleep 0.1
+done
+echo "step regions left \$left"
+echo "batch MPIKVS_LAYOUT=\${MPIKVS_LAYOUT:-unset}"
+EOF
+    chmod 755 "$work/steps.sh"
+    rm -f "$work/steps.out"
+    out=$(as "$who" sbatch -N2 -n4 -o "$work/steps.out" --dht-size=16M "$work/steps.sh" 2>&1)
+    job=$(sed -n 's/^Submitted batch job //p' <<<"$out")
+    state=$(cluster_wait_job "$dir" "$job" 120)
+    out=$(cat "$work/steps.out" 2>&1)
+    check "$who: the steps job completed ($state)" [ "$state" = COMPLETED ]
+    check "$who: step 0 wrote 500 keys" has "$out" "write 500 keys: 0 hits, 0 wrong"
+    check "$who: the library laid out the plugin's region (16-byte keys, 32-byte values)" \
+        has "$out" "^shape 16 32$"
+    check "$who: step 1 (same nodes, job scope) finds all 500" \
+        has "$out" "read 500 keys: 2000 hits, 0 wrong, 0 missing, ranks 4"
+    check "$who: step 2 (other rank placement) finds all 500" \
+        has "$out" "read 500 keys: 1000 hits, 0 wrong, 0 missing, ranks 2"
+    check "$who: step 3 (step scope) starts empty" \
+        has "$out" "read 500 keys: 0 hits, 0 wrong, 2000 missing, ranks 4, layout .*s3-layout"
+    check "$who: step 3's regions went at its end" has "$out" "step regions left 0"
+    check "$who: the batch script gets no MPIKVS_LAYOUT" has "$out" "batch MPIKVS_LAYOUT=unset"
+    check "$who: the job's regions are gone after it ends" wait_gone "$job"
+done
+
+echo "# sbatch options reach srun; srun options override them"
+cat >"$work/propagate.sh" <<'EOF'
+#!/bin/bash
+srun -n2 bash -c 'echo "step0 $MPIKVS_LAYOUT"; stat -c "size %s" /dev/shm/mpikvs.$SLURM_JOB_ID.$SLURMD_NODENAME.chemistry-data'
+srun -n2 --dht-scope=step bash -c 'echo "step1 $MPIKVS_LAYOUT"'
+srun -n1 --dht-size=8M true
+echo "config ${SLURM_SPANK_MPIKVS_CONFIG_PATH:-unset}"
+EOF
+chmod 755 "$work/propagate.sh"
+out=$(sbatch -N2 -o "$work/propagate.out" --dht-size=64M \
+    --dht-config="$work/chem.json" "$work/propagate.sh" 2>&1)
+job=$(sed -n 's/^Submitted batch job //p' <<<"$out")
+cluster_wait_job "$dir" "$job" 60 >/dev/null
+out=$(cat "$work/propagate.out")
+check "sbatch's --dht-size and --dht-config reach srun" \
+    has "$out" "step0 /dev/shm/mpikvs\.$job\.mpikvs1\.layout"
+check "the config's chemistry table got its share of 64M" has "$out" "size 5435[0-9]*"
+check "srun --dht-scope=step overrides sbatch's job scope" \
+    has "$out" "step1 /dev/shm/mpikvs\.$job\.mpikvs[12]\.s1-layout"
+check "a later step asking for another size is refused, saying why" \
+    has "$out" "made by step 0 with 64.0 MiB per node and a config; this step asks for 8.0 MiB and the same config"
+check "the job's validated config travelled with it" has "$out" "config $work/chem.json"
+wait_gone "$job"
+
+echo "# a node that cannot read the config file still gets it"
+mv "$work/chem.json" "$work/chem-moved.json"
+cat >"$work/moved.sh" <<EOF
+#!/bin/bash
+srun -n1 bash -c 'ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*chemistry-data"'
+EOF
+chmod 755 "$work/moved.sh"
+cp "$work/chem-moved.json" "$work/chem.json"
+out=$(sbatch -N1 -o "$work/moved.out" --dht-size=64M \
+    --dht-config="$work/chem.json" "$work/moved.sh" 2>&1)
+rm -f "$work/chem.json"     # gone before the job starts
+job=$(sed -n 's/^Submitted batch job //p' <<<"$out")
+cluster_wait_job "$dir" "$job" 60 >/dev/null
+check "the job used the config checked at submit time" \
+    has "$(cat "$work/moved.out")" "^1$"
+mv "$work/chem-moved.json" "$work/chem.json"
+wait_gone "$job"
+
+echo "# bad input is rejected at submit time, before a job exists"
+before=$(squeue -h | wc -l)
+reject() {   # reject NAME EXPECTED-TEXT OPTIONS...
+    local name=$1 want=$2 cmd out
+    shift 2
+    for cmd in sbatch srun salloc; do
+        case $cmd in
+            sbatch) out=$(timeout 20 sbatch -N1 "$@" --wrap true 2>&1) ;;
+            srun) out=$(timeout 20 srun -N1 "$@" true 2>&1) ;;
+            salloc) out=$(timeout 20 salloc -N1 "$@" true 2>&1) ;;
+        esac
+        if has "$out" "spank_mpikvs: .*$want" && lacks "$out" "Submitted batch job\|Granted job"; then
+            ok "$cmd $name: rejected"
+        else
+            fail "$cmd $name: not rejected with '$want': $out"
+        fi
+    done
+}
+reject "--dht-size=0" "--dht-size: '0' is zero" --dht-size=0
+reject "--dht-size=-5M" "'-5M' is not a size" --dht-size=-5M
+reject "--dht-size=12Gb" "'12Gb' is not a size" --dht-size=12Gb
+reject "--dht-size over the site's max_size" \
+    "--dht-size=2.0 GiB is more than this site allows: 1.0 GiB" --dht-size=2G
+reject "--dht-config of a missing file" \
+    "--dht-config=$work/none.json: cannot read: No such file" --dht-config="$work/none.json"
+reject "--dht-config with a bad value" \
+    "--dht-config=$work/bad-mode.json: tables.t.mode: 'lock-free' is not one of" \
+    --dht-config="$work/bad-mode.json"
+reject "--dht-config with a JSON syntax error" \
+    "--dht-config=$work/bad-syntax.json: line [0-9]*, column [0-9]*: invalid JSON" --dht-config="$work/bad-syntax.json"
+reject "--dht-config whose tables do not fit" \
+    "--dht-config=$work/big.json: tables: the tables need 64.0 MiB, more than the 32.0 MiB" \
+    --dht-size=32M --dht-config="$work/big.json"
+reject "--dht-scope=node" "--dht-scope=node: give job or step" --dht-scope=node
+out=$(cluster_runuser "$dir" timeout 20 sbatch -N1 --dht-config="$work/unreadable.json" --wrap true 2>&1)
+check "sbatch --dht-config of a file the user cannot read: rejected" \
+    has "$out" "spank_mpikvs: --dht-config=$work/unreadable.json: cannot read: Permission denied"
+check "no job was queued by any rejected submission" [ "$(squeue -h | wc -l)" = "$before" ]
+
+echo "# a /dev/shm too small for the request"
+mkdir -p "$smallshm"
+mount -t tmpfs -o size=16M,mode=1777 mpikvs-test "$smallshm"
+set_site max_size=1G shm_dir="$smallshm"
+out=$(srun --dht-size=64M -N1 -n1 echo task ran 2>&1)
+check "the step fails at launch, saying what was asked and what is free" \
+    has "$out" "spank_mpikvs: .*cannot reserve 64.0 MiB in $smallshm: 16.0 MiB free"
+check "no task of that step ran" lacks "$out" "task ran"
+check "nothing is left in the small shm dir" [ -z "$(ls -A "$smallshm")" ]
+out=$(srun --dht-size=8M -N1 -n1 bash -c 'echo "fits $MPIKVS_LAYOUT"' 2>&1)
+check "a request that fits works there" has "$out" "fits $smallshm/mpikvs\."
+set_site max_size=1G default_size=32M
+
+echo "# a bad plugstack.conf argument is one clear line"
+set_site max_size=lots
+out=$(srun --dht-size=8M -N1 -n1 true 2>&1)
+check "bad site argument named" has "$out" "spank_mpikvs: plugstack.conf argument 'max_size=lots'"
+set_site max_size=1G default_size=32M
+
+echo "# cleanup after a task killed with SIGKILL, and after scancel"
+out=$(srun --dht-size=16M --dht-scope=step -N2 -n2 bash -c 'echo "job $SLURM_JOB_ID"; kill -9 $$' 2>&1)
+job=$(sed -n 's/.*job \([0-9]*\)$/\1/p' <<<"$out" | head -n1)
+check "SIGKILL: the step's regions are gone" wait_gone "$job"
+out=$(srun --dht-size=16M -N2 -n2 bash -c 'echo "job $SLURM_JOB_ID"; kill -9 $$' 2>&1)
+job=$(sed -n 's/.*job \([0-9]*\)$/\1/p' <<<"$out" | head -n1)
+check "SIGKILL, job scope: the job's regions are gone at job end" wait_gone "$job"
+srun --dht-size=16M -N2 -n2 sleep 60 >"$work/sleep.out" 2>&1 &
+for _ in $(seq 100); do
+    job=$(last_job)
+    [ -n "$job" ] && [ "$(regions "$job" | wc -l)" -ge 4 ] && break
+    sleep 0.1
+done
+check "a running srun step holds its regions" [ "$(regions "$job" | wc -l)" -ge 4 ]
+scancel "$job"
+wait
+check "scancel of a running srun: its regions are gone" wait_gone "$job"
+
+echo "# nothing of any test job is left"
+left=$(ls /dev/shm | grep '^mpikvs\.[0-9]' || true)
+check "no mpikvs.<jobid>.* in /dev/shm${left:+: }$(echo $left)" [ -z "$left" ]
+drained=$(sinfo -h -o '%t' | grep -v idle || true)
+check "no node was drained" [ -z "$drained" ]
+
+echo "run-slurm-tests: $passed passed, $failed failed"
+[ "$failed" = 0 ]
