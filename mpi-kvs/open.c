@@ -266,6 +266,8 @@ static int create_region(mpikvs_t *kvs, const char *job, const char *node,
     if (rc != MPIKVS_OK)
         return kvs_fail(kvs, rc, "%s", err.text);
     kvs->created = true;
+    kvs->buckets_offset = kvshm_data_buckets_offset(
+        (uint64_t)kvs->local_size);
     return MPIKVS_OK;
 }
 
