@@ -172,14 +172,15 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 
 /* Job end, on every node of the job, whether or not a step ran there or
  * ended cleanly.  slurm_spank_init is not called here: the arguments are
- * parsed again. */
+ * parsed again.  A bad argument is logged but does not stop the cleanup
+ * (the shm directory falls back to its default): a failed epilog would
+ * drain the node and leave the job's memory taken. */
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
     struct site site;
     uint32_t job;
 
-    if (site_parse(&site, ac, av) != 0)
-        return -1;
+    site_parse(&site, ac, av);
     if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS) {
         plugin_error("job epilog: no job id");
         return -1;

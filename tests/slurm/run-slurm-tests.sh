@@ -178,6 +178,10 @@ for who in root "$user"; do
     check "$who: mpikvs-bench dht runs on 2 nodes" has "$out" "nodes=2"
     check "$who: mpikvs-bench dht reads back every pair" \
         has "$out" "^read .*100.00%  *0 "
+    out=$(as "$who" srun --dht-size=32M -N1 -n2 --mpi=pmix \
+        "$bench" dht --pairs 200 2>&1)
+    check "$who: mpikvs-bench dht on 1 node: all pairs, all direct" \
+        has "$out" "^read .*100.00%  *0  *0  *0  *0  *100.0%"
 
     echo "# job scope: a later step reads what an earlier one wrote ($who)"
     cat >"$work/steps.sh" <<EOF
@@ -302,29 +306,32 @@ echo "# a /dev/shm too small for the request"
 mkdir -p "$smallshm"
 mount -t tmpfs -o size=16M,mode=1777 mpikvs-test "$smallshm"
 set_site max_size=1G shm_dir="$smallshm"
-out=$(srun --dht-size=64M -N1 -n1 echo task ran 2>&1)
+out=$(timeout 60 srun --dht-size=64M -N1 -n1 echo task ran 2>&1)
 check "the step fails at launch, saying what was asked and what is free" \
     has "$out" "spank_mpikvs: .*cannot reserve 64.0 MiB in $smallshm: 16.0 MiB free"
 check "no task of that step ran" lacks "$out" "task ran"
 check "nothing is left in the small shm dir" [ -z "$(ls -A "$smallshm")" ]
-out=$(srun --dht-size=8M -N1 -n1 bash -c 'echo "fits $MPIKVS_LAYOUT"' 2>&1)
+out=$(timeout 60 srun --dht-size=8M -N1 -n1 bash -c 'echo "fits $MPIKVS_LAYOUT"' 2>&1)
 check "a request that fits works there" has "$out" "fits $smallshm/mpikvs\."
 set_site max_size=1G default_size=32M
 
 echo "# a bad plugstack.conf argument is one clear line"
 set_site max_size=lots
-out=$(srun --dht-size=8M -N1 -n1 true 2>&1)
+out=$(timeout 60 srun --dht-size=8M -N2 -n2 true 2>&1)
 check "bad site argument named" has "$out" "spank_mpikvs: plugstack.conf argument 'max_size=lots'"
+sleep 2   # the job's epilogs run with the bad argument too
 set_site max_size=1G default_size=32M
+drained=$(sinfo -h -o '%t' | grep -v idle || true)
+check "the epilog still cleans up: no node drained" [ -z "$drained" ]
 
 echo "# cleanup after a task killed with SIGKILL, and after scancel"
-out=$(srun --dht-size=16M --dht-scope=step -N2 -n2 bash -c 'echo "job $SLURM_JOB_ID"; kill -9 $$' 2>&1)
+out=$(timeout 60 srun --dht-size=16M --dht-scope=step -N2 -n2 bash -c 'echo "job $SLURM_JOB_ID"; kill -9 $$' 2>&1)
 job=$(sed -n 's/.*job \([0-9]*\)$/\1/p' <<<"$out" | head -n1)
 check "SIGKILL: the step's regions are gone" wait_gone "$job"
-out=$(srun --dht-size=16M -N2 -n2 bash -c 'echo "job $SLURM_JOB_ID"; kill -9 $$' 2>&1)
+out=$(timeout 60 srun --dht-size=16M -N2 -n2 bash -c 'echo "job $SLURM_JOB_ID"; kill -9 $$' 2>&1)
 job=$(sed -n 's/.*job \([0-9]*\)$/\1/p' <<<"$out" | head -n1)
 check "SIGKILL, job scope: the job's regions are gone at job end" wait_gone "$job"
-srun --dht-size=16M -N2 -n2 sleep 60 >"$work/sleep.out" 2>&1 &
+timeout 60 srun --dht-size=16M -N2 -n2 sleep 60 >"$work/sleep.out" 2>&1 &
 for _ in $(seq 100); do
     job=$(last_job)
     [ -n "$job" ] && [ "$(regions "$job" | wc -l)" -ge 4 ] && break
