@@ -22,12 +22,24 @@ static void short_hostname(char *buf, size_t len)
 
     gethostname(host, sizeof(host) - 1);
     host[strcspn(host, ".")] = '\0';
-    /* region names allow [A-Za-z0-9_-] only */
-    for (char *p = host; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-              (*p >= '0' && *p <= '9') || *p == '-'))
-            *p = '_';
-    snprintf(buf, len, "%.40s", host);
+    host[40] = '\0';
+    kvshm_name_part_from(host, buf, len);
+}
+
+/* A leader's row of the gathered names, once sorting starts: the name
+ * first (leaders' names are unique), its rank in the spare bytes. */
+struct named_leader {
+    char name[KVSHM_NODE_MAX - sizeof(int)];
+    int  rank;
+};
+
+_Static_assert(sizeof(struct named_leader) == KVSHM_NODE_MAX,
+               "a leader's name and rank fill one row of the names");
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct named_leader *)a)->name,
+                  ((const struct named_leader *)b)->name);
 }
 
 /* Ranks of the leaders in node order.  Under the plugin the nodes are
@@ -49,7 +61,9 @@ static int order_leaders(mpikvs_t *kvs, const char *my_node)
     rc = MPI_Allgather(&is_leader, 1, MPI_INT, all, 1, MPI_INT, kvs->comm);
     if (rc == MPI_SUCCESS && names) {
         char mine[KVSHM_NODE_MAX] = "";
-        snprintf(mine, sizeof(mine), "%s", my_node);
+        /* what fits a sorting row; longer names only tie */
+        memcpy(mine, my_node,
+               strnlen(my_node, sizeof(((struct named_leader *)0)->name) - 1));
         rc = MPI_Allgather(mine, KVSHM_NODE_MAX, MPI_CHAR, names,
                            KVSHM_NODE_MAX, MPI_CHAR, kvs->comm);
     }
@@ -58,18 +72,24 @@ static int order_leaders(mpikvs_t *kvs, const char *my_node)
         free(names);
         return kvs_mpi_fail(kvs, "MPI_Allgather of node leaders", rc);
     }
+    /* Leaders in rank order; under the plugin each row of names becomes
+     * its leader's name and rank, sorted by name. */
     kvs->nnodes = 0;
     for (int r = 0; r < kvs->size; r++) {
         if (!all[r])
             continue;
-        /* insertion by name; the node count is small */
-        uint32_t at = kvs->nnodes++;
-        while (names && at > 0 &&
-               strcmp(names[kvs->leaders[at - 1]], names[r]) > 0) {
-            kvs->leaders[at] = kvs->leaders[at - 1];
-            at--;
+        if (names) {
+            struct named_leader *l =
+                (struct named_leader *)names[kvs->nnodes];
+            memmove(l->name, names[r], sizeof(l->name));
+            l->rank = r;
         }
-        kvs->leaders[at] = r;
+        kvs->leaders[kvs->nnodes++] = r;
+    }
+    if (names) {
+        qsort(names, kvs->nnodes, sizeof(*names), by_name);
+        for (uint32_t n = 0; n < kvs->nnodes; n++)
+            kvs->leaders[n] = ((struct named_leader *)names[n])->rank;
     }
     free(all);
     free(names);

@@ -35,6 +35,12 @@ static const char *kind_name(uint32_t kind)
     }
 }
 
+static bool name_char_ok(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
 /* A name part: 1 to max-1 characters of [A-Za-z0-9_-].  Dots separate
  * the parts and slashes would leave the directory, so neither is allowed. */
 static bool name_part_ok(const char *s, size_t max)
@@ -43,14 +49,19 @@ static bool name_part_ok(const char *s, size_t max)
 
     if (!s)
         return false;
-    for (; s[n]; n++) {
-        char c = s[n];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                  (c >= '0' && c <= '9') || c == '_' || c == '-';
-        if (!ok || n + 1 >= max)
+    for (; s[n]; n++)
+        if (!name_char_ok(s[n]) || n + 1 >= max)
             return false;
-    }
     return n > 0;
+}
+
+void kvshm_name_part_from(const char *text, char *buf, size_t len)
+{
+    size_t i = 0;
+
+    for (; text[i] && i + 1 < len; i++)
+        buf[i] = name_char_ok(text[i]) ? text[i] : '_';
+    buf[i] = '\0';
 }
 
 static int check_name_part(const char *what, const char *s, size_t max,

@@ -75,6 +75,10 @@ int kvshm_region_name(char *buf, size_t len, const char *job,
                       const char *node, const char *tag,
                       mpikvs_error_t *err);
 
+/* A name part made from text (a host or Slurm node name): every
+ * character outside [A-Za-z0-9_-] becomes '_', cut to len - 1. */
+void kvshm_name_part_from(const char *text, char *buf, size_t len);
+
 /* Split a region name into its parts (each buffer of its _MAX size).
  * Returns MPIKVS_OK or MPIKVS_ERR_NAME. */
 int kvshm_region_name_parse(const char *name, char *job, char *node,

@@ -165,8 +165,9 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     if (spank_context() != S_CTX_REMOTE || !p->made ||
         p->req.scope != KVSHM_SCOPE_STEP)
         return 0;
-    snprintf(prefix, sizeof(prefix), "s%u-", p->step);
-    return cleanup_regions(p->site.shm_dir, p->job, p->node, prefix) < 0
+    snprintf(prefix, sizeof(prefix), "s%u-", p->here.step);
+    return cleanup_regions(p->site.shm_dir, p->here.job, p->here.node,
+                           prefix) < 0
                ? -1 : 0;
 }
 

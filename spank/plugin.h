@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <slurm/spank.h>
 
 #include "job_config.h"
@@ -49,19 +50,28 @@ struct request {
     enum kvshm_scope scope;
 };
 
+/* The step slurmstepd runs, and where. */
+struct step {
+    uint32_t job, step, nnodes, node_index, tasks;
+    uid_t    uid;
+    gid_t    gid;
+    char     job_text[KVSHM_JOB_MAX];
+    char     node[KVSHM_NODE_MAX];   /* as region names allow it */
+};
+
 /* The plugin's state in one process: Slurm calls it through free
  * functions, so it lives here, filled from the arguments and options. */
 struct plugin {
     struct site    site;
     struct request req;
-    /* slurmstepd: what this step made, for slurm_spank_exit */
+    /* slurmstepd: this step, and whether it made regions (for
+     * slurm_spank_exit) */
+    struct step here;
     bool     made;
     /* slurmstepd: why setting up failed.  Messages logged before the
      * step's I/O exists reach only the slurmd log; user_init says it
      * again once Slurm copies errors back to srun. */
     char     failure[1024];
-    uint32_t job, step;
-    char     node[KVSHM_NODE_MAX];
 };
 
 extern struct plugin mpikvs_plugin;
@@ -95,8 +105,5 @@ int stepd_post_opt(spank_t sp, struct plugin *p);
  * removed, or -1 after logging. */
 int cleanup_regions(const char *dir, uint32_t job, const char *node,
                     const char *tag_prefix);
-
-/* The node's name as region names allow it ([A-Za-z0-9_-]). */
-void node_name_for_regions(const char *slurm_name, char *buf, size_t len);
 
 #endif /* MPIKVS_SPANK_PLUGIN_H */

@@ -94,16 +94,3 @@ int site_check_size(const struct site *site, const char *what,
                      what, want, most);
     return -1;
 }
-
-void node_name_for_regions(const char *slurm_name, char *buf, size_t len)
-{
-    size_t i = 0;
-
-    for (; slurm_name[i] && i + 1 < len; i++) {
-        char c = slurm_name[i];
-        buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                         (c >= '0' && c <= '9') || c == '-' || c == '_'
-                     ? c : '_';
-    }
-    buf[i] = '\0';
-}

@@ -31,15 +31,6 @@
 
 #define WAIT_FOR_CREATOR_S 120   /* another step making the job's regions */
 
-/* What this step runs as, and where. */
-struct step {
-    uint32_t job, step, nnodes, node_index, tasks;
-    uid_t    uid;
-    gid_t    gid;
-    char     job_text[KVSHM_JOB_MAX];
-    char     node[KVSHM_NODE_MAX];
-};
-
 static int get_step(spank_t sp, struct step *s)
 {
     const char *name = getenv("SLURMD_NODENAME");   /* slurmstepd's own */
@@ -61,7 +52,7 @@ static int get_step(spank_t sp, struct step *s)
         host[strcspn(host, ".")] = '\0';
         name = host;
     }
-    node_name_for_regions(name, s->node, sizeof(s->node));
+    kvshm_name_part_from(name, s->node, sizeof(s->node));
     snprintf(s->job_text, sizeof(s->job_text), "%u", s->job);
     return 0;
 }
@@ -116,9 +107,11 @@ static int plan_tables(const struct plugin *p, const struct step *s,
     return 0;
 }
 
+/* text: the config as it came from the submit side (the canonical dump
+ * of a valid config, or NULL); the layout takes it over. */
 static int plan_layout(spank_t sp, const struct plugin *p,
                        const struct step *s, const struct kvshm_config *cfg,
-                       uint64_t size, struct kvshm_job_layout *l)
+                       char *text, uint64_t size, struct kvshm_job_layout *l)
 {
     char nodes[4096] = "";
 
@@ -135,8 +128,8 @@ static int plan_layout(spank_t sp, const struct plugin *p,
         ESPANK_SUCCESS)
         spank_getenv(sp, "SLURM_JOB_NODELIST", nodes, sizeof(nodes));
     l->nodelist = strdup(nodes);
-    l->config_text = cfg ? kvshm_config_dump(cfg) : NULL;
-    if (!l->nodelist || (cfg && !l->config_text)) {
+    l->config_text = text;
+    if (!l->nodelist) {
         plugin_error("out of memory");
         return -1;
     }
@@ -412,20 +405,17 @@ static int set_up_step(spank_t sp, struct plugin *p)
 {
     struct kvshm_config *cfg = NULL;
     struct kvshm_job_layout l;
-    struct step s;
+    struct step *s = &p->here;
     uint64_t size;
     char *text = NULL;
     int rc;
 
-    if (!p->req.enabled || get_step(sp, &s) != 0)
+    if (!p->req.enabled || get_step(sp, s) != 0)
         return p->req.enabled ? -1 : 0;
     /* The batch script, the extern step and salloc's shell run no
      * tasks of an MPI job: nothing to make there. */
-    if (is_helper_step(s.step))
+    if (is_helper_step(s->step))
         return 0;
-    p->job = s.job;
-    p->step = s.step;
-    snprintf(p->node, sizeof(p->node), "%s", s.node);
     size = p->req.size_given ? p->req.size : p->site.default_size;
     if (site_check_size(&p->site, "--dht-size", size, node_memory()) != 0)
         return -1;
@@ -437,20 +427,21 @@ static int set_up_step(spank_t sp, struct plugin *p)
                          "time (--dht-config=%s) did not reach %s with the "
                          "step's environment (%s): submit with an "
                          "environment that keeps SLURM_SPANK_* variables",
-                         s.job, s.step, p->req.config_path, s.node,
+                         s->job, s->step, p->req.config_path, s->node,
                          CONFIG_ENV);
             return -1;
         }
         cfg = config_for_request(p->req.config_path, text, size);
-        free(text);
-        if (!cfg)
+        if (!cfg) {
+            free(text);
             return -1;
+        }
     }
-    rc = plan_layout(sp, p, &s, cfg, size, &l);
+    rc = plan_layout(sp, p, s, cfg, text, size, &l);
     if (rc == 0)
-        rc = set_up(sp, p, &s, cfg, &l);
+        rc = set_up(sp, p, s, cfg, &l);
     if (rc != 0 && p->made) {   /* leave nothing behind */
-        remove_made(p, &s, &l);
+        remove_made(p, s, &l);
         p->made = false;
     }
     free_layout(&l);
@@ -465,6 +456,6 @@ int stepd_post_opt(spank_t sp, struct plugin *p)
 {
     if (set_up_step(sp, p) != 0 && !p->failure[0])
         plugin_error("job %u step %u: the DHT could not be set up on %s",
-                     p->job, p->step, p->node);
+                     p->here.job, p->here.step, p->here.node);
     return 0;
 }

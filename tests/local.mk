@@ -27,11 +27,11 @@ tests_check_config_SOURCES = tests/check_config.c
 tests_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_config_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
-tests_check_job_layout_SOURCES = tests/check_job_layout.c
+tests_check_job_layout_SOURCES = tests/check_job_layout.c tests/shm_check.h
 tests_check_job_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
 tests_check_job_layout_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
-tests_check_region_SOURCES = tests/check_region.c
+tests_check_region_SOURCES = tests/check_region.c tests/shm_check.h
 tests_check_region_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
 tests_check_region_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
