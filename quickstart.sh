@@ -108,8 +108,12 @@ test)
     build build --enable-werror
     check_in build "check"
     say "make distcheck"
-    make -C build -s distcheck \
-        DISTCHECK_CONFIGURE_FLAGS="--enable-werror --quiet" >/dev/null
+    if ! make -C build -s distcheck \
+            DISTCHECK_CONFIGURE_FLAGS="--enable-werror --quiet" >/dev/null; then
+        # distcheck keeps its tree when a test fails; show what failed.
+        find build -path '*/_build/*' -name test-suite.log -exec cat {} + || true
+        exit 1
+    fi
     say "distcheck passed"
     build build-asan --enable-sanitizers --enable-werror
     check_in build-asan "asan"
