@@ -13,8 +13,8 @@ top=$(pwd)
 
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libopenmpi-dev openmpi-bin libslurm-dev libjansson-dev
-          libxxhash-dev check groff-base slurmctld slurmd slurm-client
-          munge"
+          libxxhash-dev check groff-base libsundials-dev gnuplot-nox
+          slurmctld slurmd slurm-client munge"
 
 say() { printf 'quickstart: %s\n' "$*"; }
 

@@ -18,3 +18,35 @@ AC_DEFUN([MPIKVS_CHECK_CHECK], [
   PKG_CHECK_MODULES([CHECK], [check >= 0.9.10], [],
     [AC_MSG_ERROR([Check (unit tests) not found; install check])])
 ])
+
+# libslurm, for mpikvs-stat to ask slurmctld whether a region's job is
+# still alive.  Optional: without it mpikvs-stat judges by mappings only.
+AC_DEFUN([MPIKVS_CHECK_LIBSLURM], [
+  mpikvs_save_LIBS=$LIBS
+  mpikvs_save_CPPFLAGS=$CPPFLAGS
+  CPPFLAGS="$CPPFLAGS $SLURM_CPPFLAGS"
+  AS_IF([test -n "$SLURM_CPPFLAGS"], [LIBS="-L$with_slurm/lib $LIBS"])
+  AC_CHECK_HEADER([slurm/slurm.h],
+    [AC_CHECK_LIB([slurm], [slurm_load_job],
+       [have_libslurm=yes
+        SLURM_LIBS="${SLURM_CPPFLAGS:+-L$with_slurm/lib }-lslurm"
+        AC_DEFINE([HAVE_LIBSLURM], [1], [Define to 1 to ask slurmctld about jobs through libslurm])],
+       [have_libslurm=no])],
+    [have_libslurm=no])
+  LIBS=$mpikvs_save_LIBS
+  CPPFLAGS=$mpikvs_save_CPPFLAGS
+  AC_SUBST([SLURM_LIBS])
+])
+
+# SUNDIALS CVODE (stiff BDF with a dense direct solver) for the
+# reactive-transport demo.  Debian's libsundials-dev has no pkg-config
+# files, so look for the header and the libraries.
+AC_DEFUN([MPIKVS_CHECK_SUNDIALS], [
+  AC_CHECK_HEADER([cvode/cvode.h], [],
+    [AC_MSG_ERROR([SUNDIALS CVODE not found; install libsundials-dev])])
+  AC_CHECK_LIB([sundials_cvode], [CVodeCreate], [:],
+    [AC_MSG_ERROR([libsundials_cvode not found; install libsundials-dev])],
+    [-lsundials_nvecserial])
+  SUNDIALS_LIBS="-lsundials_cvode -lsundials_sunlinsoldense -lsundials_sunmatrixdense -lsundials_nvecserial -lm"
+  AC_SUBST([SUNDIALS_LIBS])
+])
