@@ -16,7 +16,8 @@ PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libxxhash-dev check groff-base libsundials-dev gnuplot-nox
           slurmctld slurmd slurm-client munge"
 
-say() { printf 'quickstart: %s\n' "$*"; }
+started=$(date +%s)
+say() { printf 'quickstart: [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }
 
 install_missing() {
     missing=

@@ -54,3 +54,14 @@ int cleanup_regions(const char *dir, uint32_t job, const char *node,
                    node ? " of node " : "", node ? node : "", dir);
     return failed ? -1 : removed;
 }
+
+int cleanup_step(void *plugin)
+{
+    const struct plugin *p = plugin;
+    char prefix[32];
+
+    snprintf(prefix, sizeof(prefix), "s%u-", p->here.step);
+    return cleanup_regions(p->site.shm_dir, p->here.job, p->here.node,
+                           prefix) < 0
+               ? -1 : 0;
+}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpikvs_errors.h"
 #include "plugin.h"
@@ -26,6 +27,15 @@ void plugin_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    if (mpikvs_plugin.child_reports) {   /* the parent logs it */
+        size_t len = strcspn(text, "\n");
+        text[len] = '\n';
+        /* a line is short: one write; if the parent is gone, nobody
+         * is left to tell */
+        ssize_t written = write(mpikvs_plugin.report_fd, text, len + 1);
+        (void)written;
+        return;
+    }
     slurm_error("%s: %s", PLUGIN_NAME, text);
     if (!mpikvs_plugin.failure[0])
         snprintf(mpikvs_plugin.failure, sizeof(mpikvs_plugin.failure),
@@ -157,7 +167,6 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
     struct plugin *p = &mpikvs_plugin;
-    char prefix[32];
 
     (void)sp;
     (void)ac;
@@ -165,10 +174,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     if (spank_context() != S_CTX_REMOTE || !p->made ||
         p->req.scope != KVSHM_SCOPE_STEP)
         return 0;
-    snprintf(prefix, sizeof(prefix), "s%u-", p->here.step);
-    return cleanup_regions(p->site.shm_dir, p->here.job, p->here.node,
-                           prefix) < 0
-               ? -1 : 0;
+    return in_job_namespace(p, &p->here, cleanup_step, p) < 0 ? -1 : 0;
 }
 
 /* Job end, on every node of the job, whether or not a step ran there or

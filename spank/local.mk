@@ -9,6 +9,7 @@ spank_spank_mpikvs_la_SOURCES = \
 	spank/alloc.c \
 	spank/cleanup.c \
 	spank/dispatch.c \
+	spank/namespace.c \
 	spank/plugin.h \
 	spank/site.c \
 	spank/stepd.c

@@ -5,7 +5,8 @@
  * entry points Slurm calls and the options), site.c (plugstack.conf
  * arguments), alloc.c (sbatch, salloc and srun on the submit side:
  * validate, carry the config), stepd.c (slurmstepd: make the node's
- * regions and the layout), cleanup.c (removal at step and job end).
+ * regions and the layout), namespace.c (doing that inside the job's
+ * mount namespace), cleanup.c (removal at step and job end).
  *
  * Every message starts "spank_mpikvs: ", so a user or an admin can grep
  * for it in srun's output and in the slurmd log.
@@ -39,6 +40,8 @@ struct site {
     uint64_t default_size;    /* --dht-config without --dht-size */
     char     shm_dir[256];
     uint32_t min_ranks;       /* counters a data region has at least */
+    char     ns_path[256];    /* the job's mount namespace file, with %j
+                               * and %n; "" to work in slurmstepd's own */
 };
 
 /* The user's request, from the options. */
@@ -72,6 +75,10 @@ struct plugin {
      * step's I/O exists reach only the slurmd log; user_init says it
      * again once Slurm copies errors back to srun. */
     char     failure[1024];
+    /* in a child working in the job's namespace: errors are written to
+     * report_fd, a line each, for the parent to log */
+    bool     child_reports;
+    int      report_fd;
 };
 
 extern struct plugin mpikvs_plugin;
@@ -100,10 +107,25 @@ struct kvshm_config *config_for_request(const char *path, const char *text,
 /* stepd.c: make this node's regions, the layout, MPIKVS_LAYOUT. */
 int stepd_post_opt(spank_t sp, struct plugin *p);
 
+/* namespace.c: run work(arg) in the job's mount namespace when the site
+ * names one (ns_path=), else right here.  work returns -1 on failure or
+ * a result from 0 to 99, which is returned. */
+int in_job_namespace(const struct plugin *p, const struct step *s,
+                     int (*work)(void *), void *arg);
+
+/* namespace.c: pattern with %j (job id), %n (node name) and %% filled
+ * in for step s; -1 when it does not fit or has another escape. */
+int namespace_expand(const char *pattern, const struct step *s, char *out,
+                     size_t size);
+
 /* cleanup.c: remove the regions of job whose tag starts with prefix
  * ("" for all) on node (NULL for every node) in dir; returns the count
  * removed, or -1 after logging. */
 int cleanup_regions(const char *dir, uint32_t job, const char *node,
                     const char *tag_prefix);
+
+/* cleanup.c: remove the step-scope regions of the plugin's step on this
+ * node (a work function for in_job_namespace); 0 or -1. */
+int cleanup_step(void *plugin);
 
 #endif /* MPIKVS_SPANK_PLUGIN_H */

@@ -44,6 +44,15 @@ static int parse_one(struct site *site, const char *arg)
         if (v[0] != '/' || strlen(v) >= sizeof(site->shm_dir))
             return bad(arg, "give an absolute directory path");
         snprintf(site->shm_dir, sizeof(site->shm_dir), "%s", v);
+    } else if (KEY("ns_path")) {
+        if (v[0] != '/' || strlen(v) >= sizeof(site->ns_path))
+            return bad(arg, "give an absolute path, e.g. "
+                            "ns_path=/var/spool/slurm/containers/%j/.ns");
+        for (const char *c = strchr(v, '%'); c; c = strchr(c + 2, '%'))
+            if (c[1] != 'j' && c[1] != 'n' && c[1] != '%')
+                return bad(arg, "only %j (job id), %n (node name) and "
+                                "%% may follow a %");
+        snprintf(site->ns_path, sizeof(site->ns_path), "%s", v);
     } else if (KEY("min_ranks")) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
@@ -52,7 +61,8 @@ static int parse_one(struct site *site, const char *arg)
         site->min_ranks = (uint32_t)n;
     } else {
         return bad(arg, "unknown (known: max_size=SIZE|N%, "
-                        "default_size=SIZE, shm_dir=DIR, min_ranks=N)");
+                        "default_size=SIZE, shm_dir=DIR, min_ranks=N, "
+                        "ns_path=FILE)");
     }
 #undef KEY
     return 0;

@@ -3,8 +3,9 @@
  * node's regions for the job, write the job layout, and point the tasks
  * at it with MPIKVS_LAYOUT.
  *
- * This runs in init_post_opt, after the job's namespaces exist, so a
- * private /dev/shm (job_container/tmpfs) gets the regions.
+ * This runs in init_post_opt, after the job's namespaces exist; with
+ * job_container/tmpfs the regions are made inside the job's mount
+ * namespace, in its private /dev/shm (namespace.c).
  *
  * Job scope: the first step on a node makes the regions; later steps
  * find the layout, check that they asked for the same size and config,
@@ -361,12 +362,53 @@ static bool is_helper_step(uint32_t step)
            step == SLURM_INTERACTIVE_STEP || step == SLURM_PENDING_STEP;
 }
 
+/* What the node's region work needs; it may run in a child (namespace.c). */
+struct node_work {
+    struct plugin                 *p;
+    const struct step             *s;
+    const struct kvshm_config     *cfg;
+    const struct kvshm_job_layout *l;
+    const char                    *layout_path;
+};
+
+/* Make the layout and the tables, or join the job's; returns 1 when
+ * this step made them, 0 when it joined, -1 after removing what it made. */
+static int make_node_regions(void *arg)
+{
+    const struct node_work *w = arg;
+    struct plugin *p = w->p;
+    const struct step *s = w->s;
+    struct kvshm_region_spec spec;
+    char tag[KVSHM_TAG_MAX];
+    mpikvs_error_t err;
+    int rc;
+
+    kvshm_job_layout_tag(p->req.scope, s->step, tag, sizeof(tag));
+    /* root's, readable by the job's group, written by nobody after this */
+    spec = region_spec(p, s, tag);
+    spec.uid = 0;
+    spec.mode = 0640;
+    rc = kvshm_job_layout_create(&spec, w->l, &err);
+    if (rc == MPIKVS_ERR_EXISTS && p->req.scope == KVSHM_SCOPE_JOB)
+        return join_job_regions(p, s, w->layout_path, w->l) == 0 ? 0 : -1;
+    if (rc != MPIKVS_OK) {
+        plugin_error("job %u step %u on %s: %s", s->job,
+                     s->step, s->node, err.text);
+        return -1;
+    }
+    if (make_tables(p, s, w->cfg, w->l) != 0) {
+        remove_made(p, s, w->l);   /* leave nothing behind */
+        return -1;
+    }
+    return 1;
+}
+
 static int set_up(spank_t sp, struct plugin *p, const struct step *s,
                   const struct kvshm_config *cfg,
                   const struct kvshm_job_layout *l)
 {
     char tag[KVSHM_TAG_MAX], name[KVSHM_NAME_MAX + 1], path[512];
-    struct kvshm_region_spec spec;
+    struct node_work work = {p, s, cfg, l, path};
     mpikvs_error_t err;
     int rc;
 
@@ -377,28 +419,13 @@ static int set_up(spank_t sp, struct plugin *p, const struct step *s,
         return -1;
     }
     snprintf(path, sizeof(path), "%s/%s", p->site.shm_dir, name);
-    /* root's, readable by the job's group, written by nobody after this */
-    spec = region_spec(p, s, tag);
-    spec.uid = 0;
-    spec.mode = 0640;
-    rc = kvshm_job_layout_create(&spec, l, &err);
-    if (rc == MPIKVS_ERR_EXISTS && p->req.scope == KVSHM_SCOPE_JOB) {
-        if (join_job_regions(p, s, path, l) != 0)
-            return -1;
-    } else if (rc != MPIKVS_OK) {
-        plugin_error("job %u step %u on %s: %s", s->job,
-                     s->step, s->node, err.text);
-        return -1;
-    } else {
-        p->made = true;
-        if (make_tables(p, s, cfg, l) != 0)
-            return -1;
-    }
     if (spank_setenv(sp, "MPIKVS_LAYOUT", path, 1) != ESPANK_SUCCESS) {
         plugin_error("cannot set MPIKVS_LAYOUT for the tasks");
         return -1;
     }
-    return 0;
+    rc = in_job_namespace(p, s, make_node_regions, &work);
+    p->made = rc == 1;
+    return rc < 0 ? -1 : 0;
 }
 
 static int set_up_step(spank_t sp, struct plugin *p)
@@ -440,10 +467,6 @@ static int set_up_step(spank_t sp, struct plugin *p)
     rc = plan_layout(sp, p, s, cfg, text, size, &l);
     if (rc == 0)
         rc = set_up(sp, p, s, cfg, &l);
-    if (rc != 0 && p->made) {   /* leave nothing behind */
-        remove_made(p, s, &l);
-        p->made = false;
-    }
     free_layout(&l);
     kvshm_config_free(cfg);
     return rc;

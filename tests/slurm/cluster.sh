@@ -53,6 +53,9 @@
 #   cluster_wait_job DIR JOBID [SECONDS]  wait until the job has left
 #       the queue or ended (bounded, default 60 s); print its final state
 #       (COMPLETED, FAILED, ...), return 0 only for COMPLETED.
+#   cluster_regions DIR     print the mpikvs.<job>.* files in /dev/shm of
+#       this cluster's jobs (its job ids start at a random FirstJobId),
+#       not those of another cluster running beside it.
 #   cluster_pids DIR        print the pids of every process of this
 #       cluster still alive (daemons and slurmstepds), one a line.
 #   cluster_logs DIR [LINES]  print the tails of the logs.
@@ -64,7 +67,8 @@
 # CLUSTER_START_TIMEOUT (seconds, default 30), CLUSTER_DEBUG (SlurmdDebug
 # and SlurmctldDebug, default debug), CLUSTER_KEEP_ON_FAILURE,
 # CLUSTER_EXTRA_CONF (lines appended to slurm.conf before the node lines;
-# a repeated key overrides the one above it).
+# a repeated key overrides the one above it), CLUSTER_JOB_CONTAINER_CONF
+# (the text of DIR/etc/job_container.conf, for JobContainerType).
 #
 # For MPI across the simulated nodes (all on one host): srun --mpi=pmix
 # (the default here), OMPI_MCA_btl=self,tcp, OMPI_MCA_osc=pt2pt or ucx
@@ -114,6 +118,7 @@ cluster_nodes() { cluster__call cluster__nodes_impl "$@"; }
 cluster_runuser() { cluster__call cluster__runuser_impl "$@"; }
 cluster_wait_job() { cluster__call cluster__wait_job_impl "$@"; }
 cluster_pids() { cluster__call cluster__pids_impl "$@"; }
+cluster_regions() { cluster__call cluster__regions_impl "$@"; }
 cluster_logs() { cluster__call cluster__logs_impl "$@"; }
 
 # cluster__abs DIR: DIR as an absolute path without a trailing slash.
@@ -125,6 +130,16 @@ cluster__abs() {
     esac
     while [ "${#d}" -gt 1 ] && [ "${d%/}" != "$d" ]; do d=${d%/}; done
     printf '%s\n' "$d"
+}
+
+cluster__regions_impl() {
+    local dir first
+    [ -n "${1:-}" ] || { cluster__say "usage: cluster_regions DIR"; return 2; }
+    dir=$(cluster__abs "$1")
+    first=$(sed -n 's/^FirstJobId=//p' "$dir/etc/slurm.conf" 2>/dev/null)
+    [ -n "$first" ] || return 1
+    ls /dev/shm | awk -F. -v lo="$first" \
+        '$1 == "mpikvs" && $2 ~ /^[0-9]+$/ && $2 >= lo && $2 < lo + 1000'
 }
 
 cluster__nodes_impl() {
@@ -152,7 +167,7 @@ cluster__alive() {
 cluster__pidfile_pid() {
     [ -r "$1" ] || return 1
     local p
-    p=$(tr -dc 0-9 <"$1")
+    p=$(tr -dc 0-9 <"$1" 2>/dev/null)   # it may go meanwhile
     [ -n "$p" ] && printf '%s\n' "$p"
 }
 
@@ -551,6 +566,10 @@ EOF
         echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
     } >"$dir/etc/slurm.conf"
     chmod 644 "$dir/etc/slurm.conf"
+    if [ -n "${CLUSTER_JOB_CONTAINER_CONF:-}" ]; then
+        printf '%s\n' "$CLUSTER_JOB_CONTAINER_CONF" >"$dir/etc/job_container.conf"
+        chmod 644 "$dir/etc/job_container.conf"
+    fi
     export SLURM_CONF="$dir/etc/slurm.conf"
 
     # slurmctld, then the slurmds.

@@ -8,7 +8,8 @@ check_PROGRAMS += \
 # End of check_PROGRAMS (slurm)
 
 TESTS += \
-	tests/slurm/run-slurm-tests.sh
+	tests/slurm/run-slurm-tests.sh \
+	tests/slurm/run-tmpfs-tests.sh
 # End of TESTS (slurm)
 
 tests_slurm_kvs_steps_SOURCES = tests/slurm/kvs_steps.c
@@ -18,5 +19,6 @@ tests_slurm_kvs_steps_LDADD = libmpikvs.la $(MPI_LIBS)
 EXTRA_DIST += \
 	tests/slurm/cluster.sh \
 	tests/slurm/run-slurm-tests.sh \
+	tests/slurm/run-tmpfs-tests.sh \
 	tests/slurm/smoke.sh
 # End of EXTRA_DIST (slurm)

@@ -343,10 +343,11 @@ wait
 check "scancel of a running srun: its regions are gone" wait_gone "$job"
 
 echo "# nothing of any test job is left"
-left=$(ls /dev/shm | grep '^mpikvs\.[0-9]' || true)
+left=$(cluster_regions "$dir")
 check "no mpikvs.<jobid>.* in /dev/shm${left:+: }$(echo $left)" [ -z "$left" ]
-drained=$(sinfo -h -o '%t' | grep -v idle || true)
-check "no node was drained" [ -z "$drained" ]
+# a node still completing its last job is fine; drained or down is not
+drained=$(sinfo -h -N -o '%N %t %E' | grep -E ' (drain|drng|down|fail)' || true)
+check "no node was drained${drained:+: }$drained" [ -z "$drained" ]
 
 echo "run-slurm-tests: $passed passed, $failed failed"
 [ "$failed" = 0 ]
