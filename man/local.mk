@@ -9,6 +9,7 @@ man_MANS += \
 	man/mpikvs.json.5 \
 	man/mpikvs_close.3 \
 	man/mpikvs_fence.3 \
+	man/mpikvs_get_ref.3 \
 	man/mpikvs_get.3 \
 	man/mpikvs_get_batch.3 \
 	man/mpikvs_key_size.3 \
@@ -19,6 +20,7 @@ man_MANS += \
 	man/mpikvs_round_key.3 \
 	man/mpikvs_stats.3 \
 	man/mpikvs_strerror.3 \
+	man/mpikvs_tier_invalidate.3 \
 	man/mpikvs_value_size.3 \
 	man/spank_mpikvs.8
 # End of man_MANS
@@ -31,6 +33,7 @@ EXTRA_DIST += \
 	man/mpikvs.json.5.in \
 	man/mpikvs_close.3.in \
 	man/mpikvs_fence.3.in \
+	man/mpikvs_get_ref.3.in \
 	man/mpikvs_get.3.in \
 	man/mpikvs_get_batch.3.in \
 	man/mpikvs_key_size.3.in \
@@ -41,6 +44,7 @@ EXTRA_DIST += \
 	man/mpikvs_round_key.3.in \
 	man/mpikvs_stats.3.in \
 	man/mpikvs_strerror.3.in \
+	man/mpikvs_tier_invalidate.3.in \
 	man/mpikvs_value_size.3.in \
 	man/spank_mpikvs.8.in
 # End of EXTRA_DIST (man)

@@ -89,6 +89,16 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const void *keys, void *values,
             rc = status[i] < 0 ? status[i] : MPIKVS_OK;
             continue;
         }
+        if (kvs->tier) {   /* the node tier first, as a single get */
+            status[i] = kvs_tier_lookup(kvs, k + i * kvs->key_size,
+                                        v + i * kvs->value_size);
+            if (status[i] == MPIKVS_OK)
+                kvs_count_get(kvs, status[i]);
+            if (status[i] != MPIKVS_MISS) {
+                rc = status[i] < 0 ? status[i] : MPIKVS_OK;
+                continue;
+            }
+        }
         p[np] = (struct pending){.index = i, .home = home, .copy = np};
         rc = get_bucket(kvs, &home, kvs->batch + np * kvs->bucket_size);
         np++;
@@ -107,14 +117,17 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const void *keys, void *values,
         if (f == SLOT_TORN) {
             /* The single path retries, and invalidates if it must. */
             KVS_COUNT(kvs, checksum_retries, 1);
-            status[i] = kvs_get_at(kvs, p[j].home, k + i * kvs->key_size,
-                                   v + i * kvs->value_size);
+            status[i] = kvs_get_home(kvs, p[j].home, k + i * kvs->key_size,
+                                     v + i * kvs->value_size);
             rc = status[i] < 0 ? status[i] : MPIKVS_OK;
-            continue;
+        } else {
+            status[i] = f == SLOT_HIT ? MPIKVS_OK : MPIKVS_MISS;
+            KVS_COUNT(kvs, remote, 1);
+            kvs_count_get(kvs, status[i]);
         }
-        status[i] = f == SLOT_HIT ? MPIKVS_OK : MPIKVS_MISS;
-        KVS_COUNT(kvs, remote, 1);
-        kvs_count_get(kvs, status[i]);
+        if (status[i] == MPIKVS_OK && kvs->tier)
+            kvs_tier_record(kvs, k + i * kvs->key_size,
+                            v + i * kvs->value_size);
     }
     free(p);
     return rc;

@@ -69,6 +69,19 @@ struct mpikvs {
     unsigned char            *batch;       /* buckets of a batch */
     size_t                    batch_len;
 
+    /* the node tier (tier.c); NULL when the table's caching is off */
+    struct kvshm_tier        *tier;        /* leader: the writer */
+    enum kvshm_caching        caching;
+    bool                      tier_writer; /* this rank publishes */
+    bool                      tier_created;/* by us: removed at close */
+    uint64_t                  tier_bytes;  /* the config's share (no plugin) */
+    char                      tier_prefix[KVSHM_TAG_MAX];
+    char                      tier_job[KVSHM_JOB_MAX];
+    char                      tier_node[KVSHM_NODE_MAX];
+    unsigned char            *records;     /* remote hits: key|value each */
+    size_t                    records_count, records_cap;
+    uint64_t                 *recorded;    /* filter of recorded key hashes */
+
     uint32_t                  last_stamp;  /* of my last slot write */
     mpikvs_error_t            err;
 };
@@ -100,6 +113,9 @@ int kvs_get_one(mpikvs_t *kvs, const void *key, void *value);
 /* The same for a key whose home the caller has already worked out. */
 int kvs_get_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
                void *value);
+/* The same from the key's home itself, not the node tier. */
+int kvs_get_home(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
+                 void *value);
 int kvs_put_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
                const void *value);
 void kvs_count_get(mpikvs_t *kvs, int rc);
@@ -109,6 +125,19 @@ int kvs_bucket_lock(mpikvs_t *kvs, int target, uint64_t disp,
                         bool exclusive);
 int kvs_bucket_unlock(mpikvs_t *kvs, int target, uint64_t disp,
                           bool exclusive);
+
+/* The node tier (tier.c).  kvs_tier_share: the bytes of a table's tier
+ * when the library makes the regions itself.  kvs_tier_open: collective
+ * over the node.  kvs_tier_lookup: MPIKVS_OK, MPIKVS_MISS or an error.
+ * kvs_tier_record: keep a remote hit for the next fence, where
+ * kvs_tier_publish (collective over the node) publishes the node's. */
+uint64_t kvs_tier_share(const struct kvshm_table_config *t,
+                        uint64_t size_per_node);
+int kvs_tier_open(mpikvs_t *kvs, const char *job, const char *node);
+void kvs_tier_close(mpikvs_t *kvs);
+int kvs_tier_lookup(mpikvs_t *kvs, const void *key, void *value);
+void kvs_tier_record(mpikvs_t *kvs, const void *key, const void *value);
+int kvs_tier_publish(mpikvs_t *kvs);
 
 /* Window displacement of a bucket in its node's region. */
 static inline uint64_t kvs_bucket_disp(const mpikvs_t *kvs,

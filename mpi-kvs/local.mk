@@ -14,7 +14,8 @@ libmpikvs_la_SOURCES = \
 	mpi-kvs/osc.c \
 	mpi-kvs/slot.c \
 	mpi-kvs/slot.h \
-	mpi-kvs/stats.c
+	mpi-kvs/stats.c \
+	mpi-kvs/tier.c
 # End of libmpikvs_la_SOURCES
 libmpikvs_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
 libmpikvs_la_LIBADD = shm/libkvshm.la $(MPI_LIBS)

@@ -85,6 +85,11 @@ typedef struct mpikvs_stats {
     uint64_t puts;
     uint64_t updates;           /* puts that replaced a key's value */
     uint64_t evictions;         /* puts that pushed out another key */
+    uint64_t tier_hits;         /* other nodes' keys found in the node tier */
+    uint64_t tier_misses;       /* ... not found there (then gone remote) */
+    uint64_t tier_published;    /* entries published into the node tier */
+    uint64_t tier_dropped;      /* remote hits not published: a full
+                                 * buffer or a full tier */
 } mpikvs_stats_t;
 
 /*
@@ -135,9 +140,34 @@ int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
 int mpikvs_round_key(mpikvs_t *kvs, const double *in, size_t n, void *key);
 
 /* A point where every rank of comm has finished its puts (collective):
- * after it, a get sees every put made before it, unless evicted.
- * Returns MPIKVS_OK or MPIKVS_ERR_MPI. */
+ * after it, a get sees every put made before it, unless evicted or its
+ * key is in the node tier with an older value (see below).  With a node
+ * tier, each node's leader publishes the remote hits its node's ranks
+ * made since the last fence.  Returns MPIKVS_OK, MPIKVS_ERR_MPI or
+ * -ENOMEM. */
 int mpikvs_fence(mpikvs_t *kvs);
+
+/*
+ * The node tier (a table's "tier" in the config, caching "always" or
+ * "user"): a get of a key whose home is another node first looks in a
+ * read-only copy on its own node, filled at each mpikvs_fence with the
+ * node's remote hits.  A put updates the key's home only: the tier serves
+ * the value it has until it is invalidated, which "always" never does.
+ *
+ * mpikvs_tier_invalidate (collective): drop every entry of the node tier
+ * in "user" mode, and the remote hits not yet published; nothing in
+ * "off" and "always" mode.  Returns MPIKVS_OK or MPIKVS_ERR_MPI.
+ *
+ * mpikvs_get_ref: zero copy.  When key is in the node tier, *value points
+ * at its value_size bytes there, read-only, valid until the next
+ * mpikvs_fence, mpikvs_tier_invalidate or mpikvs_close; returns
+ * MPIKVS_OK.  Otherwise *value is NULL and it returns MPIKVS_MISS: the key
+ * may still be in the DHT (mpikvs_get).  Keys of the own node are never in
+ * the tier.  Errors: MPIKVS_ERR_INVAL, MPIKVS_ERR_STALLED,
+ * MPIKVS_ERR_CORRUPT.
+ */
+int mpikvs_tier_invalidate(mpikvs_t *kvs);
+int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value);
 
 /* Counters of this rank, its node, or the job (MPIKVS_SCOPE_JOB is
  * collective).  They count from the region's creation: a region the

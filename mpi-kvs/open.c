@@ -181,7 +181,15 @@ static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
     shape = kvs_shape(kvs);
     kvs->slot_size = kvshm_slot_size(&shape);
     kvs->bucket_size = kvshm_bucket_size(&shape);
-    kvs->nbuckets = *size_per_node / kvs->bucket_size;
+    /* the table's memory holds its node tier too (the plugin's regions
+     * come sized already) */
+    kvs->tier_bytes = kvs->layout ? 0 : kvs_tier_share(t, *size_per_node);
+    if (kvs->tier_bytes >= *size_per_node)
+        return kvs_fail(kvs, MPIKVS_ERR_TOOSMALL,
+                        "table '%s': its tier takes all of the %llu bytes "
+                        "per node",
+                        t->name, (unsigned long long)*size_per_node);
+    kvs->nbuckets = (*size_per_node - kvs->tier_bytes) / kvs->bucket_size;
     if (kvs->nbuckets == 0)
         return kvs_fail(kvs, MPIKVS_ERR_TOOSMALL,
                         "%llu bytes per node cannot hold one bucket of %llu "
@@ -387,6 +395,8 @@ static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
                  kvs->region_name, mpikvs_strerror(rc));
     if (rc == MPIKVS_OK)
         point_into_region(kvs);
+    if (rc == MPIKVS_OK)
+        rc = kvs_tier_open(kvs, job, node);
     return rc;
 }
 
@@ -483,6 +493,7 @@ static void teardown(mpikvs_t *kvs)
     }
     if (kvs->comm != MPI_COMM_NULL)
         MPI_Barrier(kvs->comm);   /* nobody still reads the region */
+    kvs_tier_close(kvs);
     if (kvs->created)
         kvshm_region_unlink(kvs->shm_dir[0] ? kvs->shm_dir : NULL,
                             kvs->region_name);
@@ -581,11 +592,14 @@ int mpikvs_fence(mpikvs_t *kvs)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (kvs->locked_all && (rc = kvs_flush_nodes(kvs)) != MPIKVS_OK)
         return rc;
+    /* The node's remote hits into its tier, before the barrier that lets
+     * the next epoch read them. */
+    int tier_rc = kvs_tier_publish(kvs);
     rc = MPI_Barrier(kvs->comm);
     if (rc != MPI_SUCCESS)
         return kvs_mpi_fail(kvs, "MPI_Barrier in mpikvs_fence", rc);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    return MPIKVS_OK;
+    return tier_rc;
 }
 
 int mpikvs_round_key(mpikvs_t *kvs, const double *in, size_t n, void *key)

@@ -258,6 +258,26 @@ int kvs_get_one(mpikvs_t *kvs, const void *key, void *value)
 int kvs_get_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
                void *value)
 {
+    int rc;
+
+    /* Another node's key: the node tier may have it, with no MPI call. */
+    if (kvs->tier && home.node != kvs->node) {
+        rc = kvs_tier_lookup(kvs, key, value);
+        if (rc != MPIKVS_MISS) {
+            if (rc == MPIKVS_OK)
+                kvs_count_get(kvs, rc);
+            return rc;
+        }
+    }
+    rc = kvs_get_home(kvs, home, key, value);
+    if (rc == MPIKVS_OK && kvs->tier && home.node != kvs->node)
+        kvs_tier_record(kvs, key, value);
+    return rc;
+}
+
+int kvs_get_home(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
+                 void *value)
+{
     int target, rc, rc2;
 
     if (direct(kvs, &home))

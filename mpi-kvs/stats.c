@@ -20,6 +20,11 @@ static void read_block(const struct kvshm_rank_stats *s, mpikvs_stats_t *o)
     o->puts = __atomic_load_n(&s->puts, __ATOMIC_RELAXED);
     o->updates = __atomic_load_n(&s->updates, __ATOMIC_RELAXED);
     o->evictions = __atomic_load_n(&s->evictions, __ATOMIC_RELAXED);
+    o->tier_hits = __atomic_load_n(&s->tier_hits, __ATOMIC_RELAXED);
+    o->tier_misses = __atomic_load_n(&s->tier_misses, __ATOMIC_RELAXED);
+    o->tier_published = __atomic_load_n(&s->tier_published,
+                                        __ATOMIC_RELAXED);
+    o->tier_dropped = __atomic_load_n(&s->tier_dropped, __ATOMIC_RELAXED);
 }
 
 static void add(mpikvs_stats_t *sum, const mpikvs_stats_t *x)

@@ -99,8 +99,10 @@ struct kvshm_tier_control {
     uint64_t rebuild_failures;  /* rebuilds skipped: no room for the index */
     uint64_t growths;           /* entries region enlargements */
     uint64_t max_load_milli;    /* rebuild threshold, entries/bucket * 1000 */
-    uint64_t pad1[1];
-    uint8_t  pad2[128];
+    uint64_t writer_pid;        /* the process that writes it; 0: none */
+    /* lines 2-3: more counters */
+    uint64_t clears;            /* kvshm_tier_clear() calls */
+    uint8_t  pad2[120];
 };
 
 #define KVSHM_TIER_BUCKETS_OFFSET \
@@ -192,7 +194,11 @@ struct kvshm_data_control {
 struct kvshm_rank_stats {
     uint64_t gets, hits, misses, direct, remote, checksum_retries,
              invalidations, puts, updates, evictions;
-    uint64_t pad[6];
+    /* the node tier: remote-homed gets it answered and did not, entries
+     * this rank published (the leader) and remote hits it dropped (its
+     * buffer or the tier was full) */
+    uint64_t tier_hits, tier_misses, tier_published, tier_dropped;
+    uint64_t pad[2];
 };
 
 #define KVSHM_DATA_CONTROL_OFFSET KVSHM_HEADER_SIZE

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,24 @@ static void attach(struct kvshm_tier *t)
                      sizeof(struct kvshm_tier_bucket);
 }
 
+void kvshm_tier_spec_for_bytes(struct kvshm_tier_spec *spec, uint64_t bytes,
+                               size_t key_len, size_t value_len)
+{
+    uint64_t entry = kvshm_entry_size(key_len, value_len);
+    uint64_t buckets = 64, index_bytes;
+
+    /* a bucket for every entry that fits, the rest for entries */
+    while (buckets * 2 * (entry + sizeof(struct kvshm_tier_bucket)) <= bytes)
+        buckets *= 2;
+    index_bytes = round_page(KVSHM_TIER_BUCKETS_OFFSET +
+                             buckets * sizeof(struct kvshm_tier_bucket));
+    spec->max_bytes = bytes > index_bytes + PAGE
+                          ? (bytes - index_bytes) & ~(PAGE - 1)
+                          : PAGE;
+    spec->initial_bytes = spec->max_bytes;
+    spec->buckets = buckets;
+}
+
 int kvshm_tier_create(const struct kvshm_tier_spec *spec,
                       struct kvshm_tier **out, mpikvs_error_t *err)
 {
@@ -252,6 +271,7 @@ int kvshm_tier_create(const struct kvshm_tier_spec *spec,
     t->ctl->entries_top = ENTRIES_START;
     t->ctl->hash_seed = TIER_SEED;
     t->ctl->max_load_milli = (uint64_t)(max_load * 1000.0);
+    t->ctl->writer_pid = (uint64_t)getpid();
     *out = t;
     return MPIKVS_OK;
 
@@ -264,14 +284,41 @@ fail:
     return rc;
 }
 
-int kvshm_tier_open(const char *dir, const char *job, const char *node,
-                    const char *prefix,
-                    const struct kvshm_tier_reader_opts *opts,
-                    struct kvshm_tier **out, mpikvs_error_t *err)
+/*
+ * One writer at a time, also across processes that open the same tier
+ * (two steps of a job on a node): the writer's pid in the control block,
+ * taken by compare-and-swap, given back at close.  A pid that no longer
+ * runs (a writer that died) is taken over.
+ */
+static int claim_writer(struct kvshm_tier *t, const char *prefix,
+                        mpikvs_error_t *err)
+{
+    uint64_t self = (uint64_t)getpid(), cur;
+
+    for (;;) {
+        cur = __atomic_load_n(&t->ctl->writer_pid, __ATOMIC_ACQUIRE);
+        if (cur == self)
+            return MPIKVS_OK;
+        if (cur != 0 && (kill((pid_t)cur, 0) == 0 || errno != ESRCH))
+            return kvshm_fail(err, MPIKVS_ERR_EXISTS,
+                              "tier %s already has a writer (pid %llu)",
+                              prefix, (unsigned long long)cur);
+        if (__atomic_compare_exchange_n(&t->ctl->writer_pid, &cur, self,
+                                        false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            return MPIKVS_OK;
+    }
+}
+
+static int open_tier(const char *dir, const char *job, const char *node,
+                     const char *prefix,
+                     const struct kvshm_tier_reader_opts *opts, bool writer,
+                     struct kvshm_tier **out, mpikvs_error_t *err)
 {
     char index_name[KVSHM_NAME_MAX + 1], entries_name[KVSHM_NAME_MAX + 1];
     struct kvshm_open_opts oo = {.expect_uid = opts ? opts->expect_uid
-                                                    : geteuid()};
+                                                    : geteuid(),
+                                 .writable = writer};
     struct kvshm_tier *t;
     uint64_t index_len;
     int rc;
@@ -304,6 +351,9 @@ int kvshm_tier_open(const char *dir, const char *job, const char *node,
     t->seed = LOAD(&t->ctl->hash_seed);
     t->stall_ms = opts && opts->stall_ms ? opts->stall_ms
                                          : KVSHM_TIER_DEFAULT_STALL_MS;
+    if (writer && (rc = claim_writer(t, prefix, err)) != MPIKVS_OK)
+        goto fail;
+    t->writer = writer;
     *out = t;
     return MPIKVS_OK;
 
@@ -314,12 +364,33 @@ fail:
     return rc;
 }
 
+int kvshm_tier_open(const char *dir, const char *job, const char *node,
+                    const char *prefix,
+                    const struct kvshm_tier_reader_opts *opts,
+                    struct kvshm_tier **reader, mpikvs_error_t *err)
+{
+    return open_tier(dir, job, node, prefix, opts, false, reader, err);
+}
+
+int kvshm_tier_open_writer(const char *dir, const char *job,
+                           const char *node, const char *prefix,
+                           const struct kvshm_tier_reader_opts *opts,
+                           struct kvshm_tier **writer, mpikvs_error_t *err)
+{
+    return open_tier(dir, job, node, prefix, opts, true, writer, err);
+}
+
 void kvshm_tier_close(struct kvshm_tier **tp)
 {
     struct kvshm_tier *t = tp ? *tp : NULL;
 
     if (!t)
         return;
+    if (t->writer) {   /* let the next writer in */
+        uint64_t self = (uint64_t)getpid();
+        __atomic_compare_exchange_n(&t->ctl->writer_pid, &self, 0, false,
+                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    }
     kvshm_region_close(&t->index);
     kvshm_region_close(&t->entries);
     free(t);
@@ -510,6 +581,28 @@ int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
             (double)ctl->max_load_milli * (double)ctl->nbuckets)
             rebuild(t, ctl->nbuckets * 2);
     }
+    return MPIKVS_OK;
+}
+
+int kvshm_tier_clear(struct kvshm_tier *t, mpikvs_error_t *err)
+{
+    struct kvshm_tier_control *ctl;
+
+    if (!t || !t->writer)
+        return kvshm_fail(err, MPIKVS_ERR_INVAL,
+                          "only the tier's writer may clear it");
+    ctl = t->ctl;
+    /* One publication: a reader finds every entry or, after it, none.
+     * The entry bytes stay until new entries overwrite them, past the
+     * new entries_top where no reader follows a link. */
+    publish_begin(t);
+    memset(t->buckets, 0, ctl->nbuckets * sizeof(struct kvshm_tier_bucket));
+    STORE(&ctl->entries, 0);
+    STORE(&ctl->entries_top, ENTRIES_START);
+    publish_end(t);
+    ctl->live_bytes = 0;
+    ctl->dead_bytes = 0;
+    ctl->clears++;
     return MPIKVS_OK;
 }
 
@@ -717,6 +810,8 @@ void kvshm_tier_stats(const struct kvshm_tier *t, struct kvshm_tier_stats *out)
     out->rebuilds = LOAD(&ctl->rebuilds);
     out->rebuild_failures = LOAD(&ctl->rebuild_failures);
     out->growths = LOAD(&ctl->growths);
+    out->clears = LOAD(&ctl->clears);
+    out->writer_pid = LOAD(&ctl->writer_pid);
     out->entries_size = t->entries->size;
     if (!t->writer) {
         struct kvshm_region *r = t->entries;

@@ -68,7 +68,8 @@ struct kvshm_tier_reader_opts {
 struct kvshm_tier_stats {
     /* from the shared control block */
     uint64_t entries, nbuckets, live_bytes, dead_bytes, entries_top,
-             entries_size, updates, rebuilds, rebuild_failures, growths;
+             entries_size, updates, rebuilds, rebuild_failures, growths,
+             clears, writer_pid;
     double   load_factor;
     /* this process's own lookups (never shared: kept off the hit path's
      * shared cache lines) */
@@ -81,6 +82,12 @@ int kvshm_tier_region_names(const char *job, const char *node,
                             const char *prefix, char *index_name,
                             char *entries_name, mpikvs_error_t *err);
 
+/* Size a tier of bytes in all (index and entries) for entries of these
+ * key and value lengths: every byte reserved at creation, a bucket for
+ * each entry that fits.  Sets max_bytes, initial_bytes and buckets. */
+void kvshm_tier_spec_for_bytes(struct kvshm_tier_spec *spec, uint64_t bytes,
+                               size_t key_len, size_t value_len);
+
 /* Create both regions and return the writer.  On failure nothing is left
  * behind.  Returns MPIKVS_OK or a code of kvshm_region_create(). */
 int kvshm_tier_create(const struct kvshm_tier_spec *spec,
@@ -91,6 +98,18 @@ int kvshm_tier_open(const char *dir, const char *job, const char *node,
                     const char *prefix,
                     const struct kvshm_tier_reader_opts *opts,
                     struct kvshm_tier **reader, mpikvs_error_t *err);
+
+/* Open an existing tier (one the SPANK plugin made) as its writer.  A
+ * tier has one writer at a time: MPIKVS_ERR_EXISTS while another live
+ * process holds it.  kvshm_tier_close() lets go of it. */
+int kvshm_tier_open_writer(const char *dir, const char *job,
+                           const char *node, const char *prefix,
+                           const struct kvshm_tier_reader_opts *opts,
+                           struct kvshm_tier **writer, mpikvs_error_t *err);
+
+/* Writer only: drop every entry, in one publication.  References taken
+ * before it are no longer valid. */
+int kvshm_tier_clear(struct kvshm_tier *t, mpikvs_error_t *err);
 
 /* Writer only: insert key, or replace its value.  Grows the entries
  * region and rebuilds the index as needed.  Returns MPIKVS_OK,

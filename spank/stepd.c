@@ -187,25 +187,13 @@ static int make_tier(const struct plugin *p, const struct step *s,
                      const struct kvshm_job_table *jt,
                      const struct kvshm_table_config *t, mpikvs_error_t *err)
 {
-    uint64_t entry = kvshm_entry_size(t->key.size, t->value.size);
-    uint64_t buckets = 64, index_bytes, entries_bytes;
     struct kvshm_tier_spec spec = {.region = region_spec(p, s,
                                                          jt->tier_prefix)};
     struct kvshm_tier *tier = NULL;
     int rc;
 
-    /* one bucket per entry that fits, the rest for entries, all of it
-     * reserved now */
-    while (buckets * 2 * (entry + 8) <= jt->tier_bytes)
-        buckets *= 2;
-    index_bytes = (KVSHM_TIER_BUCKETS_OFFSET + buckets * 8 + 4095) &
-                  ~UINT64_C(4095);
-    entries_bytes = jt->tier_bytes > index_bytes + 4096
-                        ? (jt->tier_bytes - index_bytes) & ~UINT64_C(4095)
-                        : 4096;
-    spec.max_bytes = entries_bytes;
-    spec.initial_bytes = entries_bytes;
-    spec.buckets = buckets;
+    kvshm_tier_spec_for_bytes(&spec, jt->tier_bytes, t->key.size,
+                              t->value.size);
     rc = kvshm_tier_create(&spec, &tier, err);
     kvshm_tier_close(&tier);
     return rc;

@@ -31,7 +31,7 @@ export LC_ALL
 bindir="${top_builddir:-.}/tests/mpi"
 mpirun="${MPIRUN:-mpirun}"
 limit="${MPITEST_TIMEOUT:-120}"
-programs="${MPITEST_ONLY:-test_basic test_torture}"
+programs="${MPITEST_ONLY:-test_basic test_tier test_torture}"
 modes="${MPITEST_MODES:-lockfree fine-lock coarse-lock}"
 torture_ops="${MPITEST_TORTURE_OPS:-250000}"
 torture_lock_ops="${MPITEST_TORTURE_LOCK_OPS:-$((torture_ops / 10))}"

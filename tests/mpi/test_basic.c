@@ -68,6 +68,23 @@ struct names {
     char v[MAXNAMES][256];
 };
 
+/* The job ids this job's tables get start "u<pid of a rank>-": other
+ * programs' regions (another test run at the same time) are not ours. */
+static int   *job_pids;
+static int    njob_pids;
+
+static int ours(const char *name)
+{
+    char prefix[32];
+
+    for (int i = 0; i < njob_pids; i++) {
+        snprintf(prefix, sizeof prefix, "mpikvs.u%x-", (unsigned)job_pids[i]);
+        if (strncmp(name, prefix, strlen(prefix)) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static void shm_list(struct names *out)
 {
     DIR           *d;
@@ -80,7 +97,7 @@ static void shm_list(struct names *out)
     if (!d)
         return;
     while ((e = readdir(d)) != NULL && out->n < MAXNAMES) {
-        if (strncmp(e->d_name, "mpikvs.", 7) == 0)
+        if (ours(e->d_name))
             snprintf(out->v[out->n++], sizeof out->v[0], "%s", e->d_name);
     }
     closedir(d);
@@ -1266,6 +1283,15 @@ int main(int argc, char **argv)
         mt_note("mode %s, %d ranks, %d nodes", T.mode, T.size, T.nnodes);
 
     MPI_Barrier(MPI_COMM_WORLD);
+    {
+        int pid = (int)getpid();
+        MPI_Comm_size(MPI_COMM_WORLD, &njob_pids);
+        job_pids = malloc(sizeof(int) * (size_t)njob_pids);
+        if (!job_pids)
+            mt_abort("out of memory");
+        MPI_Allgather(&pid, 1, MPI_INT, job_pids, 1, MPI_INT,
+                      MPI_COMM_WORLD);
+    }
     shm_list(&shm_before);
     MPI_Barrier(MPI_COMM_WORLD);
 
