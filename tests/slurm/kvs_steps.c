@@ -7,8 +7,9 @@
  *   kvs_steps read N     every rank gets keys 0..N-1 and checks values
  *
  * Rank 0 prints one line: "kvs_steps: <verb> N keys: H hits, W wrong,
- * M missing, ranks R, nodes K, region <name>" (K from the job layout's
- * node count), or "kvs_steps: open failed: <why>".  The exit status is
+ * M missing, ranks R, layout <path>, tier T hits P published" (the job's
+ * node tier counters, which count from the regions' creation), or
+ * "kvs_steps: open failed: <why>".  The exit status is
  * 0 when the line could be printed; the tests judge the numbers.
  */
 #include <inttypes.h>
@@ -41,6 +42,7 @@ int main(int argc, char **argv)
     unsigned char key[KEY_SIZE], value[VALUE_SIZE], want[VALUE_SIZE];
     long counts[3] = {0, 0, 0}, sums[3];   /* hits, wrong, missing */
     const char *layout = getenv("MPIKVS_LAYOUT");
+    mpikvs_stats_t st;
     mpikvs_t *kvs = NULL;
     int rank, size, rc, write;
     uint64_t n;
@@ -78,13 +80,16 @@ int main(int argc, char **argv)
         else
             counts[rc == MPIKVS_MISS ? 2 : 1]++;
     }
-    mpikvs_fence(kvs);
+    mpikvs_fence(kvs);   /* with a node tier: publishes the remote hits */
     MPI_Reduce(counts, sums, 3, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st) != MPIKVS_OK)
+        memset(&st, 0, sizeof(st));
     if (rank == 0)
         printf("kvs_steps: %s %" PRIu64 " keys: %ld hits, %ld wrong, %ld "
-               "missing, ranks %d, layout %s\n",
+               "missing, ranks %d, layout %s, tier %" PRIu64 " hits %"
+               PRIu64 " published\n",
                argv[1], n, sums[0], sums[1], sums[2], size,
-               layout ? layout : "(none)");
+               layout ? layout : "(none)", st.tier_hits, st.tier_published);
     mpikvs_close(&kvs);
     MPI_Finalize();
     return 0;

@@ -221,6 +221,35 @@ EOF
     check "$who: the job's regions are gone after it ends" wait_gone "$job"
 done
 
+echo "# the node tier: published at the end of a step, read by the next"
+printf '{ "version": 1, "tables": { "t": {\n  "key": { "key_size": 16 }, "value": { "value_size": 32 },\n  "tier": { "enabled": true, "size": "25%%", "caching": "always" } } } }\n' \
+    >"$work/tier.json"
+chmod 644 "$work/tier.json"
+cat >"$work/tier.sh" <<EOF
+#!/bin/bash
+srun --mpi=pmix -n4 $steps write 500
+srun --mpi=pmix -n4 $steps read 500
+srun --mpi=pmix -n4 $steps read 500
+ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.t-entries" | sed "s/^/tier regions /"
+EOF
+chmod 755 "$work/tier.sh"
+out=$(as "$user" sbatch -N2 -n4 -o "$work/tier.out" --dht-size=32M \
+    --dht-config="$work/tier.json" "$work/tier.sh" 2>&1)
+job=$(sed -n 's/^Submitted batch job //p' <<<"$out")
+state=$(cluster_wait_job "$dir" "$job" 120)
+out=$(cat "$work/tier.out" 2>&1)
+check "the tier job completed ($state)" [ "$state" = COMPLETED ]
+# both simulated nodes keep their regions in this host's /dev/shm
+check "the plugin made a tier on each node" has "$out" "^tier regions 2$"
+check "step 1 reads all 500 from the homes; its fence publishes" \
+    has "$out" "read 500 keys: 2000 hits, 0 wrong, 0 missing, ranks 4, .*, tier 0 hits [1-9][0-9]* published"
+tier_hits=$(grep "read 500 keys" <<<"$out" | sed -n '2s/.*tier \([0-9]*\) hits.*/\1/p')
+check "step 2 finds the other node's keys in its node's tier ($tier_hits hits)" \
+    [ "${tier_hits:-0}" -gt 0 ]
+check "step 2 still reads every value right" \
+    [ "$(grep -c 'read 500 keys: 2000 hits, 0 wrong, 0 missing' <<<"$out")" = 2 ]
+wait_gone "$job"
+
 echo "# sbatch options reach srun; srun options override them"
 cat >"$work/propagate.sh" <<'EOF'
 #!/bin/bash
