@@ -632,6 +632,149 @@ START_TEST(readers_never_see_torn_entries)
 }
 END_TEST
 
+/* ---- the writer of an existing tier, and clearing ---- */
+
+static int open_writer(const char *prefix, struct kvshm_tier **t,
+                       mpikvs_error_t *err)
+{
+    struct kvshm_tier_reader_opts o = {.expect_uid = geteuid()};
+    return kvshm_tier_open_writer(dir, "tjob", "tnode", prefix, &o, t, err);
+}
+
+START_TEST(one_writer_at_a_time)
+{
+    struct kvshm_tier_spec s = spec_for("claim");
+    struct kvshm_tier *w = create_tier(&s), *w2 = NULL, *r;
+    struct kvshm_tier_stats st;
+    mpikvs_error_t err = {0};
+    pid_t child;
+    int status, rc;
+
+    put_version(w, 1, 1);
+    /* the same process may take it again: the pid is its own */
+    kvshm_tier_stats(w, &st);
+    ck_assert_uint_eq(st.writer_pid, (uint64_t)getpid());
+    kvshm_tier_close(&w);
+    r = open_tier("claim", 0);
+    kvshm_tier_stats(r, &st);
+    ck_assert_msg(st.writer_pid == 0, "close kept the claim: %llu",
+                  (unsigned long long)st.writer_pid);
+
+    /* a live writer in another process keeps a second one out */
+    int ready[2], go[2];
+    ck_assert(pipe(ready) == 0 && pipe(go) == 0);
+    child = fork();
+    ck_assert(child >= 0);
+    if (child == 0) {
+        struct kvshm_tier *mine = NULL;
+        char c = open_writer("claim", &mine, NULL) == MPIKVS_OK ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+            _exit(2);
+        kvshm_tier_close(&mine);
+        _exit(0);
+    }
+    char c = 0;
+    ck_assert(read(ready[0], &c, 1) == 1 && c == 'y');
+    rc = open_writer("claim", &w2, &err);
+    ck_assert_msg(rc == MPIKVS_ERR_EXISTS && !w2, "second writer: %d %s",
+                  rc, err.text);
+    ck_assert_msg(strstr(err.text, "already has a writer"), "%s", err.text);
+    ck_assert(write(go[1], "x", 1) == 1);
+    ck_assert(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0);
+
+    /* a writer that died without closing: its claim is taken over */
+    child = fork();
+    ck_assert(child >= 0);
+    if (child == 0) {
+        struct kvshm_tier *mine = NULL;
+        if (open_writer("claim", &mine, NULL) != MPIKVS_OK)
+            _exit(2);
+        _exit(0);   /* no close: the pid stays in the control block */
+    }
+    ck_assert(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0);
+    kvshm_tier_stats(r, &st);
+    ck_assert_uint_eq(st.writer_pid, (uint64_t)child);
+    rc = open_writer("claim", &w2, &err);
+    ck_assert_msg(rc == MPIKVS_OK, "taking over a dead writer: %d %s", rc,
+                  err.text);
+    put_version(w2, 2, 1);
+    ck_assert_int_eq(get_version(r, 1), 1);
+    ck_assert_int_eq(get_version(r, 2), 1);
+    kvshm_tier_close(&w2);
+    kvshm_tier_close(&r);
+    close(ready[0]); close(ready[1]); close(go[0]); close(go[1]);
+}
+END_TEST
+
+START_TEST(clear_drops_everything_at_once)
+{
+    struct kvshm_tier_spec s = spec_for("clear");
+    struct kvshm_tier *w = create_tier(&s), *r = open_tier("clear", 0);
+    struct kvshm_tier_stats st;
+    mpikvs_error_t err = {0};
+    const void *ref = NULL;
+    size_t len = 0;
+    uint64_t gen = 0;
+    struct key k = key_of(7);
+
+    for (uint64_t id = 0; id < 3000; id++)   /* enough for a rebuild */
+        put_version(w, id, 1);
+    ck_assert_int_eq(kvshm_tier_get_ref(r, &k, sizeof(k), &ref, &len, &gen),
+                     MPIKVS_OK);
+    ck_assert_int_eq(kvshm_tier_clear(r, &err), MPIKVS_ERR_INVAL);
+    ck_assert_int_eq(kvshm_tier_clear(w, &err), MPIKVS_OK);
+    ck_assert_msg(!kvshm_tier_ref_valid(r, gen),
+                  "a reference outlived the clear");
+    for (uint64_t id = 0; id < 3000; id += 97)
+        ck_assert_int_eq(get_version(r, id), -2);
+    kvshm_tier_stats(r, &st);
+    ck_assert_uint_eq(st.entries, 0);
+    ck_assert_uint_eq(st.live_bytes, 0);
+    ck_assert_uint_eq(st.clears, 1);
+    /* and it fills again, from the start of the entries region */
+    for (uint64_t id = 0; id < 3000; id++)
+        put_version(w, id, 2);
+    for (uint64_t id = 0; id < 3000; id += 97)
+        ck_assert_int_eq(get_version(r, id), 2);
+    kvshm_tier_close(&w);
+    kvshm_tier_close(&r);
+}
+END_TEST
+
+START_TEST(sized_for_bytes_fits_them)
+{
+    struct kvshm_tier_spec s = spec_for("sized");
+    struct kvshm_tier *w;
+    mpikvs_error_t err = {0};
+    uint8_t v[104] = {0};
+    uint64_t n = 0;
+    struct key k;
+
+    /* 1 MiB in all for 16-byte keys and 104-byte values */
+    kvshm_tier_spec_for_bytes(&s, UINT64_C(1) << 20, sizeof(k), sizeof(v));
+    ck_assert_msg(s.max_bytes + 4096 <= (UINT64_C(1) << 20) &&
+                      s.initial_bytes == s.max_bytes,
+                  "entries %llu of 1 MiB", (unsigned long long)s.max_bytes);
+    ck_assert_msg((s.buckets & (s.buckets - 1)) == 0 && s.buckets >= 64,
+                  "buckets %llu", (unsigned long long)s.buckets);
+    w = create_tier(&s);
+    for (;; n++) {
+        k = key_of(n);
+        if (kvshm_tier_put(w, &k, sizeof(k), v, sizeof(v), &err) !=
+            MPIKVS_OK)
+            break;
+    }
+    ck_assert_msg(strstr(err.text, "full"), "%s", err.text);
+    /* most of the bytes hold entries */
+    ck_assert_msg(n * kvshm_entry_size(sizeof(k), sizeof(v)) >
+                      (UINT64_C(1) << 20) * 8 / 10,
+                  "only %llu entries fit", (unsigned long long)n);
+    kvshm_tier_close(&w);
+}
+END_TEST
+
 static Suite *tier_suite(void)
 {
     Suite *s = suite_create("tier");
@@ -649,6 +792,9 @@ static Suite *tier_suite(void)
     tcase_add_test(tc, reader_mapping_is_read_only);
     tcase_add_test(tc, dead_writer_is_reported_not_waited_for);
     tcase_add_test(tc, readers_never_see_torn_entries);
+    tcase_add_test(tc, one_writer_at_a_time);
+    tcase_add_test(tc, clear_drops_everything_at_once);
+    tcase_add_test(tc, sized_for_bytes_fits_them);
     suite_add_tcase(s, tc);
     return s;
 }
