@@ -1,13 +1,12 @@
 /*
  * bench_dht.c - "mpikvs-bench dht": the synthetic benchmark of the DHT
  * paper (Luebke et al., ICCS 2025, section 4.2) against libmpikvs, run
- * under mpirun or srun.
+ * under mpirun or srun; its options, and the helpers its --tier mode
+ * (bench_dht_tier.c) shares.
  *
- * Every key is made from one 64-bit number: ten 64-bit words mixed from
- * it (80 bytes, the first word a bijection of the number, so different
- * numbers give different keys), and its value is thirteen words mixed
- * from the key's words (104 bytes), so a reader that knows the number
- * checks every value it gets.  Numbers are uniform over all 64-bit
+ * Keys, values and random numbers are those of bench_keys.h: 80-byte
+ * keys made from 64-bit numbers, 104-byte values made from the keys, so
+ * every value read is checked.  Numbers are uniform over all 64-bit
  * integers, or zipfian with skew 0.99 over 1..712500 (exactly, by
  * Hoermann and Derflinger's rejection-inversion).
  * Number i of rank r is a pure function of (seed, r, i), so any rank can
@@ -27,7 +26,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,49 +33,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_dht.h"
+#include "bench_keys.h"
 #include "mpikvs.h"
 #include "size.h"
 
-#define SUB          "dht"
-#define KEY_WORDS    10u
-#define VALUE_WORDS  13u
-#define KEY_LEN      (KEY_WORDS * 8u)      /* 80, the POET key */
-#define VALUE_LEN    (VALUE_WORDS * 8u)    /* 104, the POET value */
+#define SUB          DHT_SUB
+#define KEY_LEN      BENCH_KEY_LEN
+#define VALUE_LEN    BENCH_VALUE_LEN
+#define ZIPF_N       BENCH_ZIPF_N
+#define ZIPF_THETA   BENCH_ZIPF_THETA
 #define CHUNK        4096u                 /* ops made, then timed */
 #define MAX_PAIRS    UINT64_C(1000000000)
 #define MAX_OPS      UINT64_C(10000000000)
 #define MAX_BATCH    UINT64_C(65536)
-#define ZIPF_N       UINT64_C(712500)
-#define ZIPF_THETA   0.99
+#define MAX_EPOCHS   UINT64_C(1000)
+#define MAX_LATENCY  UINT64_C(10000000)
 #define WRITE_EVERY  20u                   /* 1 op in 20 is a put: 5% */
 #define SLOT_GUESS   200u                  /* bytes of a slot, about */
 #define MIN_SIZE     (UINT64_C(64) << 20)
 
-_Static_assert(KEY_LEN == 80 && VALUE_LEN == 104, "the paper's sizes");
-
-enum dist { DIST_UNIFORM, DIST_ZIPF };
 static const char *const dist_name[] = {"uniform", "zipf"};
 
 enum phase { PHASE_WRITE, PHASE_READ, PHASE_MIXED, NPHASES };
 static const char *const phase_name[NPHASES] = {"write", "read", "mixed"};
-
-/* Random streams: each (rank, stream) is its own sequence. */
-enum stream { STREAM_PAIRS = 1, STREAM_MIX_OP, STREAM_MIX_KEY };
-
-struct dht_opts {
-    uint64_t    pairs, ops, batch, size, seed;
-    bool        size_given, json;
-    enum dist   dist;
-    const char *mode;
-};
-
-/* Zipf over 1..n with exponent theta (not 1), sampled exactly by
- * rejection-inversion (Hoermann and Derflinger 1996): invert the integral
- * H of x^-theta, round to the nearest integer k, and accept k unless the
- * point fell outside the area of k's own weight. */
-struct zipf {
-    double n, theta, h_x1, h_n, accept;
-};
 
 struct ctx {
     const struct dht_opts *o;
@@ -85,7 +64,7 @@ struct ctx {
     int         rank, np, nodes;
     bool        virtual_nodes;
     uint64_t    size_per_node;
-    struct zipf zipf;
+    struct bench_zipf zipf;
     /* one chunk of ops: reads and writes apart, each group of --batch ops
      * has its reads, then its writes, contiguous */
     size_t         cap;                  /* ops in a chunk, k * batch */
@@ -108,130 +87,36 @@ struct row {
     mpikvs_stats_t st;
 };
 
-/* ---- numbers, keys and values ----------------------------------------- */
-
-#define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
-
-/* The splitmix64 finalizer: a bijection of 64-bit words. */
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static inline uint64_t stream_base(uint64_t seed, uint64_t rank,
-                                   enum stream s)
-{
-    return mix64(mix64(seed ^ UINT64_C(0x6a09e667f3bcc909)) +
-                 mix64(rank * 4u + (uint64_t)s) * GOLDEN);
-}
-
-/* Draw i of a stream. */
-static inline uint64_t draw(uint64_t base, uint64_t i)
-{
-    return mix64(base + (i + 1) * GOLDEN);
-}
-
-static inline double unit(uint64_t x)
-{
-    return (double)(x >> 11) * 0x1p-53;            /* [0, 1) */
-}
-
-/* x in [0, n), without the bias of x % n worth mentioning. */
-static inline uint64_t below(uint64_t x, uint64_t n)
-{
-    return (uint64_t)(((unsigned __int128)x * n) >> 64);
-}
-
-/* H(x) = (x^(1-theta) - 1) / (1-theta), the integral of t^-theta from
- * 1 to x, and its inverse; expm1 and log1p keep the digits for theta
- * near 1. */
-static inline double zipf_H(const struct zipf *z, double x)
-{
-    double q = 1.0 - z->theta;
-    return expm1(q * log(x)) / q;
-}
-
-static inline double zipf_H_inv(const struct zipf *z, double y)
-{
-    double q = 1.0 - z->theta, t = q * y;
-    return exp(log1p(t < -1.0 ? -1.0 : t) / q);
-}
-
-static void zipf_init(struct zipf *z, uint64_t n, double theta)
-{
-    z->n = (double)n;
-    z->theta = theta;
-    z->h_x1 = zipf_H(z, 1.5) - 1.0;                /* minus h(1) = 1 */
-    z->h_n = zipf_H(z, (double)n + 0.5);
-    z->accept = 2.0 - zipf_H_inv(z, zipf_H(z, 2.5) - pow(2.0, -theta));
-}
-
-/* A zipf-distributed number in 1..n from the random word d; a rejected
- * try (rare) takes the next word derived from d. */
-static inline uint64_t zipf_next(const struct zipf *z, uint64_t d)
-{
-    for (uint64_t t = 0;; t++) {
-        double u01 = unit(t ? mix64(d + t * UINT64_C(0xd1b54a32d192ed03))
-                            : d);
-        double u = z->h_n + u01 * (z->h_x1 - z->h_n);
-        double x = zipf_H_inv(z, u);
-        double k = floor(x + 0.5);
-        if (k < 1.0)
-            k = 1.0;
-        else if (k > z->n)
-            k = z->n;
-        if (k - x <= z->accept ||
-            u >= zipf_H(z, k + 0.5) - exp(-z->theta * log(k)))
-            return (uint64_t)k;
-    }
-}
+/* ---- numbers ------------------------------------------------------------ */
 
 /* Number i of rank r's pairs: what the write and read phases use. */
 static inline uint64_t pair_number(const struct ctx *c, uint64_t r,
                                    uint64_t i)
 {
-    uint64_t d = draw(stream_base(c->o->seed, r, STREAM_PAIRS), i);
-    return c->o->dist == DIST_ZIPF ? zipf_next(&c->zipf, d) : d;
-}
-
-static void make_key(uint64_t x, unsigned char *key)
-{
-    uint64_t w[KEY_WORDS];
-
-    w[0] = mix64(x ^ UINT64_C(0x3c6ef372fe94f82b));
-    for (unsigned k = 1; k < KEY_WORDS; k++)
-        w[k] = mix64(x + k * UINT64_C(0xbb67ae8584caa73b));
-    memcpy(key, w, KEY_LEN);
-}
-
-/* The value of a key: from the key's own bytes. */
-static void make_value(const unsigned char *key, unsigned char *value)
-{
-    uint64_t kw[KEY_WORDS], vw[VALUE_WORDS];
-
-    memcpy(kw, key, KEY_LEN);
-    for (unsigned k = 0; k < VALUE_WORDS; k++)
-        vw[k] = mix64(kw[k % KEY_WORDS] ^
-                      (k + 1) * UINT64_C(0xa54ff53a5f1d36f1));
-    memcpy(value, vw, VALUE_LEN);
+    uint64_t d = bench_draw(bench_stream_base(c->o->seed, r,
+                                              BENCH_STREAM_PAIRS), i);
+    return c->o->dist == DIST_ZIPF ? bench_zipf_next(&c->zipf, d) : d;
 }
 
 /* ---- failures ----------------------------------------------------------
  * A failed call on one rank leaves the others in a collective: after the
  * message, MPI_Abort ends the whole job with status 1. */
 
-static void fail(const struct ctx *c, const char *call, int rc)
+void dht_fail(const mpikvs_t *kvs, int rank, const char *call, int rc)
 {
-    const char *more = mpikvs_last_error(c->kvs);
+    const char *more = mpikvs_last_error(kvs);
 
     fprintf(stderr, "%s: %s: rank %d: %s: %s%s%s%s\n", BENCH_PROG, SUB,
-            c->rank, call, mpikvs_strerror(rc), more && *more ? " (" : "",
+            rank, call, mpikvs_strerror(rc), more && *more ? " (" : "",
             more && *more ? more : "", more && *more ? ")" : "");
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL);
     exit(BENCH_EXIT_FAIL);
+}
+
+static void fail(const struct ctx *c, const char *call, int rc)
+{
+    dht_fail(c->kvs, c->rank, call, rc);
 }
 
 /* ---- one phase ---------------------------------------------------------- */
@@ -247,22 +132,23 @@ static void next_op(struct ctx *c, enum phase ph, uint64_t j, bool *put,
         *x = pair_number(c, (uint64_t)c->rank, j);
         return;
     }
-    uint64_t d = draw(stream_base(o->seed, (uint64_t)c->rank, STREAM_MIX_OP),
-                      j);
-    uint64_t k = draw(stream_base(o->seed, (uint64_t)c->rank,
-                                  STREAM_MIX_KEY), j);
-    *put = below(d, WRITE_EVERY) == 0;
+    uint64_t d = bench_draw(bench_stream_base(o->seed, (uint64_t)c->rank,
+                                              BENCH_STREAM_MIX_OP), j);
+    uint64_t k = bench_draw(bench_stream_base(o->seed, (uint64_t)c->rank,
+                                              BENCH_STREAM_MIX_KEY), j);
+    *put = bench_below(d, WRITE_EVERY) == 0;
     if (o->dist == DIST_ZIPF) {
         /* the paper's mixed load: fresh zipf draws, hot keys hit */
-        *x = zipf_next(&c->zipf, k);
+        *x = bench_zipf_next(&c->zipf, k);
     } else if (*put) {
         /* new pairs, continuing the rank's sequence */
         *x = pair_number(c, (uint64_t)c->rank, o->pairs + c->mix_writes++);
     } else {
         /* a pair some rank wrote in the write phase, uniformly: a fresh
          * 64-bit number would never be found */
-        uint64_t r = below(k, (uint64_t)c->np);
-        *x = pair_number(c, r, below(mix64(k ^ GOLDEN), o->pairs));
+        uint64_t r = bench_below(k, (uint64_t)c->np);
+        *x = pair_number(c, r, bench_below(bench_mix64(k ^ BENCH_GOLDEN),
+                                           o->pairs));
     }
 }
 
@@ -280,14 +166,14 @@ static size_t make_chunk(struct ctx *c, enum phase ph, uint64_t j0, size_t n,
             uint64_t x;
             next_op(c, ph, j0 + i, &put, &x);
             if (put) {
-                make_key(x, c->wkeys + (nw + gw) * KEY_LEN);
-                make_value(c->wkeys + (nw + gw) * KEY_LEN,
-                           c->wvals + (nw + gw) * VALUE_LEN);
+                bench_make_key(x, c->wkeys + (nw + gw) * KEY_LEN);
+                bench_make_value(c->wkeys + (nw + gw) * KEY_LEN,
+                                 c->wvals + (nw + gw) * VALUE_LEN);
                 gw++;
             } else {
-                make_key(x, c->rkeys + (nr + gr) * KEY_LEN);
-                make_value(c->rkeys + (nr + gr) * KEY_LEN,
-                           c->rexp + (nr + gr) * VALUE_LEN);
+                bench_make_key(x, c->rkeys + (nr + gr) * KEY_LEN);
+                bench_make_value(c->rkeys + (nr + gr) * KEY_LEN,
+                                 c->rexp + (nr + gr) * VALUE_LEN);
                 gr++;
             }
         }
@@ -389,27 +275,29 @@ static void run_phase(struct ctx *c, enum phase ph, struct local *l)
 
 /* ---- figures of the job ------------------------------------------------- */
 
-static void job_stats(struct ctx *c, mpikvs_stats_t *st)
+void dht_job_stats(mpikvs_t *kvs, int rank, mpikvs_stats_t *st)
 {
-    int rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_JOB, st);
+    int rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, st);
 
     if (rc != MPIKVS_OK)
-        fail(c, "mpikvs_stats", rc);
+        dht_fail(kvs, rank, "mpikvs_stats", rc);
 }
 
-static void stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
-                       mpikvs_stats_t *d)
+static void job_stats(struct ctx *c, mpikvs_stats_t *st)
 {
-    d->gets = b->gets - a->gets;
-    d->hits = b->hits - a->hits;
-    d->misses = b->misses - a->misses;
-    d->direct = b->direct - a->direct;
-    d->remote = b->remote - a->remote;
-    d->checksum_retries = b->checksum_retries - a->checksum_retries;
-    d->invalidations = b->invalidations - a->invalidations;
-    d->puts = b->puts - a->puts;
-    d->updates = b->updates - a->updates;
-    d->evictions = b->evictions - a->evictions;
+    dht_job_stats(c->kvs, c->rank, st);
+}
+
+void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
+                    mpikvs_stats_t *d)
+{
+    _Static_assert(sizeof(mpikvs_stats_t) % sizeof(uint64_t) == 0,
+                   "the stats are 64-bit counters only");
+    const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
+    uint64_t *z = (uint64_t *)d;
+
+    for (size_t i = 0; i < sizeof(mpikvs_stats_t) / sizeof(uint64_t); i++)
+        z[i] = y[i] - x[i];
 }
 
 /* Combine the ranks' figures of a phase on rank 0. */
@@ -439,9 +327,8 @@ static void reduce_phase(const struct ctx *c, const struct local *l,
     r->rank_ops_s = rate_sum / (double)c->np;
 }
 
-/* Nodes as libmpikvs sees them: MPIKVS_VIRTUAL_NODES blocks of ranks, or
- * the shared-memory domains. */
-static void count_nodes(struct ctx *c)
+/* Nodes as libmpikvs sees them (bench_dht.h). */
+void dht_count_nodes(int np, int *nodes, bool *virtual_nodes)
 {
     MPI_Comm local;
     int lr, leader, real;
@@ -453,16 +340,16 @@ static void count_nodes(struct ctx *c)
     leader = lr == 0;
     MPI_Allreduce(&leader, &real, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Comm_free(&local);
-    c->nodes = real;
-    c->virtual_nodes = false;
+    *nodes = real;
+    *virtual_nodes = false;
     if (v && *v) {
         char *end;
         errno = 0;
         unsigned long n = strtoul(v, &end, 10);
         if (!errno && *end == '\0' && v[0] != '-' && n >= 1 &&
-            n <= (unsigned long)c->np) {
-            c->nodes = (int)n;
-            c->virtual_nodes = true;
+            n <= (unsigned long)np) {
+            *nodes = (int)n;
+            *virtual_nodes = true;
         }
     }
 }
@@ -491,19 +378,22 @@ static double direct_fraction(const mpikvs_stats_t *s)
     return n ? (double)s->direct / (double)n : -1.0;
 }
 
+void dht_size_text(uint64_t bytes, char *buf, size_t len)
+{
+    if (!bytes)
+        snprintf(buf, len, "the job's size");
+    else if (bytes < (UINT64_C(1) << 20))
+        snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+    else
+        snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
+}
+
 static void print_table(const struct ctx *c, const struct row *rows)
 {
     const struct dht_opts *o = c->o;
     char size[48];
 
-    if (!c->size_per_node)
-        snprintf(size, sizeof size, "the job's size");
-    else if (c->size_per_node < (UINT64_C(1) << 20))
-        snprintf(size, sizeof size, "%llu bytes",
-                 (unsigned long long)c->size_per_node);
-    else
-        snprintf(size, sizeof size, "%.1f MiB",
-                 (double)c->size_per_node / (1 << 20));
+    dht_size_text(c->size_per_node, size, sizeof size);
     printf("# %s %s dht: np=%d nodes=%d%s mode=%s dist=%s batch=%llu\n",
            BENCH_PROG, PACKAGE_VERSION, c->np, c->nodes,
            c->virtual_nodes ? " (virtual)" : "", o->mode, dist_name[o->dist],
@@ -644,12 +534,79 @@ static void dht_usage(FILE *f)
 "  --seed N         seed of the random numbers (default 1)\n"
 "  --json           print one JSON document instead of the table\n"
 "  -h, --help       print this and exit\n"
+"\n"
+"With --tier: the node tier.  Every key 1..K is written once, then\n"
+"epochs of zipf gets (skew 0.99 over 1..K) with mpikvs_fence between\n"
+"them; per epoch: remote gets, tier hits, published entries; then the\n"
+"latency of a tier hit against a remote get.  --pairs, --batch and\n"
+"--dist uniform do not apply.\n"
+"  --tier           run the node tier benchmark\n"
+"  --epochs E       epochs of reads (default 5)\n"
+"  --ops M          zipf gets of each rank in each epoch (default 100000)\n"
+"  --keys K         keys written, and the zipf range (default 712500)\n"
+"  --latency L      gets of each rank timed one by one after the last\n"
+"                   epoch (default 20000; 0: none)\n"
+"  --tier-size S    the tier's share of the table, e.g. 25%% or 64M\n"
+"                   (default 25%%; temporary config only)\n"
+"  --config FILE    a job config whose table has 80-byte keys, 104-byte\n"
+"                   values and a tier (default: $MPIKVS_CONFIG, else a\n"
+"                   temporary one; under spank_mpikvs the job's)\n"
+"  --table NAME     the config's table (default: its first)\n"
+"  --size BYTES     the table's memory per node, tier included (default:\n"
+"                   four slots of room per key, >= 64M)\n"
 "\nAcross nodes (or MPIKVS_VIRTUAL_NODES) and in the lock modes, Open MPI\n"
 "needs OMPI_MCA_osc=pt2pt or ucx.  See mpikvs-bench(1).\n", BENCH_PROG);
 }
 
 enum { OPT_PAIRS = 256, OPT_OPS, OPT_MODE, OPT_DIST, OPT_BATCH, OPT_SIZE,
-       OPT_SEED, OPT_JSON };
+       OPT_SEED, OPT_JSON, OPT_TIER, OPT_EPOCHS, OPT_KEYS, OPT_LATENCY,
+       OPT_TIER_SIZE, OPT_CONFIG, OPT_TABLE };
+
+/* Options that mean something in one of the two runs only. */
+static int dht_check_combination(struct dht_opts *o, const bool *given)
+{
+    static const struct { int opt; const char *name; } tier_only[] = {
+        {OPT_EPOCHS, "--epochs"}, {OPT_KEYS, "--keys"},
+        {OPT_LATENCY, "--latency"}, {OPT_TIER_SIZE, "--tier-size"},
+        {OPT_CONFIG, "--config"}, {OPT_TABLE, "--table"},
+    };
+    static const struct { int opt; const char *name, *why; } not_tier[] = {
+        {OPT_PAIRS, "--pairs", "every key 1..K is written once: use --keys"},
+        {OPT_BATCH, "--batch", "the gets are single mpikvs_get calls, so "
+                               "that each can be timed and classified"},
+    };
+
+    if (!o->tier) {
+        for (size_t i = 0; i < sizeof tier_only / sizeof tier_only[0]; i++)
+            if (given[tier_only[i].opt - OPT_PAIRS]) {
+                fprintf(stderr, "%s: %s: %s applies only with --tier\n",
+                        BENCH_PROG, SUB, tier_only[i].name);
+                return -1;
+            }
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof not_tier / sizeof not_tier[0]; i++)
+        if (given[not_tier[i].opt - OPT_PAIRS]) {
+            fprintf(stderr, "%s: %s: %s does not apply with --tier: %s\n",
+                    BENCH_PROG, SUB, not_tier[i].name, not_tier[i].why);
+            return -1;
+        }
+    if (o->dist != DIST_ZIPF && given[OPT_DIST - OPT_PAIRS]) {
+        fprintf(stderr, "%s: %s: --dist uniform does not apply with "
+                        "--tier: its reads are zipf, the skewed reads a "
+                        "tier is for\n", BENCH_PROG, SUB);
+        return -1;
+    }
+    o->dist = DIST_ZIPF;
+    o->tier_size_given = given[OPT_TIER_SIZE - OPT_PAIRS];
+    if (o->tier_size_given && o->config) {
+        fprintf(stderr, "%s: %s: --tier-size applies to the temporary "
+                        "config only: the table of %s sets its tier's "
+                        "size\n", BENCH_PROG, SUB, o->config);
+        return -1;
+    }
+    return 0;
+}
 
 /* 0: run, 1: --help was printed, -1: bad usage (reported).  Every rank
  * comes to the same answer: nothing here depends on the rank. */
@@ -665,18 +622,29 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         {"size", required_argument, NULL, OPT_SIZE},
         {"seed", required_argument, NULL, OPT_SEED},
         {"json", no_argument, NULL, OPT_JSON},
+        {"tier", no_argument, NULL, OPT_TIER},
+        {"epochs", required_argument, NULL, OPT_EPOCHS},
+        {"keys", required_argument, NULL, OPT_KEYS},
+        {"latency", required_argument, NULL, OPT_LATENCY},
+        {"tier-size", required_argument, NULL, OPT_TIER_SIZE},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"table", required_argument, NULL, OPT_TABLE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     mpikvs_error_t err;
-    bool ops_given = false;
+    bool given[OPT_TABLE - OPT_PAIRS + 1] = {false};
     int c, bad = 0;
 
     *o = (struct dht_opts){.pairs = 100000, .batch = 1, .seed = 1,
-                           .dist = DIST_UNIFORM, .mode = "lockfree"};
+                           .dist = DIST_UNIFORM, .mode = "lockfree",
+                           .epochs = 5, .keys = ZIPF_N, .latency = 20000,
+                           .tier_size = "25%", .tier_fraction = 0.25};
     optind = 1;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c >= OPT_PAIRS && c <= OPT_TABLE)
+            given[c - OPT_PAIRS] = true;
         switch (c) {
         case OPT_PAIRS:
             bad = bench_parse_u64(SUB, "--pairs", optarg, 1, MAX_PAIRS,
@@ -684,10 +652,10 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
             break;
         case OPT_OPS:
             bad = bench_parse_u64(SUB, "--ops", optarg, 1, MAX_OPS, &o->ops);
-            ops_given = true;
             break;
         case OPT_MODE:
             o->mode = optarg;
+            o->mode_given = true;
             if (strcmp(optarg, "lockfree") && strcmp(optarg, "fine-lock") &&
                 strcmp(optarg, "coarse-lock")) {
                 fprintf(stderr, "%s: %s: invalid value '%s' for --mode: "
@@ -727,6 +695,42 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         case OPT_JSON:
             o->json = true;
             break;
+        case OPT_TIER:
+            o->tier = true;
+            break;
+        case OPT_EPOCHS:
+            bad = bench_parse_u64(SUB, "--epochs", optarg, 1, MAX_EPOCHS,
+                                  &o->epochs);
+            break;
+        case OPT_KEYS:
+            bad = bench_parse_u64(SUB, "--keys", optarg, 1, MAX_PAIRS,
+                                  &o->keys);
+            break;
+        case OPT_LATENCY:
+            bad = bench_parse_u64(SUB, "--latency", optarg, 0, MAX_LATENCY,
+                                  &o->latency);
+            break;
+        case OPT_TIER_SIZE:
+            o->tier_size = optarg;
+            if (kvshm_parse_share(optarg, "--tier-size", &o->tier_bytes,
+                                  &o->tier_fraction, &err) != MPIKVS_OK) {
+                fprintf(stderr, "%s: %s: %s\n", BENCH_PROG, SUB, err.text);
+                bad = -1;
+            } else if (o->tier_fraction >= 1.0 ||
+                       (o->tier_bytes == 0 && o->tier_fraction <= 0.0)) {
+                fprintf(stderr, "%s: %s: invalid value '%s' for "
+                                "--tier-size: expected a share below 100%% "
+                                "(the buckets need the rest) or a size\n",
+                        BENCH_PROG, SUB, optarg);
+                bad = -1;
+            }
+            break;
+        case OPT_CONFIG:
+            o->config = optarg;
+            break;
+        case OPT_TABLE:
+            o->table = optarg;
+            break;
         case 'h':
             if (speak)
                 dht_usage(stdout);
@@ -739,8 +743,10 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         return -1;
     if (bench_no_operands(SUB, argc, argv))
         return -1;
-    if (!ops_given)
-        o->ops = o->pairs;
+    if (dht_check_combination(o, given))
+        return -1;
+    if (!given[OPT_OPS - OPT_PAIRS])
+        o->ops = o->tier ? 100000 : o->pairs;
     return 0;
 }
 
@@ -859,11 +865,16 @@ int bench_dht_main(int argc, char **argv)
         MPI_Finalize();
         return rc > 0 ? 0 : BENCH_EXIT_USAGE;
     }
+    if (o.tier) {
+        status = dht_tier_run(&o, c.rank, c.np);
+        MPI_Finalize();
+        return status;
+    }
 
-    count_nodes(&c);
+    dht_count_nodes(c.np, &c.nodes, &c.virtual_nodes);
     c.size_per_node = o.size_given ? o.size : default_size(&c);
     if (o.dist == DIST_ZIPF)
-        zipf_init(&c.zipf, ZIPF_N, ZIPF_THETA);
+        bench_zipf_init(&c.zipf, ZIPF_N, ZIPF_THETA);
     ok = alloc_chunk(&c);
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!all_ok) {
@@ -895,7 +906,7 @@ int bench_dht_main(int argc, char **argv)
     memset(rows, 0, sizeof rows);
     for (int p = 0; p < NPHASES; p++) {
         reduce_phase(&c, &loc[p], &rows[p]);
-        stats_diff(&snap[p], &snap[p + 1], &rows[p].st);
+        dht_stats_diff(&snap[p], &snap[p + 1], &rows[p].st);
     }
 
     if (c.rank == 0) {

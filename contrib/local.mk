@@ -10,6 +10,10 @@ contrib_mpikvs_bench_SOURCES = \
 	contrib/mpikvs-bench.c \
 	contrib/bench.h \
 	contrib/bench_dht.c \
+	contrib/bench_dht.h \
+	contrib/bench_dht_tier.c \
+	contrib/bench_keys.c \
+	contrib/bench_keys.h \
 	contrib/bench_round.c \
 	contrib/bench_tier.c
 # End of contrib_mpikvs_bench_SOURCES

@@ -48,3 +48,15 @@ EXTRA_DIST += \
 	tests/config \
 	tests/mpikvs-config.sh
 # End of EXTRA_DIST (tests)
+
+##
+# tests/bench-tier.sh: mpikvs-bench dht --tier under mpirun on 2 virtual
+# nodes, small numbers; asserts what the run does, never its timings.
+##
+TESTS += \
+	tests/bench-tier.sh
+# End of TESTS (bench)
+
+EXTRA_DIST += \
+	tests/bench-tier.sh
+# End of EXTRA_DIST (bench)

@@ -1,0 +1,62 @@
+/*
+ * bench_dht.h - what the two runs of "mpikvs-bench dht" share: the
+ * options (parsed in bench_dht.c), and the helpers both use around
+ * libmpikvs.  bench_dht.c runs the paper's write/read/mixed benchmark,
+ * bench_dht_tier.c the --tier mode (epochs of zipf reads over the node
+ * tier).
+ */
+#ifndef MPIKVS_CONTRIB_BENCH_DHT_H
+#define MPIKVS_CONTRIB_BENCH_DHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpikvs.h"
+
+#define DHT_SUB "dht"
+
+enum dht_dist { DIST_UNIFORM, DIST_ZIPF };
+
+struct dht_opts {
+    uint64_t    pairs, ops, batch, size, seed;
+    bool        size_given, json;
+    enum dht_dist dist;
+    const char *mode;
+    bool        mode_given;
+    /* --tier: epochs of zipf reads; the options below only apply there */
+    bool        tier;
+    uint64_t    epochs, keys, latency;
+    const char *tier_size;    /* as given: "25%", "16M" */
+    bool        tier_size_given;
+    double      tier_fraction;    /* of --tier-size: a share, or */
+    uint64_t    tier_bytes;       /* an absolute size */
+    const char *config;       /* --config, or NULL */
+    const char *table;        /* --table, else NULL: the config's first */
+};
+
+/* --tier: the whole run, after MPI_Init and the options (every rank).
+ * Returns the exit status; MPI_Finalize is the caller's. */
+int dht_tier_run(const struct dht_opts *o, int rank, int np);
+
+/* A failed call on one rank leaves the others in a collective: print the
+ * call, its code's text and the library's message, then MPI_Abort the
+ * whole job with status 1. */
+void dht_fail(const mpikvs_t *kvs, int rank, const char *call, int rc)
+    __attribute__((noreturn));
+
+/* Nodes as libmpikvs sees them: MPIKVS_VIRTUAL_NODES blocks of ranks, or
+ * the shared-memory domains (collective over MPI_COMM_WORLD). */
+void dht_count_nodes(int np, int *nodes, bool *virtual_nodes);
+
+/* The counters of the job (collective); a failure ends the job. */
+void dht_job_stats(mpikvs_t *kvs, int rank, mpikvs_stats_t *st);
+
+/* d = b - a, counter by counter (all of them). */
+void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
+                    mpikvs_stats_t *d);
+
+/* "64.0 MiB", "1000 bytes" or "the job's size" (bytes 0). */
+void dht_size_text(uint64_t bytes, char *buf, size_t len);
+
+#endif /* MPIKVS_CONTRIB_BENCH_DHT_H */
