@@ -17,6 +17,7 @@ tests_slurm_kvs_steps_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_slurm_kvs_steps_LDADD = libmpikvs.la $(MPI_LIBS)
 
 EXTRA_DIST += \
+	tests/slurm/checks.sh \
 	tests/slurm/cluster.sh \
 	tests/slurm/run-slurm-tests.sh \
 	tests/slurm/run-tmpfs-tests.sh \

@@ -13,22 +13,10 @@ set -u
 
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
-build=$(cd "$top_builddir" && pwd)
-plugin=$build/spank/.libs/spank_mpikvs.so
+. "$top_srcdir/tests/slurm/checks.sh"
+slurm_test_needs
 bench=$build/contrib/mpikvs-bench
 steps=$build/tests/slurm/kvs_steps
-
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "the test cluster's daemons need root"
-for d in slurmctld slurmd munged srun sbatch; do
-    command -v "$d" >/dev/null 2>&1 ||
-        PATH=$PATH:/usr/sbin command -v "$d" >/dev/null 2>&1 ||
-        skip "$d is not installed (apt-get install slurmctld slurmd slurm-client munge)"
-done
-PATH=$PATH:/usr/sbin
-[ -f "$plugin" ] || { echo "FAIL: $plugin was not built"; exit 1; }
-nm -D "$plugin" | grep -q __asan_init &&
-    skip "a sanitizer build of the plugin cannot load into slurmstepd"
 
 . "$top_srcdir/tests/slurm/cluster.sh"
 
@@ -43,19 +31,6 @@ cleanup() {
     rm -rf "$base"
 }
 trap cleanup EXIT
-
-passed=0
-failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# check NAME COND-COMMAND...: ok if the command succeeds.
-check() {
-    local name=$1
-    shift
-    if "$@"; then ok "$name"; else fail "$name"; fi
-}
-has() { grep -q -- "$2" <<<"$1"; }
-lacks() { ! grep -q -- "$2" <<<"$1"; }
 
 set_site() { echo "required $plugin $*" >"$plugstack"; }
 set_site max_size=1G default_size=32M
@@ -378,5 +353,4 @@ check "no mpikvs.<jobid>.* in /dev/shm${left:+: }$(echo $left)" [ -z "$left" ]
 drained=$(sinfo -h -N -o '%N %t %E' | grep -E ' (drain|drng|down|fail)' || true)
 check "no node was drained${drained:+: }$drained" [ -z "$drained" ]
 
-echo "run-slurm-tests: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+checks_done run-slurm-tests

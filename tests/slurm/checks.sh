@@ -1,0 +1,47 @@
+# checks.sh - what the Slurm test scripts share: their preconditions and
+# their checks.  Source it from bash with top_builddir and top_srcdir set.
+#
+#   slurm_test_needs CMD...   exit 77 (SKIP, saying why) without root,
+#       without the Slurm daemons and commands or one of CMD, or when the
+#       plugin is a sanitizer build (slurmstepd cannot load it); exit 1
+#       when the plugin was not built.  Sets build and plugin.
+#   check NAME COND-COMMAND...  "ok: NAME" if the command succeeds, else
+#       "FAIL: NAME"; counted in passed and failed.
+#   has TEXT PATTERN, lacks TEXT PATTERN   grep in a string.
+#   checks_done NAME          print "NAME: P passed, F failed"; status 0
+#       only when nothing failed.
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+slurm_test_needs() {
+    build=$(cd "$top_builddir" && pwd)
+    plugin=$build/spank/.libs/spank_mpikvs.so
+    [ "$(id -u)" = 0 ] || skip "the test cluster's daemons need root"
+    for d in slurmctld slurmd munged srun sbatch "$@"; do
+        command -v "$d" >/dev/null 2>&1 ||
+            PATH=$PATH:/usr/sbin command -v "$d" >/dev/null 2>&1 ||
+            skip "$d is not installed (apt-get install slurmctld slurmd slurm-client munge)"
+    done
+    PATH=$PATH:/usr/sbin
+    [ -f "$plugin" ] || { echo "FAIL: $plugin was not built"; exit 1; }
+    if nm -D "$plugin" | grep -q __asan_init; then
+        skip "a sanitizer build of the plugin cannot load into slurmstepd"
+    fi
+}
+
+passed=0
+failed=0
+ok() { echo "ok: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+check() {
+    local name=$1
+    shift
+    if "$@"; then ok "$name"; else fail "$name"; fi
+}
+has() { grep -q -- "$2" <<<"$1"; }
+lacks() { ! grep -q -- "$2" <<<"$1"; }
+
+checks_done() {
+    echo "$1: $passed passed, $failed failed"
+    [ "$failed" = 0 ]
+}
