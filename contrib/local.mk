@@ -22,3 +22,29 @@ contrib_mpikvs_bench_LDADD = libmpikvs.la shm/libkvshm.la $(MPI_LIBS) -lm
 
 contrib_mpikvs_config_SOURCES = contrib/mpikvs-config.c
 contrib_mpikvs_config_LDADD = shm/libkvshm.la
+
+# mpikvs-stat: the admin tool; one file per concern (see mpikvs-stat.c)
+bin_PROGRAMS += \
+	contrib/mpikvs-stat
+# End of bin_PROGRAMS (mpikvs-stat)
+
+contrib_mpikvs_stat_SOURCES = \
+	contrib/mpikvs-stat.c \
+	contrib/stat_counters.c \
+	contrib/stat_counters.h \
+	contrib/stat_format.c \
+	contrib/stat_gc.c \
+	contrib/stat_gc.h \
+	contrib/stat_json.c \
+	contrib/stat_liveness.c \
+	contrib/stat_liveness.h \
+	contrib/stat_output.h \
+	contrib/stat_regions.c \
+	contrib/stat_regions.h \
+	contrib/stat_report.c \
+	contrib/stat_report.h \
+	contrib/stat_text.c
+# End of contrib_mpikvs_stat_SOURCES
+contrib_mpikvs_stat_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
+contrib_mpikvs_stat_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(XXHASH_CFLAGS)
+contrib_mpikvs_stat_LDADD = shm/libkvshm.la $(JANSSON_LIBS) $(SLURM_LIBS) -lm

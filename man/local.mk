@@ -56,3 +56,12 @@ man/%: man/%.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) man && \
 	sed -e 's|@VERSION@|$(PACKAGE_VERSION)|g' -e 's|@DATE@|$(MAN_DATE)|g' \
 	    $< > $@.tmp && mv $@.tmp $@
+
+# mpikvs-stat(1)
+man_MANS += \
+	man/mpikvs-stat.1
+# End of man_MANS (mpikvs-stat)
+
+EXTRA_DIST += \
+	man/mpikvs-stat.1.in
+# End of EXTRA_DIST (man, mpikvs-stat)

@@ -18,7 +18,6 @@
 
 #include "slot.h"
 
-#define CHECKSUM_SEED UINT64_C(0x6d70696b76732d31)   /* "mpikvs-1" */
 
 static inline uint64_t *slot_meta(unsigned char *slot)
 {
@@ -34,7 +33,7 @@ static inline uint64_t *slot_checksum(const mpikvs_t *kvs,
 static inline uint64_t checksum(const mpikvs_t *kvs, const void *kv)
 {
     return XXH3_64bits_withSeed(kv, kvs->key_size + kvs->value_size,
-                                CHECKSUM_SEED);
+                                KVSHM_SLOT_CHECKSUM_SEED);
 }
 
 /* Write stamps: microseconds of the wall clock, which all nodes share

@@ -157,9 +157,11 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
  *
  * meta holds KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID and, in its high 32
  * bits, the write stamp (microseconds, wrapping) that picks an eviction
- * victim.  checksum is XXH3-64 of key and value, written by every writer
+ * victim.  checksum is XXH3-64 of key and value (seeded with
+ * KVSHM_SLOT_CHECKSUM_SEED), written by every writer
  * and verified by every reader: a slot that does not verify is never a hit.
  */
+#define KVSHM_SLOT_CHECKSUM_SEED UINT64_C(0x6d70696b76732d31) /* "mpikvs-1" */
 #define KVSHM_SLOT_OCCUPIED  UINT64_C(1)
 #define KVSHM_SLOT_INVALID   UINT64_C(2)
 #define KVSHM_TABLE_TAG_MAX  17u     /* = KVSHM_TABLE_NAME_MAX of job_config.h */

@@ -32,3 +32,9 @@ shm_libkvshm_la_LIBADD = $(XXHASH_LIBS) $(JANSSON_LIBS) -lm -lpthread
 include_HEADERS += \
 	shm/mpikvs_errors.h
 # End of include_HEADERS
+
+# mpikvs-stat's read-only view of a data region
+shm_libkvshm_la_SOURCES += \
+	shm/scan.c \
+	shm/scan.h
+# End of shm_libkvshm_la_SOURCES (scan)

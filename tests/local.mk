@@ -60,3 +60,43 @@ TESTS += \
 EXTRA_DIST += \
 	tests/bench-tier.sh
 # End of EXTRA_DIST (bench)
+
+##
+# tests/stat/: mpikvs-stat: a Check test of shm/scan.c, and shell tests
+# that run the tool against regions made by libmpikvs under mpirun
+# (run-stat-tests.sh) and by spank_mpikvs in a real Slurm job
+# (run-stat-slurm-tests.sh), with small helper programs.
+##
+check_PROGRAMS += \
+	tests/stat/check_scan \
+	tests/stat/json_get \
+	tests/stat/stat_job \
+	tests/stat/stat_region
+# End of check_PROGRAMS (stat)
+
+TESTS += \
+	tests/stat/check_scan \
+	tests/stat/run-stat-tests.sh \
+	tests/stat/run-stat-slurm-tests.sh
+# End of TESTS (stat)
+
+tests_stat_check_scan_SOURCES = tests/stat/check_scan.c tests/shm_check.h
+tests_stat_check_scan_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
+tests_stat_check_scan_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lpthread
+
+tests_stat_json_get_SOURCES = tests/stat/json_get.c
+tests_stat_json_get_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_stat_json_get_LDADD = $(JANSSON_LIBS)
+
+tests_stat_stat_job_SOURCES = tests/stat/stat_job.c
+tests_stat_stat_job_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_stat_stat_job_LDADD = libmpikvs.la $(MPI_LIBS)
+
+tests_stat_stat_region_SOURCES = tests/stat/stat_region.c
+tests_stat_stat_region_LDADD = shm/libkvshm.la
+
+EXTRA_DIST += \
+	tests/stat/common.sh \
+	tests/stat/run-stat-slurm-tests.sh \
+	tests/stat/run-stat-tests.sh
+# End of EXTRA_DIST (stat)

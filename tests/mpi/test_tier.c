@@ -325,8 +325,9 @@ static void test_full(void)
 struct reader {
     char         prefix_path[256];   /* a tier index file of this job */
     atomic_bool  stop;
+    atomic_bool  reading;   /* the tier is open and read */
     uint64_t     lookups, found, wrong;
-    int          err;
+    atomic_int   err;
 };
 
 static void *read_tier(void *arg)
@@ -353,6 +354,7 @@ static void *read_tier(void *arg)
                     n / (uint64_t)size % NKEYS, key, KS);
         int rc = kvshm_tier_get(t, key, KS, value, VS, &len);
         rd->lookups++;
+        atomic_store(&rd->reading, true);
         if (rc == MPIKVS_OK) {
             rd->found++;
             if (len != VS || !mt_value_ok(key, KS, value, VS, &v))
@@ -409,6 +411,15 @@ static void test_readers(void)
         mt_abort("readers: no tier index in the test directory");
     if (pthread_create(&th, NULL, read_tier, &rd) != 0)
         mt_abort("readers: pthread_create");
+    /* a loaded machine may not run the thread at once: the publications
+     * must come while it reads (it stops by itself on an error) */
+    for (int waited = 0; !atomic_load(&rd.reading) && waited < 30000;
+         waited++) {
+        struct timespec pause = {0, 1000000};
+        if (rd.err != MPIKVS_OK)
+            break;
+        nanosleep(&pause, NULL);
+    }
 
     /* Epochs that each read a tenth more of the keys: every fence
      * publishes new entries while the threads read. */

@@ -1,0 +1,73 @@
+/*
+ * stat_counters.h - mpikvs-stat: the counter groups of a data region.
+ *
+ * A counter group is a set of 64-bit counters that every local rank of a
+ * node keeps in a block of its own (format.h: struct kvshm_rank_stats),
+ * shown per rank and summed for the node.  The text and JSON outputs
+ * know nothing of particular counters: they walk stat_counter_groups[].
+ * A new group (the tier's hits, misses, published and dropped entries,
+ * say) is a table of struct stat_counter, a block() that finds a rank's
+ * block, and one more entry in stat_counter_groups[] (stat_counters.c).
+ */
+#ifndef MPIKVS_STAT_COUNTERS_H
+#define MPIKVS_STAT_COUNTERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+struct stat_counter {
+    const char *label;       /* column heading in text */
+    const char *key;         /* member name in JSON */
+    size_t      offset;      /* of its uint64_t in the rank's block */
+};
+
+/* A figure derived from two counters of the group: num / den. */
+struct stat_ratio {
+    const char *label;
+    const char *key;
+    size_t      num, den;    /* indices into the group's counters */
+};
+
+struct stat_counter_group {
+    const char                *key;      /* JSON member: "dht" */
+    const char                *title;    /* text heading */
+    const struct stat_counter *counters;
+    size_t                     ncounters;
+    const struct stat_ratio   *ratios;
+    size_t                     nratios;
+    /* rank's block in the data region mapped at base (rank <
+     * c->max_ranks), or NULL if the region has no such group */
+    const void *(*block)(const void *base,
+                         const struct kvshm_data_control *c, uint64_t rank);
+};
+
+extern const struct stat_counter_group *const stat_counter_groups[];
+extern const size_t stat_ncounter_groups;
+
+/* A group's values in one region: ranks[r * ncounters + i] is counter i
+ * of local rank r, for the ranks shown (0 to the last rank with a
+ * counter that is not zero, in any group); total[i] sums all ranks. */
+struct stat_counter_values {
+    const struct stat_counter_group *group;
+    uint64_t                         nranks;
+    uint64_t                        *ranks;
+    uint64_t                        *total;
+};
+
+/* Read every group of the region mapped at base: values[] gets one entry
+ * per group of stat_counter_groups[] (caller's array of
+ * stat_ncounter_groups).  Each counter is loaded once, atomically: a
+ * rank writes only its own counters, so what is read is a value each
+ * counter had, not a snapshot of the whole block.  Returns 0, or -1 when
+ * out of memory. */
+int stat_counters_read(const void *base, const struct kvshm_data_control *c,
+                       struct stat_counter_values *values);
+
+void stat_counters_free(struct stat_counter_values *values);
+
+/* The ratio for a row of counters, or -1 when its denominator is 0. */
+double stat_ratio_value(const struct stat_ratio *ratio, const uint64_t *row);
+
+#endif /* MPIKVS_STAT_COUNTERS_H */

@@ -1,0 +1,583 @@
+/*
+ * stat_liveness.c - mpikvs-stat: is a region's job still alive?
+ *
+ * Slurm is asked in a child process.  libslurm ends the process that
+ * calls it (fatal()) when it finds no slurm.conf, and a client call to a
+ * slurmctld that is down retries for about 20 s; in a child, either costs
+ * at most the timeout, and the parent says why.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBSLURM
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#endif
+
+#include "stat_liveness.h"
+
+const char *stat_alive_name(enum stat_alive alive)
+{
+    switch (alive) {
+    case STAT_ALIVE_YES: return "alive";
+    case STAT_ALIVE_NO:  return "gone";
+    default:             return "unknown";
+    }
+}
+
+/* ---- the processes that map a region ---- */
+
+/* Users whose processes' mappings could not be read. */
+struct uid_set {
+    uid_t *uids;
+    size_t count, cap;
+    bool   overflow;     /* out of memory: treat every user as unseen */
+};
+
+static void uid_set_add(struct uid_set *s, uid_t uid)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (s->uids[i] == uid)
+            return;
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 8;
+        uid_t *grown = realloc(s->uids, cap * sizeof(*grown));
+        if (!grown) {
+            s->overflow = true;
+            return;
+        }
+        s->uids = grown;
+        s->cap = cap;
+    }
+    s->uids[s->count++] = uid;
+}
+
+static bool uid_set_has(const struct uid_set *s, uid_t uid)
+{
+    if (s->overflow)
+        return true;
+    for (size_t i = 0; i < s->count; i++)
+        if (s->uids[i] == uid)
+            return true;
+    return false;
+}
+
+/* The effective uid of a process, from /proc/PID/status (readable by
+ * anyone); (uid_t)-1 when it cannot be told. */
+static uid_t process_euid(const char *pid)
+{
+    char path[300], line[256];
+    unsigned real, effective;
+    uid_t uid = (uid_t)-1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%s/status", pid);
+    f = fopen(path, "re");
+    if (!f)
+        return uid;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Uid: %u %u", &real, &effective) == 2) {
+            uid = (uid_t)effective;
+            break;
+        }
+    fclose(f);
+    return uid;
+}
+
+static bool is_pid(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return false;
+    return true;
+}
+
+/* Whether a process whose maps could not be read (errno e) leaves its
+ * user unseen.  Root reads every process of its own namespaces; what
+ * even root may not read (a supervisor outside a container) is skipped,
+ * as fuser(1) and lsof(8) skip it. */
+static bool unreadable_counts(int e)
+{
+    return (e == EACCES || e == EPERM) && geteuid() != 0;
+}
+
+/* Count, for every region, the processes whose /proc/PID/maps shows its
+ * device and inode.  Processes whose maps cannot be read leave their
+ * user in unseen. */
+static void scan_mappings(struct stat_region_list *list,
+                          struct uid_set *unseen)
+{
+    pid_t self = getpid();
+    pid_t *counted;     /* the last process counted for each region */
+    char path[300], *line = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    DIR *proc;
+
+    counted = calloc(list->count ? list->count : 1, sizeof(*counted));
+    proc = opendir("/proc");
+    if (!counted || !proc) {
+        /* nothing could be seen: every owner is unseen */
+        unseen->overflow = true;
+        free(counted);
+        if (proc)
+            closedir(proc);
+        return;
+    }
+    while ((e = readdir(proc))) {
+        pid_t pid;
+        FILE *f;
+
+        if (!is_pid(e->d_name))
+            continue;
+        pid = (pid_t)atol(e->d_name);
+        if (pid == self)   /* our own look at a region is no job */
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/maps", e->d_name);
+        f = fopen(path, "re");
+        if (!f) {
+            if (unreadable_counts(errno))
+                uid_set_add(unseen, process_euid(e->d_name));
+            continue;      /* ENOENT: it ended meanwhile */
+        }
+        while (getline(&line, &cap, f) > 0) {
+            unsigned dev_major, dev_minor;
+            unsigned long long ino;
+            if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu", &dev_major,
+                       &dev_minor, &ino) != 3 ||
+                ino == 0)
+                continue;
+            for (size_t i = 0; i < list->count; i++) {
+                struct stat_region *r = &list->regions[i];
+                if (r->st.st_ino != (ino_t)ino ||
+                    major(r->st.st_dev) != dev_major ||
+                    minor(r->st.st_dev) != dev_minor || counted[i] == pid)
+                    continue;
+                counted[i] = pid;
+                if (r->mappers++ == 0)
+                    r->first_mapper = pid;
+            }
+        }
+        if (ferror(f) && unreadable_counts(errno))
+            uid_set_add(unseen, process_euid(e->d_name));
+        fclose(f);
+    }
+    free(line);
+    free(counted);
+    closedir(proc);
+}
+
+/* ---- Slurm ---- */
+
+enum slurm_verdict { SLURM_UNASKED = 0, SLURM_ALIVE, SLURM_GONE,
+                     SLURM_UNKNOWN };
+
+struct slurm_answer {
+    char               job[KVSHM_JOB_MAX];
+    enum slurm_verdict verdict;
+    char               text[128];  /* the job's state, or why unknown */
+};
+
+#ifdef HAVE_LIBSLURM
+static const char *state_name(uint32_t state)
+{
+    static const char *const names[] = {
+        [JOB_PENDING] = "PENDING",     [JOB_RUNNING] = "RUNNING",
+        [JOB_SUSPENDED] = "SUSPENDED", [JOB_COMPLETE] = "COMPLETED",
+        [JOB_CANCELLED] = "CANCELLED", [JOB_FAILED] = "FAILED",
+        [JOB_TIMEOUT] = "TIMEOUT",     [JOB_NODE_FAIL] = "NODE_FAIL",
+        [JOB_PREEMPTED] = "PREEMPTED", [JOB_BOOT_FAIL] = "BOOT_FAIL",
+        [JOB_DEADLINE] = "DEADLINE",   [JOB_OOM] = "OUT_OF_MEMORY",
+    };
+    uint32_t base = state & JOB_STATE_BASE;
+
+    if (state & JOB_COMPLETING)
+        return "COMPLETING";
+    return base < sizeof(names) / sizeof(names[0]) && names[base]
+               ? names[base]
+               : "UNKNOWN_STATE";
+}
+
+/* In the child: one line per job, "ID alive STATE", "ID gone STATE" or
+ * "ID unknown WHY".  A job that is still completing is alive: its epilog
+ * is what removes its regions. */
+static void ask_slurm_child(int out, const struct slurm_answer *jobs,
+                            size_t n)
+{
+    slurm_init(NULL);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = (uint32_t)strtoul(jobs[i].job, NULL, 10);
+        job_info_msg_t *msg = NULL;
+        if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
+            int e = slurm_get_errno();
+            if (e == ESLURM_INVALID_JOB_ID)
+                dprintf(out, "%s gone no such job\n", jobs[i].job);
+            else
+                dprintf(out, "%s unknown %s\n", jobs[i].job,
+                        slurm_strerror(e));
+            continue;
+        }
+        const slurm_job_info_t *info = msg->record_count
+                                           ? &msg->job_array[0] : NULL;
+        for (uint32_t r = 0; r < msg->record_count; r++)
+            if (msg->job_array[r].job_id == id)
+                info = &msg->job_array[r];
+        if (!info) {
+            dprintf(out, "%s gone no such job\n", jobs[i].job);
+        } else {
+            uint32_t base = info->job_state & JOB_STATE_BASE;
+            bool alive = base == JOB_PENDING || base == JOB_RUNNING ||
+                         base == JOB_SUSPENDED ||
+                         (info->job_state & JOB_COMPLETING);
+            dprintf(out, "%s %s %s\n", jobs[i].job, alive ? "alive" : "gone",
+                    state_name(info->job_state));
+        }
+        slurm_free_job_info_msg(msg);
+    }
+}
+#endif
+
+static void set_all(struct slurm_answer *jobs, size_t n,
+                    enum slurm_verdict verdict, const char *text)
+{
+    for (size_t i = 0; i < n; i++)
+        if (jobs[i].verdict == SLURM_UNASKED) {
+            jobs[i].verdict = verdict;
+            snprintf(jobs[i].text, sizeof(jobs[i].text), "%s", text);
+        }
+}
+
+#ifdef HAVE_LIBSLURM
+static void take_answer(struct slurm_answer *jobs, size_t n, char *line)
+{
+    char *verdict = strchr(line, ' '), *text;
+
+    if (!verdict)
+        return;
+    *verdict++ = '\0';
+    text = strchr(verdict, ' ');
+    if (!text)
+        return;
+    *text++ = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(jobs[i].job, line) != 0)
+            continue;
+        jobs[i].verdict = !strcmp(verdict, "alive") ? SLURM_ALIVE
+                          : !strcmp(verdict, "gone") ? SLURM_GONE
+                                                     : SLURM_UNKNOWN;
+        snprintf(jobs[i].text, sizeof(jobs[i].text), "%s", text);
+    }
+}
+
+/* What libslurm said last on the child's stderr ("fatal: Could not
+ * establish a configuration source"), without its program prefix. */
+static void last_complaint(char *text, char *out, size_t outlen)
+{
+    char *line = NULL, *save = NULL, *p;
+
+    for (p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
+        if (strstr(p, "error:") || strstr(p, "fatal:"))
+            line = p;
+    if (!line)
+        return;
+    p = strstr(line, "fatal: ");
+    if (!p)
+        p = strstr(line, "error: ");
+    snprintf(out, outlen, "%s", p ? strchr(p, ' ') + 1 : line);
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What a pipe has said so far: kept up to max bytes, the rest read and
+ * dropped, so that the child never blocks on a full pipe. */
+struct heard {
+    char  *text;
+    size_t len, cap, max;
+};
+
+/* Read what fd has; false at its end (or on an error). */
+static bool hear(int fd, struct heard *h)
+{
+    char scratch[4096], *to = scratch;
+    size_t room = sizeof(scratch);
+    ssize_t got;
+
+    if (h->len + 1 < h->max) {
+        if (h->cap - h->len < 2) {
+            size_t cap = h->cap ? 2 * h->cap : 4096;
+            char *grown = realloc(h->text, cap);
+            if (grown) {
+                h->text = grown;
+                h->cap = cap;
+                h->text[h->len] = '\0';   /* text even if nothing comes */
+            }
+        }
+        if (h->cap - h->len >= 2) {
+            to = h->text + h->len;
+            room = h->cap - h->len - 1;
+        }
+    }
+    got = read(fd, to, room);
+    if (got < 0 && errno == EINTR)
+        return true;
+    if (got <= 0)
+        return false;
+    if (to != scratch) {
+        h->len += (size_t)got;
+        h->text[h->len] = '\0';
+    }
+    return true;
+}
+
+static void ask_slurm(struct slurm_answer *jobs, size_t n, unsigned timeout)
+{
+    struct heard answers = {NULL, 0, 0, (size_t)1 << 20},
+                 complaints = {NULL, 0, 0, 16384};
+    int out[2] = {-1, -1}, errs[2] = {-1, -1}, status;
+    struct pollfd fds[2];
+    char why[128];
+    long long deadline;
+    bool finished = false;
+    pid_t child;
+
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(errs, O_CLOEXEC) != 0) {
+        snprintf(why, sizeof(why), "slurm: cannot ask: %s", strerror(errno));
+        set_all(jobs, n, SLURM_UNKNOWN, why);
+        goto close_pipes;
+    }
+    fflush(NULL);
+    child = fork();
+    if (child < 0) {
+        snprintf(why, sizeof(why), "slurm: cannot ask: %s", strerror(errno));
+        set_all(jobs, n, SLURM_UNKNOWN, why);
+        goto close_pipes;
+    }
+    if (child == 0) {
+        /* whatever libslurm prints is for the parent to judge, never for
+         * the user's terminal or a JSON reader */
+        dup2(errs[1], STDOUT_FILENO);
+        dup2(errs[1], STDERR_FILENO);
+        ask_slurm_child(out[1], jobs, n);
+        _exit(0);
+    }
+    close(out[1]);
+    close(errs[1]);
+    out[1] = errs[1] = -1;
+    deadline = now_ms() + (long long)timeout * 1000;
+    /* until the child closes its answers (it ends), or time is up; a
+     * negative fd is one poll() skips: that pipe has ended */
+    fds[0] = (struct pollfd){out[0], POLLIN, 0};
+    fds[1] = (struct pollfd){errs[0], POLLIN, 0};
+    while (!finished) {
+        long long left = deadline - now_ms();
+        if (left <= 0)
+            break;
+        if (poll(fds, 2, (int)left) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (fds[0].revents && !hear(out[0], &answers))
+            finished = true;
+        if (fds[1].revents && !hear(errs[0], &complaints))
+            fds[1].fd = -1;
+    }
+    if (!finished)
+        kill(child, SIGKILL);
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    for (char *save = NULL,
+              *line = answers.text ? strtok_r(answers.text, "\n", &save)
+                                   : NULL;
+         line; line = strtok_r(NULL, "\n", &save))
+        take_answer(jobs, n, line);
+    if (!finished) {
+        snprintf(why, sizeof(why),
+                 "slurm: slurmctld did not answer within %u s", timeout);
+    } else {
+        char said[96] = "";
+        if (complaints.text)
+            last_complaint(complaints.text, said, sizeof(said));
+        snprintf(why, sizeof(why), "slurm: %s",
+                 said[0] ? said : "no answer from libslurm");
+    }
+    set_all(jobs, n, SLURM_UNKNOWN, why);
+    free(answers.text);
+    free(complaints.text);
+
+close_pipes:
+    for (int i = 0; i < 2; i++) {
+        if (out[i] >= 0)
+            close(out[i]);
+        if (errs[i] >= 0)
+            close(errs[i]);
+    }
+}
+#endif
+
+/* Whether Slurm can tell about the region's job: the plugin made it (a
+ * step in the header) for a job id Slurm gives (digits, 32 bits). */
+static bool slurm_knows(const struct stat_region *r)
+{
+    size_t len = strlen(r->job);
+
+    return r->job[0] && stat_region_is_slurm(r) && len <= 10 &&
+           strspn(r->job, "0123456789") == len &&
+           strtoull(r->job, NULL, 10) <= UINT32_MAX;
+}
+
+/* The Slurm jobs among the regions, each once, with Slurm's verdict;
+ * NULL when out of memory. */
+static struct slurm_answer *slurm_verdicts(const struct stat_region_list *l,
+                                           unsigned timeout, size_t *count)
+{
+    struct slurm_answer *jobs;
+    size_t n = 0;
+
+    *count = 0;
+    jobs = calloc(l->count ? l->count : 1, sizeof(*jobs));
+    if (!jobs)
+        return NULL;
+    for (size_t i = 0; i < l->count; i++) {
+        const struct stat_region *r = &l->regions[i];
+        /* sorted by job: a job's regions are side by side */
+        if (!slurm_knows(r) || (n && strcmp(jobs[n - 1].job, r->job) == 0))
+            continue;
+        snprintf(jobs[n].job, sizeof(jobs[n].job), "%s", r->job);
+        n++;
+    }
+    if (n && timeout == 0)
+        set_all(jobs, n, SLURM_UNKNOWN,
+                "slurm: not asked (--slurm-timeout 0)");
+#ifdef HAVE_LIBSLURM
+    else if (n)
+        ask_slurm(jobs, n, timeout);
+#else
+    else if (n)
+        set_all(jobs, n, SLURM_UNKNOWN,
+                "slurm: not asked (mpikvs-stat was built without libslurm)");
+#endif
+    *count = n;
+    return jobs;
+}
+
+/* ---- the verdict per job ---- */
+
+static void judge_job(struct stat_region *first, size_t n, bool slurm_job,
+                      const struct slurm_answer *slurm,
+                      const struct uid_set *unseen)
+{
+    struct stat_liveness v = {STAT_ALIVE_UNKNOWN, ""};
+    unsigned mappers = 0;
+    pid_t mapper = 0;
+    uid_t hidden_owner = (uid_t)-1;
+    bool hidden = false;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct stat_region *r = &first[i];
+        if (r->mappers > mappers) {
+            mappers = r->mappers;
+            mapper = r->first_mapper;
+        }
+        /* Only the owner's processes (and root's) open a region made
+         * mode 0600; libmpikvs opens only regions of its own user. */
+        if (!hidden && ((geteuid() != 0 && r->st.st_uid != geteuid()) ||
+                        uid_set_has(unseen, r->st.st_uid))) {
+            hidden = true;
+            hidden_owner = r->st.st_uid;
+        }
+    }
+    if (!first->job[0]) {
+        snprintf(v.why, sizeof(v.why), "not a region name: no job");
+    } else if (mappers) {
+        bool told = slurm && slurm->verdict != SLURM_UNKNOWN;
+        v.alive = STAT_ALIVE_YES;
+        snprintf(v.why, sizeof(v.why), "mapped by pid %d", (int)mapper);
+        if (mappers > 1)
+            snprintf(v.why + strlen(v.why), sizeof(v.why) - strlen(v.why),
+                     " and %u more", mappers - 1);
+        if (told)
+            snprintf(v.why + strlen(v.why), sizeof(v.why) - strlen(v.why),
+                     "; slurm: %s", slurm->text);
+    } else if (slurm_job && !slurm) {
+        snprintf(v.why, sizeof(v.why), "slurm: not asked (out of memory)");
+    } else if (slurm_job) {
+        v.alive = slurm->verdict == SLURM_ALIVE  ? STAT_ALIVE_YES
+                  : slurm->verdict == SLURM_GONE ? STAT_ALIVE_NO
+                                                 : STAT_ALIVE_UNKNOWN;
+        snprintf(v.why, sizeof(v.why), "%s%s",
+                 slurm->verdict == SLURM_UNKNOWN ? "" : "slurm: ",
+                 slurm->text);
+    } else if (stat_region_is_slurm(first)) {
+        /* a step in the header, but a job id Slurm never gives */
+        snprintf(v.why, sizeof(v.why),
+                 "made in a Slurm step for job '%s', which Slurm cannot "
+                 "be asked about",
+                 first->job);
+    } else if (hidden) {
+        snprintf(v.why, sizeof(v.why),
+                 "cannot see the mappings of uid %u's processes: run as "
+                 "root or as that user",
+                 (unsigned)hidden_owner);
+    } else {
+        v.alive = STAT_ALIVE_NO;
+        snprintf(v.why, sizeof(v.why), "no process maps it");
+    }
+    for (size_t i = 0; i < n; i++)
+        first[i].liveness = v;
+}
+
+void stat_liveness_judge(struct stat_region_list *list,
+                         unsigned slurm_timeout)
+{
+    struct uid_set unseen = {NULL, 0, 0, false};
+    struct slurm_answer *slurm;
+    size_t nslurm = 0;
+
+    for (size_t i = 0; i < list->count; i++) {
+        list->regions[i].mappers = 0;
+        list->regions[i].first_mapper = 0;
+    }
+    scan_mappings(list, &unseen);
+    slurm = slurm_verdicts(list, slurm_timeout, &nslurm);
+    for (size_t i = 0; i < list->count;) {
+        struct stat_region *first = &list->regions[i];
+        const struct slurm_answer *answer = NULL;
+        size_t n = 1;
+        /* a job's regions are side by side (sorted); a file whose name
+         * does not parse is judged alone */
+        while (first->job[0] && i + n < list->count &&
+               strcmp(list->regions[i + n].job, first->job) == 0)
+            n++;
+        for (size_t j = 0; j < nslurm; j++)
+            if (strcmp(slurm[j].job, first->job) == 0)
+                answer = &slurm[j];
+        judge_job(first, n, slurm_knows(first), answer, &unseen);
+        i += n;
+    }
+    free(slurm);
+    free(unseen.uids);
+}

@@ -1,0 +1,270 @@
+/*
+ * stat_regions.c - mpikvs-stat: finding the regions of a shm directory.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "errors_internal.h"
+#include "stat_regions.h"
+
+static const char name_prefix[] = "mpikvs.";
+
+static bool all_digits(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+uint32_t stat_region_kind(const struct stat_region *r)
+{
+    if (r->header_read && r->error == MPIKVS_OK)
+        return r->header.kind;
+    if (!r->tag[0])
+        return 0;
+    if (ends_with(r->tag, "-data"))
+        return KVSHM_KIND_DATA;
+    if (ends_with(r->tag, "-index"))
+        return KVSHM_KIND_TIER_INDEX;
+    if (ends_with(r->tag, "-entries"))
+        return KVSHM_KIND_TIER_ENTRIES;
+    if (ends_with(r->tag, "layout"))
+        return KVSHM_KIND_LAYOUT;
+    return 0;
+}
+
+const char *stat_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case KVSHM_KIND_DATA:         return "data";
+    case KVSHM_KIND_TIER_INDEX:   return "tier-index";
+    case KVSHM_KIND_TIER_ENTRIES: return "tier-entries";
+    case KVSHM_KIND_LAYOUT:       return "layout";
+    default:                      return "?";
+    }
+}
+
+bool stat_region_is_slurm(const struct stat_region *r)
+{
+    if (r->header_read && r->error == MPIKVS_OK)
+        return r->header.step != KVSHM_NO_STEP;
+    return all_digits(r->job);
+}
+
+time_t stat_region_created(const struct stat_region *r)
+{
+    if (r->header_read && r->error == MPIKVS_OK)
+        return (time_t)r->header.created;
+    return r->st.st_mtime;
+}
+
+/* Read and check the header of the file name in the directory dfd. */
+static void read_header(int dfd, struct stat_region *r, const char *dir)
+{
+    mpikvs_error_t err = {0, ""};
+    ssize_t got;
+    int fd;
+
+    if (S_ISLNK(r->st.st_mode) || !S_ISREG(r->st.st_mode)) {
+        r->error = kvshm_fail(&err, MPIKVS_ERR_FOREIGN,
+                              "%s/%s is %s, not an mpikvs region", dir,
+                              r->name,
+                              S_ISLNK(r->st.st_mode) ? "a symbolic link"
+                                                     : "not a regular file");
+        goto out;
+    }
+    /* O_NONBLOCK: a FIFO planted under a region's name must not block */
+    fd = openat(dfd, r->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (e == EACCES || e == EPERM) {
+            const struct passwd *pw = getpwuid(r->st.st_uid);
+            char owner[64];
+            if (pw)
+                snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+            else
+                snprintf(owner, sizeof(owner), "uid %u",
+                         (unsigned)r->st.st_uid);
+            r->error = kvshm_fail(&err, -e,
+                                  "permission denied reading %s/%s (owner "
+                                  "%s, mode %03o): run as root or as the "
+                                  "job's user (%s)",
+                                  dir, r->name, owner,
+                                  (unsigned)(r->st.st_mode & 0777), owner);
+        } else {
+            r->error = kvshm_fail(&err, -e, "cannot open %s/%s: %s", dir,
+                                  r->name, strerror(e));
+        }
+        goto out;
+    }
+    memset(&r->header, 0, sizeof(r->header));
+    got = pread(fd, &r->header, sizeof(r->header), 0);
+    close(fd);
+    if (got < 0) {
+        r->error = kvshm_fail(&err, -errno, "cannot read %s/%s: %s", dir,
+                              r->name, strerror(errno));
+        goto out;
+    }
+    r->header_read = true;
+    if ((size_t)got < sizeof(r->header)) {
+        bool has_magic = (size_t)got >= sizeof(r->header.magic) &&
+                         memcmp(r->header.magic, KVSHM_MAGIC,
+                                sizeof(r->header.magic)) == 0;
+        r->error = kvshm_fail(&err,
+                              has_magic ? MPIKVS_ERR_TRUNCATED
+                                        : MPIKVS_ERR_FOREIGN,
+                              "%s/%s is %s: %zd bytes, shorter than a "
+                              "region header",
+                              dir, r->name,
+                              has_magic ? "truncated"
+                                        : "not an mpikvs region",
+                              got);
+        goto out;
+    }
+    /* as libmpikvs checks it on open: magic, version, checksum, layout
+     * id, fields, name, size and owner; any kind, any user */
+    r->error = kvshm_header_check(&r->header, (uint64_t)r->st.st_size,
+                                  r->st.st_uid, r->name, NULL, &err);
+out:
+    snprintf(r->error_text, sizeof(r->error_text), "%s",
+             r->error == MPIKVS_OK ? "" : err.text);
+}
+
+/* A stray file's name as it is shown: bytes that are not printable
+ * ASCII become '?', so that text and JSON output stay readable and
+ * valid.  Such a name is never opened (it is no region name). */
+static void printable(char *name)
+{
+    for (; *name; name++)
+        if (*name < 0x21 || *name > 0x7e)
+            *name = '?';
+}
+
+static int compare_jobs(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+
+    /* Slurm job ids in numeric order */
+    if (all_digits(a) && all_digits(b) && la != lb)
+        return la < lb ? -1 : 1;
+    return strcmp(a, b);
+}
+
+static int by_job_node_tag(const void *pa, const void *pb)
+{
+    const struct stat_region *a = pa, *b = pb;
+    int c;
+
+    if ((c = compare_jobs(a->job, b->job)) != 0 ||
+        (c = strcmp(a->node, b->node)) != 0 ||
+        (c = strcmp(a->tag, b->tag)) != 0)
+        return c;
+    return strcmp(a->name, b->name);
+}
+
+static bool wanted(const struct stat_region *r,
+                   const struct stat_filter *filter)
+{
+    if (!filter)
+        return true;
+    if (filter->name && strcmp(filter->name, r->name) != 0)
+        return false;
+    if (filter->job && strcmp(filter->job, r->job) != 0)
+        return false;
+    return true;
+}
+
+int stat_regions_find(const char *dir, const struct stat_filter *filter,
+                      struct stat_region_list *out, mpikvs_error_t *err)
+{
+    struct stat_region *regions = NULL, *grown, *r;
+    size_t count = 0, cap = 0;
+    struct dirent *e;
+    DIR *d;
+
+    out->regions = NULL;
+    out->count = 0;
+    d = opendir(dir);
+    if (!d) {
+        kvshm_fail(err, -errno, "cannot read the shm directory %s: %s", dir,
+                   strerror(errno));
+        return -1;
+    }
+    while ((errno = 0, e = readdir(d))) {
+        if (strncmp(e->d_name, name_prefix, sizeof(name_prefix) - 1) != 0)
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 16;
+            grown = realloc(regions, cap * sizeof(*regions));
+            if (!grown) {
+                kvshm_fail(err, -ENOMEM, "out of memory listing %s", dir);
+                goto fail;
+            }
+            regions = grown;
+        }
+        r = &regions[count];
+        memset(r, 0, sizeof(*r));
+        if (strlen(e->d_name) >= sizeof(r->name))
+            continue;   /* longer than any region name: not ours */
+        memcpy(r->name, e->d_name, strlen(e->d_name) + 1);
+        if (kvshm_region_name_parse(r->name, r->job, r->node, r->tag) !=
+            MPIKVS_OK) {
+            r->job[0] = r->node[0] = r->tag[0] = '\0';
+            printable(r->name);
+        }
+        if (!wanted(r, filter))
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &r->st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;   /* removed since readdir: not there any more */
+        if (!r->job[0]) {
+            mpikvs_error_t why;
+            r->error = kvshm_fail(&why, MPIKVS_ERR_NAME,
+                                  "%s/%s is not named like an mpikvs region "
+                                  "(mpikvs.JOB.NODE.TAG)",
+                                  dir, r->name);
+            snprintf(r->error_text, sizeof(r->error_text), "%s", why.text);
+        } else {
+            read_header(dirfd(d), r, dir);
+        }
+        count++;
+    }
+    if (errno != 0) {
+        kvshm_fail(err, -errno, "cannot read the shm directory %s: %s", dir,
+                   strerror(errno));
+        goto fail;
+    }
+    closedir(d);
+    if (count)
+        qsort(regions, count, sizeof(*regions), by_job_node_tag);
+    out->regions = regions;
+    out->count = count;
+    return 0;
+
+fail:
+    closedir(d);
+    free(regions);
+    return -1;
+}
+
+void stat_regions_free(struct stat_region_list *list)
+{
+    free(list->regions);
+    list->regions = NULL;
+    list->count = 0;
+}

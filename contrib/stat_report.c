@@ -1,0 +1,315 @@
+/*
+ * stat_report.c - mpikvs-stat: reading what one job holds on the node.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors_internal.h"
+#include "stat_report.h"
+
+/* Arrays here grow by doubling, so one whose count is 0 or a power of
+ * two is full.  Returns the array with room for one more element (moved,
+ * perhaps), or NULL when out of memory (the array is then unchanged). */
+static void *room_for_one(void *array, size_t count, size_t elem)
+{
+    if (count & (count - 1))
+        return array;
+    return realloc(array, (count ? 2 * count : 1) * elem);
+}
+
+static int add_problem(struct stat_job_report *rep,
+                       const struct stat_region *r, int code,
+                       const char *text)
+{
+    struct stat_problem *p;
+
+    p = room_for_one(rep->problems, rep->nproblems, sizeof(*p));
+    if (!p)
+        return -1;
+    rep->problems = p;
+    p = &rep->problems[rep->nproblems++];
+    p->region = r;
+    p->code = code;
+    snprintf(p->text, sizeof(p->text), "%s", text);
+    return 0;
+}
+
+static struct stat_node_report *node_of(struct stat_job_report *rep,
+                                        const char *node)
+{
+    struct stat_node_report *n;
+
+    for (size_t i = 0; i < rep->nnodes; i++)
+        if (strcmp(rep->nodes[i].node, node) == 0)
+            return &rep->nodes[i];
+    n = room_for_one(rep->nodes, rep->nnodes, sizeof(*n));
+    if (!n)
+        return NULL;
+    rep->nodes = n;
+    n = &rep->nodes[rep->nnodes++];
+    memset(n, 0, sizeof(*n));
+    snprintf(n->node, sizeof(n->node), "%s", node);
+    return n;
+}
+
+static const struct stat_region *find_region(
+    const struct stat_region_list *list, const char *node, const char *tag)
+{
+    for (size_t i = 0; i < list->count; i++)
+        if (strcmp(list->regions[i].node, node) == 0 &&
+            strcmp(list->regions[i].tag, tag) == 0)
+            return &list->regions[i];
+    return NULL;
+}
+
+/* ---- one region of each kind ---- */
+
+/* A file that shrinks under its mapping (truncated by hand while it is
+ * read) raises SIGBUS at the next load; that load becomes a problem of
+ * the report instead of the end of mpikvs-stat (the scan's few bytes of
+ * scratch are lost then). */
+static sigjmp_buf bus_jump;
+static volatile sig_atomic_t bus_armed;
+
+static void on_bus(int sig)
+{
+    if (bus_armed)
+        siglongjmp(bus_jump, 1);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* The control block, counters and slots of the table mapped at base. */
+static int read_table(const struct kvshm_region *region,
+                      const struct stat_region *r, bool scan,
+                      struct stat_table_report *t,
+                      struct stat_counter_values *counters,
+                      mpikvs_error_t *err)
+{
+    int rc;
+
+    rc = kvshm_data_read_control(region->base, region->size, r->name,
+                                 &t->control, err);
+    if (rc != MPIKVS_OK)
+        return rc;
+    if (stat_counters_read(region->base, &t->control, counters) != 0)
+        return kvshm_fail(err, -ENOMEM, "out of memory");
+    t->counters = counters;
+    if (scan && t->control.state == KVSHM_DATA_READY) {
+        rc = kvshm_data_occupancy(region->base, &t->control, &t->occupancy);
+        if (rc != MPIKVS_OK)
+            return kvshm_fail(err, rc, "out of memory");
+        t->scanned = true;
+    }
+    return MPIKVS_OK;
+}
+
+static int read_data(struct stat_job_report *rep, struct stat_node_report *n,
+                     const struct stat_region *r,
+                     const struct stat_report_opts *opts)
+{
+    struct kvshm_open_opts oo = {.kind = KVSHM_KIND_DATA, .writable = false,
+                                 .expect_uid = KVSHM_ANY_UID};
+    struct stat_counter_values *counters;
+    struct kvshm_region *region = NULL;
+    struct sigaction bus = {.sa_handler = on_bus}, old_bus;
+    struct stat_table_report *t;
+    mpikvs_error_t err;
+    int rc;
+
+    rc = kvshm_region_open(opts->dir, r->name, &oo, &region, &err);
+    if (rc != MPIKVS_OK)
+        return add_problem(rep, r, rc, err.text);
+    t = room_for_one(n->tables, n->ntables, sizeof(*t));
+    counters = calloc(stat_ncounter_groups, sizeof(*counters));
+    if (!t || !counters) {
+        free(counters);
+        kvshm_region_close(&region);
+        return -1;
+    }
+    n->tables = t;
+    t = &n->tables[n->ntables];
+    memset(t, 0, sizeof(*t));
+    t->region = r;
+
+    sigemptyset(&bus.sa_mask);
+    sigaction(SIGBUS, &bus, &old_bus);
+    if (sigsetjmp(bus_jump, 1) == 0) {
+        bus_armed = 1;
+        rc = read_table(region, r, opts->scan, t, counters, &err);
+    } else {
+        rc = kvshm_fail(&err, MPIKVS_ERR_TRUNCATED,
+                        "%s/%s shrank while it was read (truncated by "
+                        "hand?)",
+                        opts->dir, r->name);
+    }
+    bus_armed = 0;
+    sigaction(SIGBUS, &old_bus, NULL);
+    kvshm_region_close(&region);
+
+    if (rc == MPIKVS_OK) {
+        n->ntables++;
+        return 0;
+    }
+    stat_counters_free(counters);
+    free(counters);
+    t->counters = NULL;
+    return rc == -ENOMEM ? -1 : add_problem(rep, r, rc, err.text);
+}
+
+static int read_layout(struct stat_job_report *rep,
+                       struct stat_node_report *n,
+                       const struct stat_region *r,
+                       const struct stat_report_opts *opts)
+{
+    struct kvshm_job_layout *layout = NULL;
+    struct stat_layout_report *l;
+    mpikvs_error_t err;
+    char path[4096];
+    int rc;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", opts->dir, r->name) >=
+        sizeof(path))
+        return add_problem(rep, r, MPIKVS_ERR_NAME, "path too long");
+    rc = kvshm_job_layout_open(path, &layout, &err);
+    if (rc != MPIKVS_OK)
+        return add_problem(rep, r, rc, err.text);
+    l = room_for_one(n->layouts, n->nlayouts, sizeof(*l));
+    if (!l) {
+        kvshm_job_layout_free(layout);
+        return -1;
+    }
+    n->layouts = l;
+    l = &n->layouts[n->nlayouts++];
+    l->region = r;
+    l->layout = layout;
+    return 0;
+}
+
+/* A tier, found by either of its regions; each tier once per node. */
+static int read_tier(struct stat_job_report *rep, struct stat_node_report *n,
+                     const struct stat_region_list *list,
+                     const struct stat_region *r,
+                     const struct stat_report_opts *opts)
+{
+    struct kvshm_tier_reader_opts to = {.expect_uid = KVSHM_ANY_UID};
+    const char *suffix = r->header.kind == KVSHM_KIND_TIER_INDEX
+                             ? "-index" : "-entries";
+    char prefix[KVSHM_TAG_MAX], tag[KVSHM_TAG_MAX + 16];
+    struct kvshm_tier *tier = NULL;
+    struct stat_tier_report *t;
+    mpikvs_error_t err;
+    int rc;
+
+    size_t len = strlen(r->tag), slen = strlen(suffix);
+
+    if (len <= slen || strcmp(r->tag + len - slen, suffix) != 0)
+        return add_problem(rep, r, MPIKVS_ERR_NAME,
+                           "a tier region whose tag does not end in "
+                           "-index or -entries");
+    snprintf(prefix, sizeof(prefix), "%.*s", (int)(len - slen), r->tag);
+    for (size_t i = 0; i < n->ntiers; i++)
+        if (strcmp(n->tiers[i].prefix, prefix) == 0)
+            return 0;
+    rc = kvshm_tier_open(opts->dir, r->job, r->node, prefix, &to, &tier,
+                         &err);
+    if (rc != MPIKVS_OK)
+        return add_problem(rep, r, rc, err.text);
+    t = room_for_one(n->tiers, n->ntiers, sizeof(*t));
+    if (!t) {
+        kvshm_tier_close(&tier);
+        return -1;
+    }
+    n->tiers = t;
+    t = &n->tiers[n->ntiers++];
+    memset(t, 0, sizeof(*t));
+    snprintf(t->prefix, sizeof(t->prefix), "%s", prefix);
+    snprintf(tag, sizeof(tag), "%s-index", prefix);
+    t->index = find_region(list, r->node, tag);
+    snprintf(tag, sizeof(tag), "%s-entries", prefix);
+    t->entries = find_region(list, r->node, tag);
+    kvshm_tier_stats(tier, &t->stats);
+    kvshm_tier_close(&tier);
+    return 0;
+}
+
+/* ---- the whole report ---- */
+
+int stat_report_build(const struct stat_region_list *list,
+                      const struct stat_report_opts *opts,
+                      struct stat_job_report *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (list->count) {
+        snprintf(out->job, sizeof(out->job), "%s", list->regions[0].job);
+        out->liveness = list->regions[0].liveness;
+    }
+    for (size_t i = 0; i < list->count; i++) {
+        const struct stat_region *r = &list->regions[i];
+        struct stat_node_report *n;
+        int rc = 0;
+
+        if (opts->only_name && strcmp(opts->only_name, r->name) != 0)
+            continue;
+        if (r->error != MPIKVS_OK) {
+            rc = add_problem(out, r, r->error, r->error_text);
+        } else if (!(n = node_of(out, r->node))) {
+            rc = -1;
+        } else {
+            switch (r->header.kind) {
+            case KVSHM_KIND_DATA:
+                rc = read_data(out, n, r, opts);
+                break;
+            case KVSHM_KIND_LAYOUT:
+                rc = read_layout(out, n, r, opts);
+                break;
+            case KVSHM_KIND_TIER_INDEX:
+            case KVSHM_KIND_TIER_ENTRIES:
+                rc = read_tier(out, n, list, r, opts);
+                break;
+            }
+        }
+        if (rc != 0) {
+            stat_report_free(out);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void stat_report_free(struct stat_job_report *rep)
+{
+    for (size_t i = 0; i < rep->nnodes; i++) {
+        struct stat_node_report *n = &rep->nodes[i];
+        for (size_t j = 0; j < n->nlayouts; j++)
+            kvshm_job_layout_free(n->layouts[j].layout);
+        for (size_t j = 0; j < n->ntables; j++) {
+            if (n->tables[j].counters)
+                stat_counters_free(n->tables[j].counters);
+            free(n->tables[j].counters);
+        }
+        free(n->layouts);
+        free(n->tables);
+        free(n->tiers);
+    }
+    free(rep->nodes);
+    free(rep->problems);
+    memset(rep, 0, sizeof(*rep));
+}
+
+const struct stat_table_report *stat_report_table_of_tier(
+    const struct stat_node_report *node, const struct stat_tier_report *t)
+{
+    size_t len = strlen(t->prefix);
+
+    for (size_t i = 0; i < node->ntables; i++) {
+        const char *tag = node->tables[i].region->tag;
+        if (strncmp(tag, t->prefix, len) == 0 && strcmp(tag + len, "-data") == 0)
+            return &node->tables[i];
+    }
+    return NULL;
+}

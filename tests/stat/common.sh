@@ -1,0 +1,82 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # the paths are for the scripts that source it
+#
+# common.sh - what the mpikvs-stat test scripts share.  Source it from
+# bash after setting top_builddir; it sets the paths of the programs
+# and counts checks: every check prints "ok: NAME" or "FAIL: NAME" with
+# what it saw, and stat_summary prints the counts and returns nonzero if
+# any check failed.
+
+build=$(cd "${top_builddir:-.}" && pwd)
+stat_bin=$build/contrib/mpikvs-stat
+stat_job=$build/tests/stat/stat_job
+stat_region=$build/tests/stat/stat_region
+json_get=$build/tests/stat/json_get
+
+passed=0
+failed=0
+
+ok() { echo "ok: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+skip() { echo "SKIP: $*"; exit 77; }
+
+# check NAME CMD...: ok if CMD succeeds.
+check() {
+    local name=$1
+    shift
+    if "$@"; then ok "$name"; else fail "$name"; fi
+}
+
+# cond 'EXPR': EXPR (a compound condition, evaluated here) holds; for
+# check NAME cond '[ "$a" = 1 ] && [ "$b" = 2 ]'.
+cond() { eval "$1"; }
+
+has() { grep -q -- "$2" <<<"$1"; }
+has_fixed() { grep -qF -- "$2" <<<"$1"; }
+lacks() { ! grep -q -- "$2" <<<"$1"; }
+
+# expect NAME STATUS TEXT -- CMD...: CMD exits STATUS and its output
+# (stdout and stderr) holds TEXT (fixed string); says what it got if not.
+expect() {
+    local name=$1 want_rc=$2 want_text=$3 out rc
+    shift 4
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne "$want_rc" ]; then
+        fail "$name: exit $rc, expected $want_rc; output:"
+        printf '%s\n' "$out" | sed 's/^/    /'
+    elif ! grep -qF -- "$want_text" <<<"$out"; then
+        fail "$name: output lacks '$want_text'; output:"
+        printf '%s\n' "$out" | sed 's/^/    /'
+    else
+        ok "$name"
+    fi
+}
+
+# jget PATH < JSON: the value at PATH of each document, one a line.
+jget() { "$json_get" "$1"; }
+
+# wait_for SECONDS CMD...: run CMD every 0.1 s until it succeeds.
+wait_for() {
+    local tries=$(($1 * 10))
+    shift
+    while ! "$@"; do
+        tries=$((tries - 1))
+        [ "$tries" -gt 0 ] || return 1
+        sleep 0.1
+    done
+}
+
+# The programs are built with the sanitizers when ldd of the real binary
+# (not libtool's wrapper) shows libasan.
+stat_asan() {
+    local real=$stat_job
+    [ -x "$build/tests/stat/.libs/stat_job" ] &&
+        real=$build/tests/stat/.libs/stat_job
+    ldd "$real" 2>/dev/null | grep -q asan
+}
+
+stat_summary() {
+    echo "$1: $passed passed, $failed failed"
+    [ "$failed" = 0 ]
+}
