@@ -81,6 +81,7 @@ struct mpikvs {
     unsigned char            *records;     /* remote hits: key|value each */
     size_t                    records_count, records_cap;
     uint64_t                 *recorded;    /* filter of recorded key hashes */
+    int                      *gather_counts, *gather_displs; /* leader */
 
     uint32_t                  last_stamp;  /* of my last slot write */
     mpikvs_error_t            err;

@@ -96,7 +96,13 @@ static int make_records(mpikvs_t *kvs, uint64_t tier_bytes)
     /* a filter of what this epoch recorded already: a key read again
      * in the same epoch is not recorded twice */
     kvs->recorded = calloc(2 * kvs->records_cap, sizeof(uint64_t));
-    if (!kvs->records || !kvs->recorded)
+    if (kvs->local_rank == 0) {   /* what the leader gathers at fences */
+        kvs->gather_counts = malloc(sizeof(int) * (size_t)kvs->local_size);
+        kvs->gather_displs = malloc(sizeof(int) * (size_t)kvs->local_size);
+    }
+    if (!kvs->records || !kvs->recorded ||
+        (kvs->local_rank == 0 && (!kvs->gather_counts ||
+                                  !kvs->gather_displs)))
         return kvs_fail(kvs, -ENOMEM, "out of memory for the tier's "
                                       "records");
     return MPIKVS_OK;
@@ -167,8 +173,11 @@ void kvs_tier_close(mpikvs_t *kvs)
                           kvs->tier_job, kvs->tier_node, kvs->tier_prefix);
     free(kvs->records);
     free(kvs->recorded);
+    free(kvs->gather_counts);
+    free(kvs->gather_displs);
     kvs->records = NULL;
     kvs->recorded = NULL;
+    kvs->gather_counts = kvs->gather_displs = NULL;
 }
 
 int kvs_tier_lookup(mpikvs_t *kvs, const void *key, void *value)
@@ -252,43 +261,41 @@ static void publish_records(mpikvs_t *kvs, const unsigned char *recs,
 int kvs_tier_publish(mpikvs_t *kvs)
 {
     int mine = (int)(kvs->records_count * record_size(kvs)), total = 0;
-    int *counts = NULL, *displs = NULL;
+    int *counts = kvs->gather_counts, *displs = kvs->gather_displs;
     unsigned char *all = NULL;
-    int rc = MPIKVS_OK;
+    int room = 1, rc = MPIKVS_OK, mpi_rc;
 
     if (!kvs->tier)
         return MPIKVS_OK;
-    if (kvs->local_rank == 0) {
-        counts = malloc(sizeof(int) * (size_t)kvs->local_size);
-        displs = malloc(sizeof(int) * (size_t)kvs->local_size);
-    }
-    /* Every rank takes part whatever happens, or the others would hang:
-     * a leader short of memory publishes nothing and says so. */
-    if (MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0,
-                   kvs->node_comm) != MPI_SUCCESS)
-        rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Gather of tier records");
-    if (kvs->local_rank == 0 && rc == MPIKVS_OK && counts && displs) {
+    mpi_rc = MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0,
+                        kvs->node_comm);
+    if (mpi_rc == MPI_SUCCESS && kvs->local_rank == 0) {
         for (int r = 0; r < kvs->local_size; r++) {
             displs[r] = total;
             total += counts[r];   /* bounded by make_records */
         }
         all = malloc(total ? (size_t)total : 1);
+        room = all != NULL;
     }
-    if (rc == MPIKVS_OK &&
-        MPI_Gatherv(kvs->records, mine, MPI_BYTE, all, counts, displs,
-                    MPI_BYTE, 0, kvs->node_comm) != MPI_SUCCESS)
-        rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Gatherv of tier records");
-    if (rc == MPIKVS_OK && kvs->local_rank == 0) {
-        if (all)
-            publish_records(kvs, all, (size_t)total / record_size(kvs));
-        else
-            rc = kvs_fail(kvs, -ENOMEM, "out of memory publishing the "
-                                        "node tier");
-    }
+    /* Every rank takes part whatever happens, or the others would hang:
+     * a leader short of memory tells them to keep their records. */
+    if (mpi_rc == MPI_SUCCESS)
+        mpi_rc = MPI_Bcast(&room, 1, MPI_INT, 0, kvs->node_comm);
+    if (mpi_rc == MPI_SUCCESS && room)
+        mpi_rc = MPI_Gatherv(kvs->records, mine, MPI_BYTE, all, counts,
+                             displs, MPI_BYTE, 0, kvs->node_comm);
+    if (mpi_rc != MPI_SUCCESS)
+        rc = kvs_mpi_fail(kvs, "gathering the node tier's records", mpi_rc);
+    else if (!room)
+        rc = kvs_fail(kvs, -ENOMEM, "out of memory publishing the node "
+                                    "tier: %d bytes of records",
+                      total);
+    else if (kvs->local_rank == 0)
+        publish_records(kvs, all, (size_t)total / record_size(kvs));
+    if (!room)
+        KVS_COUNT(kvs, tier_dropped, kvs->records_count);
     forget_records(kvs);
     free(all);
-    free(counts);
-    free(displs);
     return rc;
 }
 
