@@ -37,13 +37,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-set_site() { echo "required $plugin $*" >"$plugstack"; }
+set_site() { echo "required $bin/spank_mpikvs.so $*" >"$plugstack"; }
 host_regions() { ls /dev/shm | grep -c "^mpikvs\.$1\." ; }
 
-# The tasks' programs, where a job's namespace shows them: the build
+# The plugin and the tasks' programs, where a job's namespace shows them
+# (an srun in a batch script loads the plugin in there too): the build
 # tree may be under /tmp, which the job sees as its private one.
 mkdir -p "$bin"
-cp "$build/tests/slurm/.libs/kvs_steps" "$build/.libs/libmpikvs.so.0" "$bin/"
+cp "$plugin" "$build/tests/slurm/.libs/kvs_steps" \
+    "$build/.libs/libmpikvs.so.0" "$bin/"
 export LD_LIBRARY_PATH=$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 steps=$bin/kvs_steps
 
