@@ -80,3 +80,37 @@ stat_summary() {
     echo "$1: $passed passed, $failed failed"
     [ "$failed" = 0 ]
 }
+
+# sum_of PATHS... < JSON: the sum of the values at the paths of one document
+sum_of() {
+    local doc total=0 p v
+    doc=$(cat)
+    for p in "$@"; do
+        v=$(jget "$p" <<<"$doc") || return 1
+        total=$((total + v))
+    done
+    echo "$total"
+}
+
+# watched_gets FILE: the job's gets (both nodes' first table) in each
+# report of an "mpikvs-stat --watch --json" run, on one line.
+watched_gets() {
+    local doc gets=""
+    while read -r doc; do
+        gets="$gets $(sum_of nodes.0.tables.0.counters.dht.node.gets \
+            nodes.1.tables.0.counters.dht.node.gets <<<"$doc")"
+    done <"$1"
+    echo "$gets"
+}
+
+# gets_move N...: never back, and forward over the reports (a busy
+# machine may stall the job for one interval).
+gets_move() {
+    local g prev=-1 first=""
+    for g in "$@"; do
+        [ "$g" -ge "$prev" ] || return 1
+        prev=$g
+        first=${first:-$g}
+    done
+    [ "$prev" -gt "${first:-0}" ]
+}

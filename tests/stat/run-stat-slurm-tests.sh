@@ -80,15 +80,6 @@ job_regions() { ls "$shm" | grep "^mpikvs\.$1\." || true; }
 no_regions() { [ -z "$(job_regions "$1")" ]; }
 # the one Slurm job whose regions are in the private dir
 job_in_dir() { ls "$shm" | sed -n 's/^mpikvs\.\([0-9]*\)\..*/\1/p' | sort -u; }
-sum_of() {
-    local doc total=0 p v
-    doc=$(cat)
-    for p in "$@"; do
-        v=$(jget "$p" <<<"$doc") || return 1
-        total=$((total + v))
-    done
-    echo "$total"
-}
 
 echo "# a job's report while it runs, its counters moving, its output unchanged"
 # 2 nodes, a rank on each (remote gets over UCX crawl when the ranks
@@ -131,23 +122,8 @@ else
         cond '[ "$rc" = 0 ] && [ "$docs" = 4 ]'
     check "slurmctld says the job runs" \
         has "$(jget job_state_why <"$work/watch.json")" "slurm: RUNNING"
-    gets=""
-    while read -r doc; do
-        gets="$gets $(sum_of nodes.0.tables.0.counters.dht.node.gets \
-            nodes.1.tables.0.counters.dht.node.gets <<<"$doc")"
-    done <"$work/watch.json"
-    # never back, and forward over the reports (a busy machine may
-    # stall the job for one interval)
-    moving=1
-    first=""
-    prev=-1
-    for g in $gets; do
-        [ "$g" -ge "$prev" ] || moving=0
-        prev=$g
-        first=${first:-$g}
-    done
-    [ "$prev" -gt "${first:-0}" ] || moving=0
-    check "the gets move while the job runs:$gets" [ "$moving" = 1 ]
+    gets=$(watched_gets "$work/watch.json")
+    check "the gets move while the job runs:$gets" gets_move $gets
     last=$(tail -n 1 "$work/watch.json")
     check "both nodes, each with its layout and its table" cond '
         [ "$(jget nodes.0.node <<<"$last")" = mpikvs1 ] &&

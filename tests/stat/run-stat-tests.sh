@@ -79,17 +79,6 @@ jobs_in_dir() {
     ls "$shm" | sed -n 's/^mpikvs\.\([^.]*\)\..*/\1/p' | sort -u
 }
 
-# sum PATHS... < JSON: the sum of the values at the paths of one document
-sum_of() {
-    local doc total=0 p v
-    doc=$(cat)
-    for p in "$@"; do
-        v=$(jget "$p" <<<"$doc") || return 1
-        total=$((total + v))
-    done
-    echo "$total"
-}
-
 user=""
 if [ "$(id -u)" = 0 ]; then
     user=mpikvstest
@@ -164,23 +153,8 @@ else
         [ "$(jget job_state <"$work/watch.json" | sort -u)" = alive ]
     check "each report: two nodes" \
         [ "$(jget nodes.# <"$work/watch.json" | sort -u)" = 2 ]
-    gets=""
-    while read -r doc; do
-        gets="$gets $(sum_of nodes.0.tables.0.counters.dht.node.gets \
-            nodes.1.tables.0.counters.dht.node.gets <<<"$doc")"
-    done <"$work/watch.json"
-    # never back, and forward over the reports (a busy machine may
-    # stall the job for one interval)
-    moving=1
-    first=""
-    prev=-1
-    for g in $gets; do
-        [ "$g" -ge "$prev" ] || moving=0
-        prev=$g
-        first=${first:-$g}
-    done
-    [ "$prev" -gt "${first:-0}" ] || moving=0
-    check "the gets move while the job runs:$gets" [ "$moving" = 1 ]
+    gets=$(watched_gets "$work/watch.json")
+    check "the gets move while the job runs:$gets" gets_move $gets
     last=$(tail -n 1 "$work/watch.json")
     remote=$(sum_of nodes.0.tables.0.counters.dht.node.remote \
         nodes.1.tables.0.counters.dht.node.remote <<<"$last")
