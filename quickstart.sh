@@ -2,8 +2,9 @@
 # quickstart.sh run|test [ARGS]: make a Debian 12 machine ready, build
 # mpikvs, and run it (run) or its whole test suite (test).
 #
-#   run   installs what is missing, builds, runs the main job
-#         (for now: mpikvs-bench tier ARGS).
+#   run   installs what is missing, builds, runs the main job: the
+#         reactive-transport demo with and without the cache
+#         (mpirun -np ${RANKS:-2} mpikvs-reactive-transport --compare ARGS).
 #   test  installs what is missing, then: a -Werror build and `make check`,
 #         `make distcheck`, and an ASan+UBSan build and `make check`; fails
 #         if any test fails or an mpikvs region is left in /dev/shm.
@@ -99,7 +100,20 @@ case "$cmd" in
 run)
     install_missing
     build build --enable-werror
-    ./build/contrib/mpikvs-bench tier "$@"
+    # The main job: the reactive-transport demo, without and with the
+    # cache, under a plain mpirun; it prints the summary and leaves the
+    # CSV and the picture in build/.
+    if [ "$(id -u)" = 0 ]; then
+        OMPI_ALLOW_RUN_AS_ROOT=1
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+        export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+    fi
+    say "mpirun -np ${RANKS:-2} mpikvs-reactive-transport --compare $*"
+    mpirun --oversubscribe -np "${RANKS:-2}" \
+        ./build/contrib/mpikvs-reactive-transport --compare \
+        --config etc/examples/reactive-transport.json \
+        --csv build/reactive-transport.csv \
+        --plot build/reactive-transport.svg "$@"
     ;;
 test)
     install_missing
@@ -121,7 +135,7 @@ test)
     leak_check "$shm_before"
     ;;
 *)
-    echo "usage: $0 run [mpikvs-bench tier options] | test" >&2
+    echo "usage: $0 run [mpikvs-reactive-transport options] | test" >&2
     exit 2
     ;;
 esac

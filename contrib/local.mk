@@ -23,6 +23,32 @@ contrib_mpikvs_bench_LDADD = libmpikvs.la shm/libkvshm.la $(MPI_LIBS) -lm
 contrib_mpikvs_config_SOURCES = contrib/mpikvs-config.c
 contrib_mpikvs_config_LDADD = shm/libkvshm.la
 
+# The reactive-transport demo: mpikvs as the surrogate cache of a
+# chemistry solved with SUNDIALS CVODE (contrib/reactive_transport/rt.h).
+bin_PROGRAMS += \
+	contrib/mpikvs-reactive-transport
+# End of bin_PROGRAMS (reactive transport)
+
+contrib_mpikvs_reactive_transport_SOURCES = \
+	contrib/reactive_transport/cache.c \
+	contrib/reactive_transport/cache.h \
+	contrib/reactive_transport/chemistry.c \
+	contrib/reactive_transport/chemistry.h \
+	contrib/reactive_transport/grid.c \
+	contrib/reactive_transport/grid.h \
+	contrib/reactive_transport/main.c \
+	contrib/reactive_transport/options.c \
+	contrib/reactive_transport/options.h \
+	contrib/reactive_transport/report.c \
+	contrib/reactive_transport/report.h \
+	contrib/reactive_transport/rt.h \
+	contrib/reactive_transport/run.c \
+	contrib/reactive_transport/run.h
+# End of contrib_mpikvs_reactive_transport_SOURCES
+contrib_mpikvs_reactive_transport_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -O2
+contrib_mpikvs_reactive_transport_LDADD = libmpikvs.la $(MPI_LIBS) \
+	$(SUNDIALS_LIBS)
+
 # mpikvs-stat: the admin tool; one file per concern (see mpikvs-stat.c)
 bin_PROGRAMS += \
 	contrib/mpikvs-stat

@@ -65,3 +65,12 @@ man_MANS += \
 EXTRA_DIST += \
 	man/mpikvs-stat.1.in
 # End of EXTRA_DIST (man, mpikvs-stat)
+
+# mpikvs-reactive-transport(1)
+man_MANS += \
+	man/mpikvs-reactive-transport.1
+# End of man_MANS (reactive transport)
+
+EXTRA_DIST += \
+	man/mpikvs-reactive-transport.1.in
+# End of EXTRA_DIST (man, reactive transport)

@@ -34,29 +34,14 @@ if [ ! -x "$bench" ]; then
     exit 1
 fi
 
-# plain mpirun jobs: nothing from a surrounding Slurm job or shell may
-# choose their nodes, config or regions
-for v in $(env | sed -n 's/^\(MPIKVS_[A-Za-z0-9_]*\)=.*/\1/p'); do
-    unset "$v"
-done
-if [ "$(id -u)" = 0 ]; then
-    OMPI_ALLOW_RUN_AS_ROOT=1
-    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-fi
+. "$src/tests/plain-mpirun.sh"
+plain_mpirun_env
 # Debian's Open MPI: a window across (virtual) nodes needs osc pt2pt or
 # ucx (see mpikvs-bench(1))
-OMPI_MCA_btl=self,vader,tcp
 OMPI_MCA_osc=pt2pt
-export OMPI_MCA_btl OMPI_MCA_osc
+export OMPI_MCA_osc
 xs="-x OMPI_MCA_btl -x OMPI_MCA_osc -x TMPDIR -x MPIKVS_SHM_DIR"
-real="${top_builddir:-.}/contrib/.libs/mpikvs-bench"
-[ -x "$real" ] || real="$bench"
-if ldd "$real" 2>/dev/null | grep -q asan; then
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-    export ASAN_OPTIONS
-    xs="$xs -x ASAN_OPTIONS"
-fi
+plain_mpirun_asan "$bench" && xs="$xs -x ASAN_OPTIONS"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-bench-tier.XXXXXX") || exit 1
 # the regions go to a directory of their own: other jobs' regions in

@@ -50,18 +50,6 @@ EXTRA_DIST += \
 # End of EXTRA_DIST (tests)
 
 ##
-# tests/bench-tier.sh: mpikvs-bench dht --tier under mpirun on 2 virtual
-# nodes, small numbers; asserts what the run does, never its timings.
-##
-TESTS += \
-	tests/bench-tier.sh
-# End of TESTS (bench)
-
-EXTRA_DIST += \
-	tests/bench-tier.sh
-# End of EXTRA_DIST (bench)
-
-##
 # tests/stat/: mpikvs-stat: a Check test of shm/scan.c, and shell tests
 # that run the tool against regions made by libmpikvs under mpirun
 # (run-stat-tests.sh) and by spank_mpikvs in a real Slurm job
@@ -100,3 +88,30 @@ EXTRA_DIST += \
 	tests/stat/run-stat-slurm-tests.sh \
 	tests/stat/run-stat-tests.sh
 # End of EXTRA_DIST (stat)
+
+##
+# tests/bench-tier.sh: mpikvs-bench dht --tier under mpirun on 2 virtual
+# nodes, small numbers; asserts what the run does, never its timings.
+##
+TESTS += \
+	tests/bench-tier.sh
+# End of TESTS (bench)
+
+EXTRA_DIST += \
+	tests/bench-tier.sh \
+	tests/plain-mpirun.sh
+# End of EXTRA_DIST (bench)
+
+##
+# tests/demo/: mpikvs-reactive-transport under mpirun on small grids:
+# hits, the error bound, reproducible no-cache runs, refusals, outputs,
+# nothing left in its private shm directory.
+##
+TESTS += \
+	tests/demo/reactive-transport.sh
+# End of TESTS (demo)
+
+EXTRA_DIST += \
+	tests/demo/reactive-transport.sh \
+	tests/slurm/demo-job.sh
+# End of EXTRA_DIST (demo)

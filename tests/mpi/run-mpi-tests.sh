@@ -56,29 +56,10 @@ for p in $programs; do
     fi
 done
 
-# The runs are plain mpirun jobs: nothing from a surrounding Slurm job or
-# shell may choose their nodes, config or regions.
-for v in $(env | sed -n 's/^\(MPIKVS_[A-Za-z0-9_]*\)=.*/\1/p'); do
-    unset "$v"
-done
-
-if [ "$(id -u)" = 0 ]; then
-    OMPI_ALLOW_RUN_AS_ROOT=1
-    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-fi
-OMPI_MCA_btl=self,vader,tcp
-export OMPI_MCA_btl
-
-# ldd of a libtool wrapper script says nothing: look at the real binary.
-real="$bindir/test_basic"
-[ -x "$bindir/.libs/test_basic" ] && real="$bindir/.libs/test_basic"
+. "${top_srcdir:-.}/tests/plain-mpirun.sh"
+plain_mpirun_env
 asan=0
-if ldd "$real" 2>/dev/null | grep -q asan; then
-    asan=1
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-    export ASAN_OPTIONS
-fi
+plain_mpirun_asan "$bindir/test_basic" && asan=1
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-mpitests.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT

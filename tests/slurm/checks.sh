@@ -8,6 +8,10 @@
 #   check NAME COND-COMMAND...  "ok: NAME" if the command succeeds, else
 #       "FAIL: NAME"; counted in passed and failed.
 #   has TEXT PATTERN, lacks TEXT PATTERN   grep in a string.
+#   batch_job OUTFILE LIMIT CMD...   run CMD, an sbatch command line
+#       whose job writes OUTFILE (-o), and wait up to LIMIT s for the job
+#       in the cluster at $dir; sets job, state (its end state) and out
+#       (what the job wrote).
 #   checks_done NAME          print "NAME: P passed, F failed"; status 0
 #       only when nothing failed.
 
@@ -40,6 +44,15 @@ check() {
 }
 has() { grep -q -- "$2" <<<"$1"; }
 lacks() { ! grep -q -- "$2" <<<"$1"; }
+
+batch_job() {
+    local outfile=$1 limit=$2
+    shift 2
+    out=$("$@" 2>&1)
+    job=$(sed -n 's/^Submitted batch job //p' <<<"$out")
+    state=$(cluster_wait_job "$dir" "$job" "$limit")
+    out=$(cat "$outfile" 2>&1)
+}
 
 checks_done() {
     echo "$1: $passed passed, $failed failed"

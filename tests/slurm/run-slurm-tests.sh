@@ -180,10 +180,8 @@ echo "batch MPIKVS_LAYOUT=\${MPIKVS_LAYOUT:-unset}"
 EOF
     chmod 755 "$work/steps.sh"
     rm -f "$work/steps.out"
-    out=$(as "$who" sbatch -N2 -n4 -o "$work/steps.out" --dht-size=16M "$work/steps.sh" 2>&1)
-    job=$(sed -n 's/^Submitted batch job //p' <<<"$out")
-    state=$(cluster_wait_job "$dir" "$job" 120)
-    out=$(cat "$work/steps.out" 2>&1)
+    batch_job "$work/steps.out" 120 \
+        as "$who" sbatch -N2 -n4 -o "$work/steps.out" --dht-size=16M "$work/steps.sh"
     check "$who: the steps job completed ($state)" [ "$state" = COMPLETED ]
     check "$who: step 0 wrote 500 keys" has "$out" "write 500 keys: 0 hits, 0 wrong"
     check "$who: the library laid out the plugin's region (16-byte keys, 32-byte values)" \
@@ -211,11 +209,8 @@ srun --mpi=pmix -n4 $steps read 500
 ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.t-entries" | sed "s/^/tier regions /"
 EOF
 chmod 755 "$work/tier.sh"
-out=$(as "$user" sbatch -N2 -n4 -o "$work/tier.out" --dht-size=32M \
-    --dht-config="$work/tier.json" "$work/tier.sh" 2>&1)
-job=$(sed -n 's/^Submitted batch job //p' <<<"$out")
-state=$(cluster_wait_job "$dir" "$job" 120)
-out=$(cat "$work/tier.out" 2>&1)
+batch_job "$work/tier.out" 120 as "$user" sbatch -N2 -n4 -o "$work/tier.out" \
+    --dht-size=32M --dht-config="$work/tier.json" "$work/tier.sh"
 check "the tier job completed ($state)" [ "$state" = COMPLETED ]
 # both simulated nodes keep their regions in this host's /dev/shm
 check "the plugin made a tier on each node" has "$out" "^tier regions 2$"
@@ -228,6 +223,33 @@ check "step 2 still reads every value right" \
     [ "$(grep -c 'read 500 keys: 2000 hits, 0 wrong, 0 missing' <<<"$out")" = 2 ]
 wait_gone "$job"
 
+echo "# the demo through Slurm, as the README runs it (a small grid)"
+cp "$top_srcdir/etc/examples/reactive-transport.json" "$work/rt.json"
+cp "$top_srcdir/tests/slurm/demo-job.sh" "$work/demo-job.sh"
+chmod 644 "$work/rt.json"
+chmod 755 "$work/demo-job.sh"
+batch_job "$work/demo.out" 120 \
+    as "$user" env RT_PROGRAM="$build/contrib/mpikvs-reactive-transport" \
+    sbatch -N2 -n4 -o "$work/demo.out" --dht-size=64M \
+    --dht-config="$work/rt.json" "$work/demo-job.sh" \
+    --nx 24 --ny 20 --steps 8 --no-plot --csv "$work/demo.csv"
+check "the demo job completed ($state)" [ "$state" = COMPLETED ]
+check "the demo ran on 4 ranks" has "$out" ", 4 ranks$"
+check "the demo took its config from the job" \
+    has "$out" "the job's config (sbatch --dht-config)"
+# hit_rate and max_rel_error of the cached run, from the CSV
+demo_col() {
+    awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+        NR > 1 && $1 == "cached" && c { print $c }' "$work/demo.csv" 2>/dev/null
+}
+rate=$(demo_col hit_rate) err=$(demo_col max_rel_error)
+check "the demo's cached run hits in the plugin's DHT (rate $rate)" \
+    awk -v r="${rate:-0}" 'BEGIN { exit !(r > 0) }'
+check "the demo's cached run stays within 1e-3 (error $err)" \
+    awk -v e="${err:-1}" 'BEGIN { exit !(e <= 1e-3) }'
+wait_gone "$job"
+check "the demo job's regions are gone" [ -z "$(regions "$job")" ]
+
 echo "# sbatch options reach srun; srun options override them"
 cat >"$work/propagate.sh" <<'EOF'
 #!/bin/bash
@@ -237,11 +259,8 @@ srun -n1 --dht-size=8M true
 echo "config ${SLURM_SPANK_MPIKVS_CONFIG_PATH:-unset}"
 EOF
 chmod 755 "$work/propagate.sh"
-out=$(sbatch -N2 -o "$work/propagate.out" --dht-size=64M \
-    --dht-config="$work/chem.json" "$work/propagate.sh" 2>&1)
-job=$(sed -n 's/^Submitted batch job //p' <<<"$out")
-cluster_wait_job "$dir" "$job" 60 >/dev/null
-out=$(cat "$work/propagate.out")
+batch_job "$work/propagate.out" 60 sbatch -N2 -o "$work/propagate.out" \
+    --dht-size=64M --dht-config="$work/chem.json" "$work/propagate.sh"
 check "sbatch's --dht-size and --dht-config reach srun" \
     has "$out" "step0 /dev/shm/mpikvs\.$job\.mpikvs1\.layout"
 check "the config's chemistry table got its share of 64M" has "$out" "size 5435[0-9]*"

@@ -39,6 +39,7 @@ trap cleanup EXIT
 
 set_site() { echo "required $bin/spank_mpikvs.so $*" >"$plugstack"; }
 host_regions() { ls /dev/shm | grep -c "^mpikvs\.$1\." ; }
+in_work() { (cd "$work" && "$@"); }
 
 # The plugin and the tasks' programs, where a job's namespace shows them
 # (an srun in a batch script loads the plugin in there too): the build
@@ -117,11 +118,8 @@ echo "step regions left \$left"
 srun -N2 -n2 bash -c 'ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*kvs-data" | sed "s/^/data /"'
 EOF
 chmod 755 "$work/steps.sh"
-out=$(cd "$work" && sbatch -N2 -n4 -o "$work/steps.out" --dht-size=16M \
-    "$work/steps.sh" 2>&1)
-job=$(sed -n 's/^Submitted batch job //p' <<<"$out")
-state=$(cluster_wait_job "$dir" "$job" 120)
-out=$(cat "$work/steps.out" 2>&1)
+batch_job "$work/steps.out" 120 in_work sbatch -N2 -n4 -o "$work/steps.out" \
+    --dht-size=16M "$work/steps.sh"
 check "the steps job completed ($state)" [ "$state" = COMPLETED ]
 check "step 0 wrote 300 keys" has "$out" "write 300 keys: 0 hits, 0 wrong"
 check "step 1 (job scope) finds all 300" \

@@ -25,15 +25,10 @@ for p in "$stat_bin" "$stat_job" "$stat_region" "$json_get"; do
 done
 command -v mpirun >/dev/null 2>&1 || { echo "FAIL: mpirun not found"; exit 1; }
 
-# plain mpirun jobs: nothing of a surrounding job may choose their regions
-for v in $(env | sed -n 's/^\(MPIKVS_[A-Za-z0-9_]*\)=.*/\1/p'); do
-    unset "$v"
-done
-if [ "$(id -u)" = 0 ]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
+. "$top_srcdir/tests/plain-mpirun.sh"
+plain_mpirun_env
 # two virtual nodes need a window: Debian excludes osc pt2pt by default
-export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_osc=pt2pt
+export OMPI_MCA_osc=pt2pt
 # a sanitizer build: the jobs end without freeing what MPI keeps (and
 # --leak on purpose), so they run without leak checks; mpikvs-stat
 # keeps them

@@ -1,0 +1,327 @@
+/*
+ * cache.c - keys, batched gets and puts, and what a hit makes of a cell.
+ */
+#define _GNU_SOURCE
+#include "cache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpikvs.h"
+
+#define VALUE_BYTES (CACHE_VALUE_FIELDS * sizeof(double))
+
+struct rt_cache {
+    mpikvs_t      *kvs;
+    MPI_Comm       progress;   /* nothing is sent on it: see poke() */
+    size_t         key_size;
+    size_t         cap;        /* cells the buffers hold */
+    unsigned char *keys;       /* cap keys */
+    double        *values;     /* cap values of CACHE_VALUE_FIELDS */
+    int           *status;
+    size_t        *missed;     /* indices of the cells that missed */
+    unsigned char *fresh_keys; /* the distinct missed keys, to put */
+    double        *fresh_values;
+};
+
+/* The library's detailed message, without the line ends a config
+ * diagnosis carries, into buf. */
+static const char *last_error(const mpikvs_t *kvs, char *buf, size_t len)
+{
+    const char *more = mpikvs_last_error(kvs);
+
+    snprintf(buf, len, "%s", more ? more : "");
+    for (char *p = buf; *p; p++)
+        if (*p == '\n')
+            *p = p[1] ? ' ' : '\0';
+    return buf;
+}
+
+static int kvs_fail(struct rt_err *err, const mpikvs_t *kvs,
+                    const char *call, int rc)
+{
+    char more[400];
+
+    last_error(kvs, more, sizeof(more));
+    return rt_fail(err, "%s: %s%s%s", call, mpikvs_strerror(rc),
+                   *more ? ": " : "", more);
+}
+
+/* Every rank learns whether every rank succeeded; 0 if all did. */
+static int all_ok(MPI_Comm comm, int rc)
+{
+    int mine = rc != 0, any = 1;
+
+    rt_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm),
+           "MPI_Allreduce");
+    return any ? -1 : 0;
+}
+
+/* The table must have the key and value this program writes: the key's
+ * field count is checked by rounding a probe, the value by its size. */
+static int check_table(struct rt_cache *c, struct rt_err *err)
+{
+    double probe[CACHE_KEY_FIELDS] = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+    unsigned char *key = malloc(c->key_size);
+    int rc;
+
+    if (!key)
+        return rt_fail(err, "out of memory");
+    rc = mpikvs_round_key(c->kvs, probe, CACHE_KEY_FIELDS, key);
+    free(key);
+    if (rc != MPIKVS_OK) {
+        char more[300];
+        return rt_fail(err, "the config's table does not fit this program "
+                            "(%s: %s): its key must be %d double fields, "
+                            "Ca, Mg, Cl, C, Calcite, Dolomite, dt, as in "
+                            "etc/examples/reactive-transport.json",
+                       mpikvs_strerror(rc),
+                       last_error(c->kvs, more, sizeof(more)),
+                       CACHE_KEY_FIELDS);
+    }
+    if (mpikvs_value_size(c->kvs) != VALUE_BYTES)
+        return rt_fail(err, "the config's table has %zu-byte values; this "
+                            "program stores %d doubles (%zu bytes): the "
+                            "state after dt and the input it came from, "
+                            "as in etc/examples/reactive-transport.json",
+                       mpikvs_value_size(c->kvs), CACHE_VALUE_FIELDS,
+                       VALUE_BYTES);
+    return 0;
+}
+
+static void free_buffers(struct rt_cache *c)
+{
+    free(c->keys);
+    free(c->values);
+    free(c->status);
+    free(c->missed);
+    free(c->fresh_keys);
+    free(c->fresh_values);
+    c->keys = c->fresh_keys = NULL;
+    c->values = c->fresh_values = NULL;
+    c->status = NULL;
+    c->missed = NULL;
+    c->cap = 0;
+}
+
+int cache_open(MPI_Comm comm, const char *config, const char *table,
+               struct rt_cache **out, struct rt_err *err)
+{
+    mpikvs_options_t opt = {.config = config, .table = table};
+    struct rt_cache *c = calloc(1, sizeof(*c));
+    int rc;
+
+    *out = NULL;
+    if (c)
+        c->progress = MPI_COMM_NULL;
+    /* mpikvs_open is collective: every rank must call it, also one that
+     * is out of memory, which then leaves at the check after it */
+    mpikvs_t *kvs = NULL;
+    rc = mpikvs_open(comm, &opt, &kvs);
+    if (rc != MPIKVS_OK) {
+        const char *env = getenv("MPIKVS_CONFIG");
+        int rank = 0;
+        free(c);
+        kvs_fail(err, NULL, "mpikvs_open", rc);
+        if (!config && !(env && *env) && !getenv("MPIKVS_LAYOUT"))
+            rt_fail(err, "no job config: give --config FILE (e.g. "
+                         "etc/examples/reactive-transport.json), set "
+                         "MPIKVS_CONFIG, or submit with --dht-config");
+        /* the open failed on every rank, mostly for the same reason */
+        rt_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+        err->echo = rank != 0;
+        return -1;
+    }
+    /* collective: every rank dups, also one without c */
+    MPI_Comm progress;
+    rt_mpi(MPI_Comm_dup(comm, &progress), "MPI_Comm_dup");
+    if (c) {
+        c->kvs = kvs;
+        c->key_size = mpikvs_key_size(kvs);
+        c->progress = progress;
+        rc = check_table(c, err);
+        /* every rank has the same table: rank 0 says what is wrong */
+        int rank = 0;
+        rt_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+        if (rc && rank != 0)
+            err->echo = true;
+    } else {
+        rc = rt_fail(err, "out of memory");
+    }
+    if (all_ok(comm, rc)) {
+        if (rc == 0)
+            rt_echo(err, "another rank could not use the cache (see its "
+                         "message)");
+        mpikvs_close(&kvs);
+        rt_mpi(MPI_Comm_free(&progress), "MPI_Comm_free");
+        free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+static int reserve(struct rt_cache *c, size_t n, struct rt_err *err)
+{
+    if (n <= c->cap)
+        return 0;
+    free_buffers(c);
+    c->keys = malloc(n * c->key_size);
+    c->values = malloc(n * VALUE_BYTES);
+    c->status = malloc(n * sizeof(int));
+    c->missed = malloc(n * sizeof(size_t));
+    c->fresh_keys = malloc(n * c->key_size);
+    c->fresh_values = malloc(n * VALUE_BYTES);
+    if (!c->keys || !c->values || !c->status || !c->missed ||
+        !c->fresh_keys || !c->fresh_values) {
+        free_buffers(c);
+        return rt_fail(err, "out of memory for the keys and values of %zu "
+                            "cells",
+                       n);
+    }
+    c->cap = n;
+    return 0;
+}
+
+/* Let MPI make progress.  Across nodes, other ranks read this node's
+ * buckets with MPI_Get on the window this node's leader exposes; where
+ * one-sided communication is emulated over messages (Open MPI's pt2pt,
+ * or ucx over TCP), such a get is served only when the target rank is
+ * inside MPI, and a rank in CVODE may not be for a long time.  A probe
+ * between solves (a microsecond, against hundreds for a solve) lets the
+ * progress engine serve them. */
+static void poke(const struct rt_cache *c)
+{
+    int flag = 0;
+
+    rt_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->progress, &flag,
+                      MPI_STATUS_IGNORE),
+           "MPI_Iprobe");
+}
+
+/* Order missed cells by their key, so that equal keys sit together. */
+static int compare_keys(const void *a, const void *b, void *data)
+{
+    const struct rt_cache *c = data;
+    const size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int d = memcmp(c->keys + i * c->key_size, c->keys + j * c->key_size,
+                   c->key_size);
+
+    /* equal keys: by index, so that the first cell of a group solves */
+    return d ? d : (i > j) - (i < j);
+}
+
+/* The cell's new state from a result computed for another input of the
+ * same key. */
+static void reuse(const double *value, double *cell, enum rt_reuse how)
+{
+    const double *after = value, *before = value + CHEM_NSTATE;
+
+    for (int i = 0; i < CHEM_NSTATE; i++) {
+        double v = how == RT_REUSE_STATE ? after[i]
+                                         : cell[i] + (after[i] - before[i]);
+        cell[i] = v > 0.0 ? v : 0.0;
+    }
+}
+
+int cache_chemistry(struct rt_cache *c, struct chem_solver *s, cell_t *cells,
+                    size_t n, double dt, enum rt_reuse how,
+                    struct cache_counts *counts, struct rt_err *err)
+{
+    const size_t ks = c->key_size;
+    size_t nmissed = 0, nfresh = 0;
+    int rc;
+
+    if (reserve(c, n, err))
+        return -1;
+    double start = MPI_Wtime();
+    for (size_t i = 0; i < n; i++) {
+        double in[CACHE_KEY_FIELDS];
+        memcpy(in, cells[i], sizeof(cell_t));
+        in[CHEM_NSTATE] = dt;
+        rc = mpikvs_round_key(c->kvs, in, CACHE_KEY_FIELDS, c->keys + i * ks);
+        if (rc != MPIKVS_OK)
+            return kvs_fail(err, c->kvs, "mpikvs_round_key", rc);
+    }
+    rc = mpikvs_get_batch(c->kvs, n, c->keys, c->values, c->status);
+    if (rc != MPIKVS_OK)
+        return kvs_fail(err, c->kvs, "mpikvs_get_batch", rc);
+    counts->dht_seconds += MPI_Wtime() - start;
+    counts->lookups += n;
+    for (size_t i = 0; i < n; i++) {
+        if (c->status[i] == MPIKVS_OK) {
+            counts->hits++;
+            reuse(c->values + i * CACHE_VALUE_FIELDS, cells[i], how);
+        } else {
+            c->missed[nmissed++] = i;
+        }
+    }
+
+    /* Misses: one solve per distinct key; the other cells of its group
+     * reuse it as they would a hit. */
+    qsort_r(c->missed, nmissed, sizeof(size_t), compare_keys, c);
+    for (size_t m = 0; m < nmissed;) {
+        size_t first = c->missed[m];
+        double *value = c->fresh_values + nfresh * CACHE_VALUE_FIELDS;
+        memcpy(value + CHEM_NSTATE, cells[first], sizeof(cell_t));
+        if (chem_solve(s, cells[first], dt, value, err))
+            return -1;
+        poke(c);
+        memcpy(cells[first], value, sizeof(cell_t));
+        memcpy(c->fresh_keys + nfresh * ks, c->keys + first * ks, ks);
+        nfresh++;
+        for (m++; m < nmissed &&
+                   !memcmp(c->keys + c->missed[m] * ks, c->keys + first * ks,
+                           ks);
+             m++) {
+            reuse(value, cells[c->missed[m]], how);
+            counts->shared++;
+        }
+    }
+    start = MPI_Wtime();
+    rc = mpikvs_put_batch(c->kvs, nfresh, c->fresh_keys, c->fresh_values);
+    if (rc != MPIKVS_OK)
+        return kvs_fail(err, c->kvs, "mpikvs_put_batch", rc);
+    counts->dht_seconds += MPI_Wtime() - start;
+    return 0;
+}
+
+void cache_fence(struct rt_cache *c)
+{
+    int rc = mpikvs_fence(c->kvs);
+
+    if (rc != MPIKVS_OK)
+        rt_abort("mpikvs_fence: %s: %s", mpikvs_strerror(rc),
+                 mpikvs_last_error(c->kvs));
+}
+
+void cache_job_stats(struct rt_cache *c, uint64_t *evictions,
+                     uint64_t *invalidations)
+{
+    mpikvs_stats_t st;
+    int rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_JOB, &st);
+
+    if (rc != MPIKVS_OK)
+        rt_abort("mpikvs_stats: %s: %s", mpikvs_strerror(rc),
+                 mpikvs_last_error(c->kvs));
+    *evictions = st.evictions;
+    *invalidations = st.invalidations;
+}
+
+int cache_close(struct rt_cache **cp, struct rt_err *err)
+{
+    struct rt_cache *c = *cp;
+    int rc = MPIKVS_OK;
+
+    if (!c)
+        return 0;
+    if (c->kvs)
+        rc = mpikvs_close(&c->kvs);
+    if (c->progress != MPI_COMM_NULL)
+        rt_mpi(MPI_Comm_free(&c->progress), "MPI_Comm_free");
+    free_buffers(c);
+    free(c);
+    *cp = NULL;
+    return rc == MPIKVS_OK ? 0 : kvs_fail(err, NULL, "mpikvs_close", rc);
+}

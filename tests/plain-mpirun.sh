@@ -1,0 +1,33 @@
+# plain-mpirun.sh - sourced (POSIX sh) by the tests that start plain
+# mpirun jobs, outside Slurm, so that they all set them up alike.
+#
+#   plain_mpirun_env     nothing of a surrounding Slurm job or shell
+#       (MPIKVS_*) may choose the jobs' nodes, config or regions; as
+#       root, Open MPI's consent to run as root; OMPI_MCA_btl exported
+#       (self,vader,tcp: tcp is what two virtual nodes talk over).
+#   plain_mpirun_asan PROGRAM   true when PROGRAM, a libtool wrapper or
+#       the binary itself, is a sanitizer build; then ASAN_OPTIONS gets
+#       detect_leaks=0 and is exported: what MPI keeps until exit is not
+#       ours to judge.
+
+plain_mpirun_env() {
+    for v in $(env | sed -n 's/^\(MPIKVS_[A-Za-z0-9_]*\)=.*/\1/p'); do
+        unset "$v"
+    done
+    if [ "$(id -u)" = 0 ]; then
+        OMPI_ALLOW_RUN_AS_ROOT=1
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+        export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+    fi
+    OMPI_MCA_btl=self,vader,tcp
+    export OMPI_MCA_btl
+}
+
+plain_mpirun_asan() {
+    # ldd of a libtool wrapper script says nothing: look at the binary
+    pm_real="$(dirname "$1")/.libs/$(basename "$1")"
+    [ -x "$pm_real" ] || pm_real=$1
+    ldd "$pm_real" 2>/dev/null | grep -q asan || return 1
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+    export ASAN_OPTIONS
+}

@@ -1,0 +1,28 @@
+#!/bin/sh
+# demo-job.sh - the reactive-transport demo as a Slurm batch job, with the
+# DHT made by the SPANK plugin:
+#
+#   sbatch -N2 -n4 --dht-size=64M \
+#       --dht-config=etc/examples/reactive-transport.json \
+#       tests/slurm/demo-job.sh [mpikvs-reactive-transport options]
+#
+# The plugin checks the config at submission and makes each node's
+# region before the tasks start; the program reads the config from the
+# job (no --config needed) and the plugin removes the regions at the end.
+# RT_PROGRAM names the program (default: mpikvs-reactive-transport from
+# PATH; sbatch passes the submitter's environment on).  The outputs go
+# to the job's working directory.
+#
+# Open MPI: a window across nodes needs the pt2pt (or ucx) one-sided
+# component, which Debian's openmpi-mca-params.conf leaves out; the
+# environment wins over that file (see mpikvs(3)).
+set -eu
+: "${OMPI_MCA_osc:=pt2pt}"
+export OMPI_MCA_osc
+if [ "$(id -u)" = 0 ]; then
+    OMPI_ALLOW_RUN_AS_ROOT=1
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+fi
+exec srun --mpi=pmix "${RT_PROGRAM:-mpikvs-reactive-transport}" --compare \
+    --quiet "$@"
