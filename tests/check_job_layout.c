@@ -68,20 +68,6 @@ static void assert_text_has(const mpikvs_error_t *err, const char *want,
                   err->text);
 }
 
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    ck_assert_msg(d != NULL, "opendir %s: %s", dir, strerror(errno));
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            n++;
-    closedir(d);
-    return n;
-}
-
 static void region_name_of(char *name, const char *tag)
 {
     mpikvs_error_t err = {0};

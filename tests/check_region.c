@@ -214,20 +214,6 @@ static struct stat stat_tag(const char *tag)
     return st;
 }
 
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    ck_assert_msg(d != NULL, "opendir %s: %s", dir, strerror(errno));
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            n++;
-    closedir(d);
-    return n;
-}
-
 static uint8_t pattern(uint64_t i)
 {
     return (uint8_t)(i * 31u + 7u + (i >> 11));

@@ -14,6 +14,7 @@
 
 #include <check.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdarg.h>
@@ -53,6 +54,21 @@ static void setup_dir(void)
 static void teardown_dir(void)
 {
     remove_tree(test_dir);
+}
+
+/* The entries of dir, "." and ".." aside. */
+static int __attribute__((unused)) count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    ck_assert_msg(d != NULL, "opendir %s: %s", dir, strerror(errno));
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
 }
 
 /* mpikvs_strerror() for messages; a NULL from it must not crash them. */
