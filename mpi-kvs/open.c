@@ -118,7 +118,7 @@ static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
         kvs->table = kvshm_config_table(kvs->config, opt->table);
         if (!kvs->table)
             return kvs_fail(kvs, MPIKVS_ERR_CONFIG, "%s has no table '%s'",
-                            path, opt->table);
+                            path ? path : "the job's config", opt->table);
     } else {
         kvs->table = &kvs->config->tables[0];
     }
@@ -395,9 +395,20 @@ static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
                  kvs->region_name, mpikvs_strerror(rc));
     if (rc == MPIKVS_OK)
         point_into_region(kvs);
-    if (rc == MPIKVS_OK)
-        rc = kvs_tier_open(kvs, job, node);
-    return rc;
+    /* The tier's set-up is collective in the node: it starts only when
+     * every rank of the node attached (one may be refused, e.g. by a
+     * region made for fewer ranks). */
+    int node_rc = rc;
+    if (MPI_Allreduce(&rc, &node_rc, 1, MPI_INT, MPI_MIN, kvs->node_comm) !=
+        MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce in the node");
+    if (node_rc != MPIKVS_OK)
+        return rc != MPIKVS_OK
+                   ? rc
+                   : kvs_fail(kvs, node_rc, "another rank of the node "
+                                            "could not open %s: %s",
+                              kvs->region_name, mpikvs_strerror(node_rc));
+    return kvs_tier_open(kvs, job, node);
 }
 
 /* The plugin's job layout, when this is a step it set up. */

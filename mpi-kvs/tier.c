@@ -222,8 +222,10 @@ void kvs_tier_record(mpikvs_t *kvs, const void *key, const void *value)
 
 static void forget_records(mpikvs_t *kvs)
 {
+    /* the filter holds exactly the keys recorded: none, nothing to clear */
+    if (kvs->records_count)
+        memset(kvs->recorded, 0, 2 * kvs->records_cap * sizeof(uint64_t));
     kvs->records_count = 0;
-    memset(kvs->recorded, 0, 2 * kvs->records_cap * sizeof(uint64_t));
 }
 
 /* The leader: every record it was handed that the tier does not hold. */
@@ -278,7 +280,8 @@ int kvs_tier_publish(mpikvs_t *kvs)
         room = all != NULL;
     }
     /* Every rank takes part whatever happens, or the others would hang:
-     * a leader short of memory tells them to keep their records. */
+     * a leader short of memory tells them to skip the gather, and their
+     * records are counted as dropped. */
     if (mpi_rc == MPI_SUCCESS)
         mpi_rc = MPI_Bcast(&room, 1, MPI_INT, 0, kvs->node_comm);
     if (mpi_rc == MPI_SUCCESS && room)
@@ -331,7 +334,6 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value)
 {
     const void *ref;
     size_t len;
-    uint64_t gen;
     int rc;
 
     if (!kvs)
@@ -342,7 +344,7 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value)
     *value = NULL;
     if (!kvs->tier)
         return MPIKVS_MISS;
-    rc = kvshm_tier_get_ref(kvs->tier, key, kvs->key_size, &ref, &len, &gen);
+    rc = kvshm_tier_get_ref(kvs->tier, key, kvs->key_size, &ref, &len, NULL);
     if (rc == MPIKVS_OK && len == kvs->value_size) {
         KVS_COUNT(kvs, tier_hits, 1);
         *value = ref;

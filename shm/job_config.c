@@ -820,7 +820,8 @@ int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
         else if (t->bytes == 0)
             problem(&c, path, "not given, and nothing is left for this "
                               "table");
-        if (!t->tier.enabled) {
+        /* caching "off" keeps nothing: no memory goes to a tier */
+        if (!t->tier.enabled || t->tier.caching == KVSHM_CACHING_OFF) {
             t->tier.bytes = 0;
             continue;
         }

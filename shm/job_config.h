@@ -57,7 +57,8 @@ struct kvshm_table_config {
     struct {
         bool               enabled;
         struct kvshm_share size;     /* of the table's size */
-        uint64_t           bytes;    /* resolved */
+        uint64_t           bytes;    /* resolved; 0 when disabled or
+                                      * caching is off */
         enum kvshm_caching caching;
     } tier;
 };

@@ -61,7 +61,7 @@ static int check_tables(const char *path, const struct kvshm_config *cfg)
                          path, t->name);
             rc = -1;
         }
-        if (t->tier.enabled && t->tier.bytes >= t->bytes) {
+        if (t->tier.bytes && t->tier.bytes >= t->bytes) {
             kvshm_format_bytes(tier, sizeof(tier), t->tier.bytes);
             kvshm_format_bytes(table, sizeof(table), t->bytes);
             plugin_error("--dht-config=%s: tables.%s.tier.size: %s "

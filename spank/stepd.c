@@ -101,7 +101,7 @@ static int plan_tables(const struct plugin *p, const struct step *s,
             return -1;
         }
         jt->data_bytes = t ? t->bytes - t->tier.bytes : size;
-        jt->tier_bytes = t && t->tier.enabled ? t->tier.bytes : 0;
+        jt->tier_bytes = t ? t->tier.bytes : 0;   /* 0: no tier */
         if (!jt->tier_bytes)
             jt->tier_prefix[0] = '\0';
     }
@@ -314,8 +314,6 @@ static int join_job_regions(const struct plugin *p, const struct step *s,
             : strcmp(have->config_text, want->config_text) == 0
                 ? "the same config"
                 : "another config";
-        kvshm_format_bytes(had, sizeof(had), have->dht_size);
-        kvshm_format_bytes(asked, sizeof(asked), want->dht_size);
         plugin_error("job %u step %u: the job's DHT on %s was made by "
                      "step %u with %s per node and %s; this step asks for %s "
                      "and %s: give the same --dht-size and --dht-config, or "
