@@ -32,7 +32,8 @@ int cleanup_regions(const char *dir, uint32_t job, const char *node,
                      job, dir, strerror(errno));
         return -1;
     }
-    while ((e = readdir(d))) {
+    /* errno tells the end of the list from a failure to read it */
+    while ((errno = 0, e = readdir(d))) {
         if (strncmp(e->d_name, want, want_len) != 0 ||
             kvshm_region_name_parse(e->d_name, rjob, rnode, rtag) !=
                 MPIKVS_OK ||
@@ -45,6 +46,11 @@ int cleanup_regions(const char *dir, uint32_t job, const char *node,
         }
         plugin_error("job %u: cannot remove %s/%s: %s", job,
                      dir, e->d_name, strerror(errno));
+        failed++;
+    }
+    if (errno) {
+        plugin_error("job %u: cannot list %s to remove its regions: %s",
+                     job, dir, strerror(errno));
         failed++;
     }
     closedir(d);

@@ -114,17 +114,21 @@ static int option_scope(int val, const char *optarg, int remote)
 }
 
 /* Called in every context before the options: site arguments first, so
- * that option callbacks can check against them. */
+ * that option callbacks can check against them.  Slurm also calls it in
+ * slurmd itself, where a failure would stop slurmd from starting: there
+ * a bad argument is only logged, and jobs are refused at submission. */
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
     spank_context_t ctx = spank_context();
+    int bad_site;
 
     memset(&mpikvs_plugin, 0, sizeof(mpikvs_plugin));
     mpikvs_plugin.req.scope = KVSHM_SCOPE_JOB;
-    if (site_parse(&mpikvs_plugin.site, ac, av) != 0)
-        return -1;
+    bad_site = site_parse(&mpikvs_plugin.site, ac, av) != 0;
     if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
         return 0;
+    if (bad_site)
+        return -1;
     for (struct spank_option *o = options; o->name; o++)
         if (spank_option_register(sp, o) != ESPANK_SUCCESS) {
             plugin_error("cannot register --%s", o->name);
@@ -168,13 +172,17 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
     struct plugin *p = &mpikvs_plugin;
 
+    int rc = 0;
+
     (void)sp;
     (void)ac;
     (void)av;
-    if (spank_context() != S_CTX_REMOTE || !p->made ||
-        p->req.scope != KVSHM_SCOPE_STEP)
-        return 0;
-    return in_job_namespace(p, &p->here, cleanup_step, p) < 0 ? -1 : 0;
+    if (spank_context() == S_CTX_REMOTE && p->made &&
+        p->req.scope == KVSHM_SCOPE_STEP)
+        rc = in_job_namespace(p, &p->here, cleanup_step, p) < 0 ? -1 : 0;
+    free(p->req.config_path);
+    p->req.config_path = NULL;
+    return rc;
 }
 
 /* Job end, on every node of the job, whether or not a step ran there or
@@ -195,12 +203,3 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     return cleanup_regions(site.shm_dir, job, NULL, "") < 0 ? -1 : 0;
 }
 
-int slurm_spank_fini(spank_t sp, int ac, char **av)
-{
-    (void)sp;
-    (void)ac;
-    (void)av;
-    free(mpikvs_plugin.req.config_path);
-    mpikvs_plugin.req.config_path = NULL;
-    return 0;
-}
