@@ -330,7 +330,12 @@ static int run_once(const struct options *o, bool *gone)
     } else {
         stat_text_list(stdout, o->dir, &list, now);
     }
-    fflush(stdout);
+    /* the text paths print as they go: a full disk shows only here */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, PROG ": cannot write the output: %s\n",
+                strerror(errno));
+        rc = EXIT_FAIL;
+    }
     stat_regions_free(&list);
     return rc;
 }

@@ -561,6 +561,8 @@ void stat_liveness_judge(struct stat_region_list *list,
         list->regions[i].mappers = 0;
         list->regions[i].first_mapper = 0;
     }
+    if (list->count == 0)   /* nothing to look for in /proc */
+        return;
     scan_mappings(list, &unseen);
     slurm = slurm_verdicts(list, slurm_timeout, &nslurm);
     for (size_t i = 0; i < list->count;) {

@@ -115,10 +115,11 @@ static void read_header(int dfd, struct stat_region *r, const char *dir)
     }
     memset(&r->header, 0, sizeof(r->header));
     got = pread(fd, &r->header, sizeof(r->header), 0);
+    int read_errno = errno;
     close(fd);
     if (got < 0) {
-        r->error = kvshm_fail(&err, -errno, "cannot read %s/%s: %s", dir,
-                              r->name, strerror(errno));
+        r->error = kvshm_fail(&err, -read_errno, "cannot read %s/%s: %s",
+                              dir, r->name, strerror(read_errno));
         goto out;
     }
     r->header_read = true;

@@ -125,13 +125,14 @@ static int read_data(struct stat_job_report *rep, struct stat_node_report *n,
     if (rc != MPIKVS_OK)
         return add_problem(rep, r, rc, err.text);
     t = room_for_one(n->tables, n->ntables, sizeof(*t));
+    if (t)   /* realloc may have moved, and freed, the old array */
+        n->tables = t;
     counters = calloc(stat_ncounter_groups, sizeof(*counters));
     if (!t || !counters) {
         free(counters);
         kvshm_region_close(&region);
         return -1;
     }
-    n->tables = t;
     t = &n->tables[n->ntables];
     memset(t, 0, sizeof(*t));
     t->region = r;

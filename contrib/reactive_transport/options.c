@@ -134,13 +134,6 @@ static int nonempty(const char *opt, const char *arg, struct rt_err *err)
     return *arg ? 0 : rt_fail(err, "%s needs a non-empty value", opt);
 }
 
-const char *rt_mode_name(enum rt_mode m)
-{
-    return m == RT_MODE_REFERENCE ? "no-cache"
-           : m == RT_MODE_COMPARE ? "compare"
-                                  : "cached";
-}
-
 const char *rt_reuse_name(enum rt_reuse r)
 {
     return r == RT_REUSE_STATE ? "state" : "change";

@@ -45,7 +45,6 @@ struct rt_options {
 int rt_parse_options(int argc, char **argv, struct rt_options *o, bool print,
                      FILE *out, struct rt_err *err);
 
-const char *rt_mode_name(enum rt_mode m);
 const char *rt_reuse_name(enum rt_reuse r);
 
 #endif /* MPIKVS_RT_OPTIONS_H */
