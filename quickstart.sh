@@ -71,9 +71,8 @@ check_in() {
     make -C "$1" -s check || rc=$?
     summary "$1" "$2"
     if [ $rc -ne 0 ]; then
-        for log in "$1"/tests/*.log; do
-            grep -q '^FAIL\|^ERROR' "$log" 2>/dev/null && cat "$log"
-        done
+        # the logs of the failed tests, wherever in tests/ they live
+        cat "$1/test-suite.log" 2>/dev/null || true
         exit $rc
     fi
 }
@@ -81,7 +80,8 @@ check_in() {
 # Our files in /dev/shm; the leak check compares before and after the
 # tests, so that another job's regions on the machine are not ours.
 shm_ours() {
-    ls /dev/shm 2>/dev/null | grep -E '^(mpikvs\.|kvtest\.|kvbench\.)' || true
+    ls /dev/shm 2>/dev/null |
+        grep -E '^(mpikvs[.-]|kvtest\.|kvbench[.-]|kvscan\.)' || true
 }
 
 leak_check() {

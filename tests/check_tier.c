@@ -667,12 +667,17 @@ START_TEST(one_writer_at_a_time)
     ck_assert(child >= 0);
     if (child == 0) {
         struct kvshm_tier *mine = NULL;
+        /* only the ends it uses: a parent gone makes read() see EOF */
+        close(ready[0]);
+        close(go[1]);
         char c = open_writer("claim", &mine, NULL) == MPIKVS_OK ? 'y' : 'n';
         if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
             _exit(2);
         kvshm_tier_close(&mine);
         _exit(0);
     }
+    close(ready[1]);   /* a child gone makes read() see EOF */
+    close(go[0]);
     char c = 0;
     ck_assert(read(ready[0], &c, 1) == 1 && c == 'y');
     rc = open_writer("claim", &w2, &err);
@@ -704,7 +709,8 @@ START_TEST(one_writer_at_a_time)
     ck_assert_int_eq(get_version(r, 2), 1);
     kvshm_tier_close(&w2);
     kvshm_tier_close(&r);
-    close(ready[0]); close(ready[1]); close(go[0]); close(go[1]);
+    close(ready[0]);
+    close(go[1]);
 }
 END_TEST
 

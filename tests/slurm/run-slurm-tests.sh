@@ -66,6 +66,7 @@ last_job() { squeue -h -o %i | sort -n | tail -n1; }
 
 # wait_gone JOBID: wait until the job's regions are gone (bounded).
 wait_gone() {
+    [ -n "$1" ] || return 1   # no job id: nothing was tested
     for _ in $(seq 100); do
         [ -z "$(regions "$1")" ] && return 0
         sleep 0.1
