@@ -12,6 +12,13 @@
 #include "format.h"
 #include "mpikvs_errors.h"
 
+/* Largest key or value a data region can hold (the library's limit). */
+#define KVSHM_RECORD_MAX 65536u
+
+/* The per-rank counters start right after the control block. */
+#define KVSHM_DATA_STATS_OFFSET \
+    (KVSHM_DATA_CONTROL_OFFSET + sizeof(struct kvshm_data_control))
+
 /* What the ranks of a job agree on: the shape of a bucket. */
 struct kvshm_data_shape {
     uint64_t key_size;
@@ -50,5 +57,29 @@ int kvshm_data_init(struct kvshm_data_control *c, uint64_t region_size,
 int kvshm_data_format(struct kvshm_data_control *c, uint64_t region_size,
                       const struct kvshm_data_shape *shape,
                       const char *region_name, mpikvs_error_t *err);
+
+/* Check a private copy c of the control block of a data region of
+ * region_size bytes, the one check of a control block that every reader
+ * (libmpikvs when it attaches, mpikvs-stat) trusts: the counters must be
+ * where they go and end before the buckets, and once c->state is
+ * KVSHM_DATA_READY the bucket geometry must be the one the key and value
+ * sizes give, and every bucket must lie inside the region.  Sums and
+ * products of the fields are bounded before they are formed, so no value
+ * can wrap into one that passes.  A region not laid out yet
+ * (KVSHM_DATA_UNFORMATTED or _FORMATTING) passes on its counters alone.
+ * name is for messages.  Returns MPIKVS_OK or MPIKVS_ERR_CORRUPT, err
+ * naming the field and its value. */
+int kvshm_data_control_check(const struct kvshm_data_control *c,
+                             uint64_t region_size, const char *name,
+                             mpikvs_error_t *err);
+
+/* Copy the control block of the data region mapped at base (size bytes
+ * in the file) into *out, loading state with acquire first, and check
+ * the copy with kvshm_data_control_check().  Use only the copy: the
+ * region may change after the check.  Returns what the check returns. */
+int kvshm_data_read_control(const void *base, uint64_t size,
+                            const char *name,
+                            struct kvshm_data_control *out,
+                            mpikvs_error_t *err);
 
 #endif /* MPIKVS_SHM_DATA_REGION_H */

@@ -778,36 +778,60 @@ int kvshm_config_load(const char *path, struct kvshm_config **out,
     return rc;
 }
 
+/* fraction (0, 1] of whole, rounded down; at most whole even where the
+ * double product rounds up to 2^64, which no uint64_t holds. */
+static uint64_t share_of(double fraction, uint64_t whole)
+{
+    double bytes = fraction * (double)whole;
+
+    return bytes >= (double)whole ? whole : (uint64_t)bytes;
+}
+
 int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
                          struct kvshm_diag *diag)
 {
     struct ctx c = {.source = cfg->source, .diag = diag};
     uint64_t used = 0;
     size_t rest = 0;
+    bool wrapped = false;
+    char need[32], have[32];
 
     if (diag)
         memset(diag, 0, sizeof(*diag));
+    kvshm_format_bytes(have, sizeof(have), node_bytes);
     for (size_t i = 0; i < cfg->ntables; i++) {
         struct kvshm_table_config *t = &cfg->tables[i];
         if (t->size.bytes)
             t->bytes = t->size.bytes;
         else if (t->size.fraction > 0)
-            t->bytes = (uint64_t)(t->size.fraction * (double)node_bytes);
+            t->bytes = share_of(t->size.fraction, node_bytes);
         else {
             t->bytes = 0;
             rest++;
         }
-        used += t->bytes;
+        if (t->bytes > node_bytes) {
+            char path[PATH_MAX_LEN];
+            snprintf(path, sizeof(path), "tables.%s.size", t->name);
+            kvshm_format_bytes(need, sizeof(need), t->bytes);
+            problem(&c, path, "%s is more than the %s of DHT memory per node",
+                    need, have);
+        }
+        /* checked before adding: sizes near 2^64 must not wrap to a sum
+         * that fits */
+        if (t->bytes > UINT64_MAX - used)
+            wrapped = true;
+        else
+            used += t->bytes;
     }
-    if (used > node_bytes) {
-        char need[32], have[32];
-        kvshm_format_bytes(need, sizeof(need), used);
-        kvshm_format_bytes(have, sizeof(have), node_bytes);
-        problem(&c, "tables", "the tables need %s, more than the %s of DHT "
+    if (wrapped || used > node_bytes) {
+        kvshm_format_bytes(need, sizeof(need), wrapped ? UINT64_MAX : used);
+        problem(&c, "tables", "the tables need %s%s, more than the %s of DHT "
                               "memory per node",
-                need, have);
+                need, wrapped ? " or more" : "", have);
         return MPIKVS_ERR_INVAL;
     }
+    if (c.failed)
+        return MPIKVS_ERR_INVAL;
     for (size_t i = 0; i < cfg->ntables; i++) {
         struct kvshm_table_config *t = &cfg->tables[i];
         char path[PATH_MAX_LEN];
@@ -828,8 +852,7 @@ int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
         if (t->tier.size.bytes)
             t->tier.bytes = t->tier.size.bytes;
         else
-            t->tier.bytes = (uint64_t)(t->tier.size.fraction *
-                                       (double)t->bytes);
+            t->tier.bytes = share_of(t->tier.size.fraction, t->bytes);
     }
     return c.failed ? MPIKVS_ERR_INVAL : MPIKVS_OK;
 }

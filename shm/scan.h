@@ -17,11 +17,9 @@
 
 #include <stdint.h>
 
+#include "data_region.h"
 #include "format.h"
 #include "mpikvs_errors.h"
-
-/* Largest key or value a data region can hold (the library's limit). */
-#define KVSHM_RECORD_MAX 65536u
 
 /* Slots of a data region by what a reader finds in them. */
 struct kvshm_occupancy {
@@ -37,18 +35,8 @@ struct kvshm_occupancy {
                              * next new key there evicts */
 };
 
-/* Copy the control block of the data region mapped at base (size bytes
- * in the file) into *out, loading state with acquire first, and check it:
- * the counters must fit before the buckets and, once state is
- * KVSHM_DATA_READY, the bucket geometry must be the one key and value
- * sizes give and the buckets must fit the file.  A region not laid out
- * yet (KVSHM_DATA_UNFORMATTED or _FORMATTING) is fine: out->state says
- * so, and only its counters can be read.  name is for messages.
- * Returns MPIKVS_OK or MPIKVS_ERR_CORRUPT (err says which field). */
-int kvshm_data_read_control(const void *base, uint64_t size,
-                            const char *name,
-                            struct kvshm_data_control *out,
-                            mpikvs_error_t *err);
+/* The control block is read and checked by kvshm_data_read_control()
+ * of data_region.h, the one check libmpikvs uses too. */
 
 /* Count the slots of every bucket of a region whose control block c was
  * read by kvshm_data_read_control() with state KVSHM_DATA_READY.  Never

@@ -49,12 +49,42 @@ static int not_a_size(mpikvs_error_t *err, const char *what, const char *text,
                       what, text, why, *why ? "; " : "", usage);
 }
 
+/* Fraction digits that can matter: x * 2^shift rounded half up is
+ * (floor(x * 2^(shift + 1)) + 1) / 2, that floor only compares x with
+ * multiples of 2^-(shift + 1), each written exactly in shift + 1
+ * decimals, and dropping the digits after those never moves x across
+ * one of them.  shift is at most 40 (T). */
+#define FRAC_DIGITS_MAX 41
+
+/* digits (most significant first, n of them) are a decimal fraction x;
+ * returns x * 2^shift rounded to the nearest integer, a half up.  Exact:
+ * doubles x in decimal shift + 1 times and collects the carries, the
+ * binary digits of floor(x * 2^(shift + 1)). */
+static uint64_t fraction_of_unit(const char *digits, size_t n, int shift)
+{
+    unsigned char d[FRAC_DIGITS_MAX];
+    uint64_t twice = 0;
+
+    for (size_t j = 0; j < n; j++)
+        d[j] = (unsigned char)(digits[j] - '0');
+    for (int b = 0; b <= shift; b++) {
+        unsigned carry = 0;
+        for (size_t j = n; j-- > 0;) {
+            unsigned v = d[j] * 2u + carry;
+            d[j] = (unsigned char)(v % 10);
+            carry = v / 10;
+        }
+        twice = twice << 1 | carry;
+    }
+    return (twice + 1) >> 1;
+}
+
 int kvshm_parse_size(const char *text, const char *what, uint64_t min,
                      uint64_t *bytes, mpikvs_error_t *err)
 {
-    uint64_t whole, frac = 0, scale = 1, result;
+    uint64_t whole, result;
     unsigned nwhole, nfrac = 0;
-    size_t i = 0;
+    size_t i = 0, frac_at = 0;
     int shift = 0;
 
     if (!text || !*text)
@@ -69,13 +99,9 @@ int kvshm_parse_size(const char *text, const char *what, uint64_t min,
     if (nwhole == 0)
         return not_a_size(err, what, text, "it does not start with a digit");
     if (text[i] == '.') {
-        i++;
-        /* More than 12 fraction digits say nothing about bytes of a T. */
+        frac_at = ++i;
         for (; text[i] >= '0' && text[i] <= '9'; i++, nfrac++)
-            if (nfrac < 12) {
-                frac = frac * 10 + (uint64_t)(text[i] - '0');
-                scale *= 10;
-            }
+            ;
         if (nfrac == 0)
             return not_a_size(err, what, text, "no digits after the point");
     }
@@ -97,12 +123,9 @@ int kvshm_parse_size(const char *text, const char *what, uint64_t min,
                           text);
     result = whole << shift;
     if (nfrac) {
-        /* frac / scale of a unit, in bytes, rounded to the nearest byte:
-         * frac < scale <= 10^12 and a unit is at most 2^40, so compute in
-         * two steps to stay inside 64 bits. */
-        uint64_t unit = UINT64_C(1) << shift;
-        uint64_t part = (unit / scale) * frac +
-                        ((unit % scale) * frac + scale / 2) / scale;
+        uint64_t part = fraction_of_unit(
+            text + frac_at, nfrac < FRAC_DIGITS_MAX ? nfrac : FRAC_DIGITS_MAX,
+            shift);
         if (result > UINT64_MAX - part)
             return kvshm_fail(err, MPIKVS_ERR_INVAL,
                               "%s: '%s' is too large (at most 16 EiB)", what,

@@ -3,7 +3,8 @@
  *
  * K, M, G and T (either case) are powers of 1024, as in Slurm.  A number
  * with a fraction needs a unit ("1.5G") and is rounded to the nearest
- * byte ("1.1K" is 1126).
+ * byte, a half byte up ("1.1K" is 1126), from the exact value of all the
+ * digits given.
  * Rejected: empty, signs, exponents ("1e3"), other units ("12Gb", "1KiB"),
  * spaces, trailing junk, and anything above UINT64_MAX.
  */

@@ -212,10 +212,52 @@ START_TEST(resolve_shares_and_limits)
 
     ck_assert_int_eq(kvshm_config_resolve(cfg, UINT64_C(512) << 20, &diag),
                      MPIKVS_ERR_INVAL);
-    ck_assert_msg(diag.count == 1 &&
+    /* a is larger than the node on its own, and the sum is too */
+    ck_assert_msg(diag.count == 2 &&
+                      strstr(diag.text, "tables.a.size: 1.0 GiB is more "
+                                        "than the 512.0 MiB of DHT memory "
+                                        "per node") &&
                       strstr(diag.text, "the tables need 1.1 GiB, more than "
                                         "the 512.0 MiB of DHT memory per node"),
                   "resolve over the node: %s", diag.text);
+    kvshm_diag_free(&diag);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+/* 2 x 8388608T is 2^64: the sum once wrapped to 0 and "fit" any node. */
+START_TEST(resolve_refuses_tables_larger_than_the_node)
+{
+    struct kvshm_config *cfg = parse_ok(
+        "{\"version\":1,\"tables\":{"
+        "\"a\":{\"size\":\"8388608T\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
+        "\"b\":{\"size\":\"8388608T\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}}}}");
+    struct kvshm_diag diag;
+
+    ck_assert_int_eq(kvshm_config_resolve(cfg, UINT64_C(1) << 30, &diag),
+                     MPIKVS_ERR_INVAL);
+    ck_assert_msg(diag.text &&
+                      strstr(diag.text,
+                             "job.json: tables.a.size: 8.0 EiB is more than "
+                             "the 1.0 GiB of DHT memory per node\n") &&
+                      strstr(diag.text,
+                             "job.json: tables.b.size: 8.0 EiB is more than "
+                             "the 1.0 GiB of DHT memory per node\n") &&
+                      strstr(diag.text, "job.json: tables: the tables need "
+                                        "16.0 EiB or more, more than the "
+                                        "1.0 GiB of DHT memory per node\n"),
+                  "two 8388608T tables on a 1 GiB node:\n%s",
+                  diag.text ? diag.text : "(accepted)");
+    ck_assert_uint_eq(diag.count, 3);
+    kvshm_diag_free(&diag);
+    /* on a node of 2^64-1 bytes each fits, the two do not */
+    ck_assert_int_eq(kvshm_config_resolve(cfg, UINT64_MAX, &diag),
+                     MPIKVS_ERR_INVAL);
+    ck_assert_msg(diag.count == 1 &&
+                      strstr(diag.text, "the tables need 16.0 EiB or more"),
+                  "%s", diag.text ? diag.text : "(accepted)");
     kvshm_diag_free(&diag);
     kvshm_config_free(cfg);
 }
@@ -281,6 +323,11 @@ START_TEST(sizes_that_parse)
         {"1.1K", 1126},                  {"16777215T", UINT64_C(16777215) << 40},
         {"18446744073709551615", UINT64_MAX},
         {"007M", UINT64_C(7) << 20},
+        /* exact: (unit % scale) * frac once wrapped 64 bits for these */
+        {"1.99999999999G", UINT64_C(2147483648)},      /* 2147483647.989 */
+        {"1.999999999999T", UINT64_C(2199023255551)},  /* ...550.9005 */
+        {"0.999999999999T", UINT64_C(1099511627775)},  /* ...775.4502 */
+        {"16777215.999999999999T", UINT64_MAX},        /* ...615.9005 */
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         mpikvs_error_t err = {0};
@@ -342,6 +389,42 @@ START_TEST(sizes_that_do_not)
 }
 END_TEST
 
+/* Rounding is to the nearest byte, a half byte up, on the exact value of
+ * every digit written: 2^-41 T is exactly half a byte. */
+START_TEST(sizes_round_exactly)
+{
+    static const struct { const char *text; uint64_t bytes; } r[] = {
+        {"0.00048828125K", 1},                           /* 0.5 */
+        {"0.00048828124K", 0},                           /* 0.49999 */
+        {"0.00000000000045474735088646411895751953125T", 1},  /* 0.5 */
+        {"0.00000000000045474735088646411895751953124T", 0},
+        {"0.000000000000454747350886464118957519531249999999999T", 0},
+        {"0.000000000000454747350886464118957519531250000000001T", 1},
+        {"1.00000000000000000000000000000000000000000000000000000000000"
+         "00000000000000000000000000000000000000001K", 1024},
+        {"2.9999999999999999999999999999999999999999999999999999999G",
+         UINT64_C(3) << 30},
+    };
+    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+        mpikvs_error_t err = {0};
+        uint64_t bytes = 42;
+        int rc = kvshm_parse_size(r[i].text, "x", 0, &bytes, &err);
+        ck_assert_msg(rc == MPIKVS_OK && bytes == r[i].bytes,
+                      "'%s': rc %d, %llu bytes (want %llu): %s", r[i].text,
+                      rc, (unsigned long long)bytes,
+                      (unsigned long long)r[i].bytes, err.text);
+    }
+    /* a fraction that rounds past 2^64-1 is too large, not 0 */
+    mpikvs_error_t err = {0};
+    uint64_t bytes = 42;
+    ck_assert_int_eq(kvshm_parse_size("16777215.9999999999999999T", "x", 0,
+                                      &bytes, &err),
+                     MPIKVS_ERR_INVAL);
+    ck_assert_msg(bytes == 42 && strstr(err.text, "is too large"), "%s",
+                  err.text);
+}
+END_TEST
+
 START_TEST(shares)
 {
     uint64_t bytes;
@@ -379,10 +462,12 @@ static Suite *config_suite(void)
     tcase_add_test(tc, dump_parses_back_to_the_same);
     tcase_add_test(tc, defaults_and_wide_doubles);
     tcase_add_test(tc, resolve_shares_and_limits);
+    tcase_add_test(tc, resolve_refuses_tables_larger_than_the_node);
     tcase_add_test(tc, unreadable_and_oversized_files);
     tcase_add_test(tc, problems_are_capped);
     tcase_add_test(tc, sizes_that_parse);
     tcase_add_test(tc, sizes_that_do_not);
+    tcase_add_test(tc, sizes_round_exactly);
     tcase_add_test(tc, shares);
     suite_add_tcase(s, tc);
     return s;

@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "data_region.h"
 #include "format.h"
 #include "mpikvs_errors.h"
 #include "region.h"
@@ -1419,6 +1420,207 @@ START_TEST(test_strerror)
 }
 END_TEST
 
+/* ------------------------------------------------------ data control block */
+
+/* Data regions as the plugin and the library make them: kvshm_data_init
+ * fills the control block before the region gets its name.  The damaged
+ * ones are then read with kvshm_data_read_control(), the one check of a
+ * control block: mpi-kvs/open.c (attach_region, before and after laying
+ * out the buckets) and mpikvs-stat both read the control block through
+ * it, so a region it refuses is refused by the library's open too. */
+
+struct data_fill {
+    uint64_t                       max_ranks;
+    const struct kvshm_data_shape *shape;    /* NULL: unformatted */
+};
+
+static int fill_data(void *base, uint64_t size, void *arg,
+                     mpikvs_error_t *err)
+{
+    const struct data_fill *f = arg;
+    return kvshm_data_init((struct kvshm_data_control *)(
+                               (char *)base + KVSHM_DATA_CONTROL_OFFSET),
+                           size, f->max_ranks, f->shape, "t", err);
+}
+
+/* 8-byte keys, 32-byte values, 1 slot: 64-byte buckets, so that a count
+ * of 2^58 of them is 2^64 bytes, which wraps to 0. */
+static const struct kvshm_data_shape wrap_shape = {8, 32, 1, 0};
+
+static struct kvshm_region *make_data(const char *tag, uint64_t size,
+                                      uint64_t max_ranks,
+                                      const struct kvshm_data_shape *shape)
+{
+    struct kvshm_region_spec spec = spec_for(tag, KVSHM_KIND_DATA, size);
+    struct data_fill f = {max_ranks, shape};
+    struct kvshm_region *r = NULL;
+    mpikvs_error_t err = {0};
+
+    spec.fill = fill_data;
+    spec.fill_arg = &f;
+    assert_rc(kvshm_region_create(&spec, &r, &err), MPIKVS_OK, &err,
+              "create data region %s", tag);
+    return r;
+}
+
+static struct kvshm_data_control *control_of(struct kvshm_region *r)
+{
+    return (struct kvshm_data_control *)((char *)r->base +
+                                         KVSHM_DATA_CONTROL_OFFSET);
+}
+
+START_TEST(test_data_control_ok)
+{
+    struct kvshm_region *r = make_data("ok", 64 * KiB, 4, &wrap_shape);
+    struct kvshm_region *u = make_data("unformatted", 64 * KiB, 4, NULL);
+    struct kvshm_data_control c;
+    mpikvs_error_t err = {0};
+
+    assert_rc(kvshm_data_read_control(r->base, r->size, "ok", &c, &err),
+              MPIKVS_OK, &err, "a region as made");
+    ck_assert_uint_eq(c.state, KVSHM_DATA_READY);
+    ck_assert_uint_eq(c.bucket_size, 64);
+    ck_assert_uint_eq(c.buckets_offset + c.nbuckets * c.bucket_size <=
+                          r->size, 1);
+    assert_rc(kvshm_data_read_control(u->base, u->size, "unformatted", &c,
+                                      &err),
+              MPIKVS_OK, &err, "a region not laid out yet");
+    ck_assert_uint_eq(c.state, KVSHM_DATA_UNFORMATTED);
+    /* not laid out: the bucket fields are nobody's yet, only the
+     * counters are checked */
+    control_of(u)->nbuckets = UINT64_MAX;
+    control_of(u)->bucket_size = 3;
+    assert_rc(kvshm_data_read_control(u->base, u->size, "unformatted", &c,
+                                      &err),
+              MPIKVS_OK, &err, "unformatted, garbage bucket fields");
+    kvshm_region_close(&r);
+    kvshm_region_close(&u);
+}
+END_TEST
+
+/* Each field of the control block damaged, alone: the read fails with
+ * MPIKVS_ERR_CORRUPT and names the field and its value. */
+START_TEST(test_data_control_damaged)
+{
+    enum { KEY, VALUE, SLOTS, SLOT, BUCKET, NBUCKETS, BOFF, SOFF, RANKS,
+           MODE, STATE };
+    static const struct {
+        int         field;
+        uint64_t    value;
+        bool        unformatted;   /* damage a region not laid out */
+        const char *why;
+    } cases[] = {
+        {KEY, 0, false, "no key"},
+        {KEY, UINT64_C(1) << 63, false, "slot size wraps"},
+        {VALUE, UINT64_MAX - 7, false, "key + value wraps"},
+        {VALUE, KVSHM_RECORD_MAX + 1, false, "above the library's limit"},
+        {SLOTS, 0, false, "no slot"},
+        {SLOTS, UINT64_C(1) << 58, false, "bucket size wraps"},
+        {SLOT, 0, false, "slot_size not the shape's"},
+        {SLOT, UINT64_MAX, false, "slot_size not the shape's"},
+        {BUCKET, 0, false, "bucket_size 0 (a division by it)"},
+        {BUCKET, 128, false, "bucket_size not the shape's"},
+        {NBUCKETS, 0, false, "no bucket"},
+        {NBUCKETS, UINT64_C(1) << 58, false, "nbuckets * 64 wraps to 0"},
+        {NBUCKETS, (UINT64_C(1) << 58) + 1, false,
+         "nbuckets * 64 wraps to 64"},
+        {NBUCKETS, 2000, false, "one bucket past the end"},
+        {BOFF, 0, false, "buckets over the counters"},
+        {BOFF, UINT64_MAX - 4095, false, "offset + size wraps"},
+        {BOFF, 8192, false, "a page after where it goes"},
+        {SOFF, 0, false, "counters over the header"},
+        {SOFF, UINT64_MAX, false, "counters far out"},
+        {RANKS, 0, false, "no rank"},
+        {RANKS, UINT64_C(1) << 57, false, "ranks * 128 wraps to 0"},
+        {RANKS, UINT64_MAX, false, "ranks * 128 wraps"},
+        {RANKS, 513, false, "counters past the end"},
+        {MODE, 3, false, "no such mode"},
+        {STATE, 3, false, "no such state"},
+        {STATE, UINT32_MAX, true, "no such state"},
+        {SOFF, 64, true, "counters in the header"},
+        {RANKS, UINT64_C(1) << 57, true, "ranks * 128 wraps to 0"},
+        {BOFF, 0, true, "buckets over the counters"},
+    };
+    static const char *const names[] = {
+        "key_size", "value_size", "slots_per_bucket", "slot_size",
+        "bucket_size", "nbuckets", "buckets_offset", "stats_offset",
+        "max_ranks", "mode", "state"};
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char tag[32], want[128];
+        snprintf(tag, sizeof tag, "bad%zu", i);
+        struct kvshm_region *r = make_data(
+            tag, 64 * KiB, 4, cases[i].unformatted ? NULL : &wrap_shape);
+        struct kvshm_data_control *c = control_of(r), out;
+        mpikvs_error_t err = {0};
+
+        switch (cases[i].field) {
+        case KEY: c->key_size = cases[i].value; break;
+        case VALUE: c->value_size = cases[i].value; break;
+        case SLOTS: c->slots_per_bucket = cases[i].value; break;
+        case SLOT: c->slot_size = cases[i].value; break;
+        case BUCKET: c->bucket_size = cases[i].value; break;
+        case NBUCKETS: c->nbuckets = cases[i].value; break;
+        case BOFF: c->buckets_offset = cases[i].value; break;
+        case SOFF: c->stats_offset = cases[i].value; break;
+        case RANKS: c->max_ranks = cases[i].value; break;
+        case MODE: c->mode = (uint32_t)cases[i].value; break;
+        case STATE: c->state = (uint32_t)cases[i].value; break;
+        }
+        int rc = kvshm_data_read_control(r->base, r->size, tag, &out, &err);
+        assert_rc(rc, MPIKVS_ERR_CORRUPT, &err, "%s %llu (%s)",
+                  names[cases[i].field], (unsigned long long)cases[i].value,
+                  cases[i].why);
+        snprintf(want, sizeof want,
+                 "%s has a corrupt control block: %s %llu is impossible",
+                 tag, names[cases[i].field],
+                 (unsigned long long)cases[i].value);
+        ck_assert_msg(strstr(err.text, want) != NULL,
+                      "%s %llu (%s): message \"%s\", want \"%s\"",
+                      names[cases[i].field],
+                      (unsigned long long)cases[i].value, cases[i].why,
+                      err.text, want);
+        kvshm_region_close(&r);
+    }
+}
+END_TEST
+
+/* What no single field shows: a table name without its end, a region
+ * too small to hold a control block, and a region shrunk under its
+ * buckets (kvshm_data_control_check on a copy, with a smaller size). */
+START_TEST(test_data_control_sizes)
+{
+    struct kvshm_region *r = make_data("sizes", 64 * KiB, 4, &wrap_shape);
+    struct kvshm_data_control c;
+    mpikvs_error_t err = {0};
+
+    assert_rc(kvshm_data_read_control(r->base, r->size, "sizes", &c, &err),
+              MPIKVS_OK, &err, "as made");
+    assert_rc(kvshm_data_control_check(&c, c.buckets_offset +
+                                               c.bucket_size * c.nbuckets,
+                                       "sizes", &err),
+              MPIKVS_OK, &err, "every bucket in the region");
+    assert_rc(kvshm_data_control_check(&c, c.buckets_offset +
+                                               c.bucket_size * c.nbuckets - 1,
+                                       "sizes", &err),
+              MPIKVS_ERR_CORRUPT, &err, "the last bucket one byte short");
+    ck_assert_msg(strstr(err.text, "nbuckets"), "%s", err.text);
+    assert_rc(kvshm_data_control_check(&c, KVSHM_DATA_STATS_OFFSET - 1,
+                                       "sizes", &err),
+              MPIKVS_ERR_CORRUPT, &err, "no room for the control block");
+    ck_assert_msg(strstr(err.text, "sizes is too small for a data region"),
+                  "%s", err.text);
+    assert_rc(kvshm_data_read_control(r->base, 100, "sizes", &c, &err),
+              MPIKVS_ERR_CORRUPT, &err, "read with no room for it");
+    memset(control_of(r)->table, 'x', sizeof control_of(r)->table);
+    assert_rc(kvshm_data_read_control(r->base, r->size, "sizes", &c, &err),
+              MPIKVS_ERR_CORRUPT, &err, "table name without its NUL");
+    ck_assert_msg(strstr(err.text, "its table name has no end"), "%s",
+                  err.text);
+    kvshm_region_close(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------- main */
 
 static TCase *region_tcase(const char *name)
@@ -1462,6 +1664,12 @@ static Suite *region_suite(bool root, bool have_tmpfs)
     tcase_add_test(tc, test_file_resized);
     tcase_add_test(tc, test_renamed);
     tcase_add_test(tc, test_header_check);
+    suite_add_tcase(s, tc);
+
+    tc = region_tcase("data control block");
+    tcase_add_test(tc, test_data_control_ok);
+    tcase_add_test(tc, test_data_control_damaged);
+    tcase_add_test(tc, test_data_control_sizes);
     suite_add_tcase(s, tc);
 
     if (root) {
