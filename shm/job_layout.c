@@ -236,9 +236,13 @@ static int read_body(const struct kvshm_region *r, const char *name,
 int kvshm_job_layout_open(const char *path, struct kvshm_job_layout **out,
                           mpikvs_error_t *err)
 {
+    /* Root (the plugin, or a job of root's) trusts only a layout of its
+     * own: one of anyone else is refused before it is read. */
     struct kvshm_open_opts oo = {.kind = KVSHM_KIND_LAYOUT,
                                  .writable = false,
-                                 .expect_uid = KVSHM_ANY_UID};
+                                 .expect_uid = geteuid() == 0
+                                                   ? 0
+                                                   : KVSHM_ANY_UID};
     const char *slash = strrchr(path, '/');
     struct kvshm_region *r = NULL;
     struct kvshm_job_layout *l;

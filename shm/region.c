@@ -230,6 +230,14 @@ static int publish_file(int fd, const char *path)
     return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }
 
+/*
+ * A test's look at a region the moment it gets its name (check_tier
+ * truncates it there, as a hostile owner could).  Only a test program
+ * defines it; in the library and the plugin the weak reference is NULL.
+ */
+extern void kvshm_region_linked_hook(const char *path)
+    __attribute__((weak));
+
 int kvshm_region_create(const struct kvshm_region_spec *spec,
                         struct kvshm_region **out, mpikvs_error_t *err)
 {
@@ -340,6 +348,10 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
         named = false;   /* whatever is at path is not ours */
         goto fail;
     }
+    /* Named now: the owner may truncate it from here on, so nothing
+     * below (nor any caller) writes through the mapping as someone else. */
+    if (kvshm_region_linked_hook)
+        kvshm_region_linked_hook(path);
     *out = r;
     return MPIKVS_OK;
 
@@ -447,6 +459,20 @@ int kvshm_header_check(const struct kvshm_header *h, uint64_t file_size,
     return MPIKVS_OK;
 }
 
+const char *kvshm_file_type(mode_t mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFREG:  return "a regular file";
+    case S_IFDIR:  return "a directory";
+    case S_IFLNK:  return "a symbolic link";
+    case S_IFIFO:  return "a FIFO";
+    case S_IFSOCK: return "a socket";
+    case S_IFCHR:  return "a character device";
+    case S_IFBLK:  return "a block device";
+    default:       return "of an unknown type";
+    }
+}
+
 static int open_failed(mpikvs_error_t *err, int e, const char *path,
                        const char *name, const char *dir)
 {
@@ -458,7 +484,8 @@ static int open_failed(mpikvs_error_t *err, int e, const char *path,
     if (e == ELOOP)
         return kvshm_fail(err, MPIKVS_ERR_FOREIGN,
                           "%s is a symbolic link, not an mpikvs region", path);
-    if ((e == EACCES || e == EPERM) && stat(path, &st) == 0)
+    if ((e == EACCES || e == EPERM) &&
+        fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
         return kvshm_fail(err, -e,
                           "permission denied opening %s (owner uid %u, mode "
                           "%03o): run as root or as the job's user",
@@ -491,8 +518,13 @@ int kvshm_region_open(const char *dir, const char *name,
     if (!path)
         return kvshm_fail(err, -ENOMEM, "out of memory opening %s", name);
 
+    /* Anyone may plant a FIFO or a device under a region name: O_NONBLOCK
+     * so that opening one never waits (a FIFO would wait for a writer
+     * forever), and the type and owner are checked on what was opened,
+     * before a byte is read.  On a regular file O_NONBLOCK changes
+     * nothing. */
     fd = open(path, (opts->writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW |
-                        O_CLOEXEC);
+                        O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         rc = open_failed(err, errno, path, name, dir);
         goto fail;
@@ -504,8 +536,21 @@ int kvshm_region_open(const char *dir, const char *name,
     }
     if (!S_ISREG(st.st_mode)) {
         rc = kvshm_fail(err, MPIKVS_ERR_FOREIGN,
-                        "%s is not a regular file, not an mpikvs region",
-                        path);
+                        "%s is not a regular file (%s), not an mpikvs "
+                        "region: refusing it",
+                        path, kvshm_file_type(st.st_mode));
+        goto fail;
+    }
+    /* A region is its user's or root's (the plugin's layout): a file of
+     * anyone else is refused unread and unmapped, so its owner cannot
+     * truncate it under our mapping. */
+    if (opts->expect_uid != KVSHM_ANY_UID && st.st_uid != opts->expect_uid &&
+        st.st_uid != 0) {
+        rc = kvshm_fail(err, MPIKVS_ERR_OWNER,
+                        "%s is owned by uid %u, not by uid %u or root: "
+                        "refusing a region planted by another user",
+                        path, (unsigned)st.st_uid,
+                        (unsigned)opts->expect_uid);
         goto fail;
     }
     /* Read the header with pread, not through a mapping: a file shorter

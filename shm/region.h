@@ -99,10 +99,17 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
  * (MPIKVS_ERR_FOREIGN), format version and layout (MPIKVS_ERR_VERSION),
  * checksum and fields (MPIKVS_ERR_CORRUPT), file size (MPIKVS_ERR_TRUNCATED,
  * MPIKVS_ERR_SIZE), kind (MPIKVS_ERR_KIND), owner (MPIKVS_ERR_OWNER); no
- * such file is MPIKVS_ERR_NOTFOUND, no permission -EACCES. */
+ * such file is MPIKVS_ERR_NOTFOUND, no permission -EACCES.  It never
+ * waits and never follows a link: anything but a regular file
+ * (MPIKVS_ERR_FOREIGN) and, unless expect_uid is KVSHM_ANY_UID, a file
+ * owned by neither expect_uid nor root (MPIKVS_ERR_OWNER) is refused
+ * before any of it is read. */
 int kvshm_region_open(const char *dir, const char *name,
                       const struct kvshm_open_opts *opts,
                       struct kvshm_region **out, mpikvs_error_t *err);
+
+/* "a regular file", "a FIFO", "a symbolic link", ... for messages. */
+const char *kvshm_file_type(mode_t mode);
 
 /* Validate a header as it was read from a file of file_size bytes owned by
  * file_uid.  name, if not NULL, must match the header's job/node/tag. */

@@ -2,10 +2,11 @@
  * cleanup.c - removing a job's regions: at step end (step scope), in the
  * job epilog (everything of the job on the node), and after a failed
  * launch.  Only names are trusted here: mpikvs.<job>.<node>.<tag> in the
- * site's directory, removed by name, never followed.
+ * site's directory, removed by name, never followed, never read.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>   /* AT_REMOVEDIR */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,6 +43,20 @@ int cleanup_regions(const char *dir, uint32_t job, const char *node,
             continue;
         if (unlinkat(dirfd(d), e->d_name, 0) == 0 || errno == ENOENT) {
             removed++;
+            continue;
+        }
+        /* A directory is never a region but a user's plant: an empty one
+         * goes; one with something in it stays, unread (a failed epilog
+         * would drain the node). */
+        if (errno == EISDIR) {
+            if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0 ||
+                errno == ENOENT) {
+                removed++;
+                continue;
+            }
+            slurm_info("%s: job %u: left %s/%s, a directory under a region "
+                       "name of the job that is not empty (%s)",
+                       PLUGIN_NAME, job, dir, e->d_name, strerror(errno));
             continue;
         }
         plugin_error("job %u: cannot remove %s/%s: %s", job,

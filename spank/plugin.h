@@ -33,6 +33,14 @@
 #define CONFIG_ENV       "SLURM_SPANK_MPIKVS_CONFIG"
 #define CONFIG_PATH_ENV  "SLURM_SPANK_MPIKVS_CONFIG_PATH"
 
+/* Bounds of the plugin's waits in slurmstepd: a later step of a job waits
+ * for the step making the job's regions on the node at most
+ * WAIT_FOR_CREATOR_S; the process doing the region work in the job's
+ * namespace (namespace.c) is killed after WORK_LIMIT_S, which covers that
+ * wait, and the step fails. */
+#define WAIT_FOR_CREATOR_S 120
+#define WORK_LIMIT_S       (WAIT_FOR_CREATOR_S + 60)
+
 /* Site settings: plugstack.conf arguments. */
 struct site {
     uint64_t max_size;        /* 0: no limit in bytes */

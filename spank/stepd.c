@@ -14,7 +14,9 @@
  * regions follow.  Step scope: every step makes its own regions, tagged
  * s<step>-, and removes them at its end.
  */
+#define _GNU_SOURCE   /* O_PATH, renameat2 */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,7 @@
 
 #include <slurm/slurm.h>   /* SLURM_BATCH_SCRIPT and the other step ids */
 
-#define WAIT_FOR_CREATOR_S 120   /* another step making the job's regions */
+#define PLANT_TRIES 5   /* removals of planted files per name, at most */
 
 static int get_step(spank_t sp, struct step *s)
 {
@@ -199,58 +201,240 @@ static int make_tier(const struct plugin *p, const struct step *s,
     return rc;
 }
 
-static int make_tables(const struct plugin *p, const struct step *s,
-                       const struct kvshm_config *cfg,
-                       const struct kvshm_job_layout *l)
+/* ---- names taken before the step ----
+ *
+ * The names mpikvs.<job>.<node>.* on a node are the job's: the plugin
+ * makes them (the layout root's, the tables the job user's) and the job
+ * epilog removes every one.  Still, anyone can make a file in /dev/shm
+ * under a name of a job that has not started: a FIFO (opening it would
+ * wait forever), a link (to be followed as root), a file with a header
+ * of its own.  What is found under a name is looked at through an O_PATH
+ * descriptor (nothing is opened for reading, no link is followed,
+ * nothing waits) and judged by its type and owner alone.
+ */
+enum found {
+    FOUND_NONE,    /* nothing there */
+    FOUND_OURS,    /* what the plugin makes there: a regular file of root
+                    * (layout) or of the job's user (table) */
+    FOUND_PLANT,   /* what the plugin never makes there, of a user: it
+                    * is removed */
+    FOUND_KEPT,    /* root's, or a regular file of the job's user that
+                    * this step did not make: left alone, the step fails */
+    FOUND_ERROR    /* logged */
+};
+
+enum role { ROLE_LAYOUT, ROLE_TABLE };
+
+struct seen {
+    int         fd;    /* O_PATH, held so that the inode stays the one seen */
+    struct stat st;
+};
+
+static enum found judge(const struct stat *st, const struct step *s,
+                        enum role role)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    struct data_fill fill;
+    if (role == ROLE_LAYOUT) {   /* only root makes a layout */
+        if (st->st_uid != 0)
+            return FOUND_PLANT;
+        return S_ISREG(st->st_mode) && st->st_gid == s->gid ? FOUND_OURS
+                                                            : FOUND_KEPT;
+    }
+    if (st->st_uid == s->uid)
+        return S_ISREG(st->st_mode) ? FOUND_OURS : FOUND_PLANT;
+    return st->st_uid == 0 ? FOUND_KEPT : FOUND_PLANT;
+}
+
+static enum found look_at(int dirfd, const char *dir, const char *name,
+                          const struct step *s, enum role role,
+                          struct seen *seen)
+{
+    seen->fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (seen->fd < 0 && errno == ENOENT)
+        return FOUND_NONE;
+    if (seen->fd < 0 || fstat(seen->fd, &seen->st) != 0) {
+        plugin_error("job %u step %u: cannot look at %s/%s: %s", s->job,
+                     s->step, dir, name, strerror(errno));
+        if (seen->fd >= 0)
+            close(seen->fd);
+        seen->fd = -1;
+        return FOUND_ERROR;
+    }
+    return judge(&seen->st, s, role);
+}
+
+static void forget(struct seen *seen)
+{
+    if (seen->fd >= 0)
+        close(seen->fd);
+    seen->fd = -1;
+}
+
+/* Remove the planted file seen, and nothing else: its name is first moved
+ * aside to a new name of this job (which the epilog would remove), what
+ * was moved is checked to be the inode seen, and only that is removed;
+ * anything else goes back.  0 when it is gone, 1 when something else
+ * had taken the name (look again), -1 after logging. */
+static int remove_plant(int dirfd, const char *dir, const char *name,
+                        const struct step *s, const struct seen *seen)
+{
+    char tag[KVSHM_TAG_MAX], aside[KVSHM_NAME_MAX + 1];
+    struct stat moved;
+    bool same;
+    int why = 0;
+
+    kvshm_unique_id(tag, sizeof(tag));
+    if (kvshm_region_name(aside, sizeof(aside), s->job_text, s->node, tag,
+                          NULL) != MPIKVS_OK)
+        return -1;
+    if (renameat2(dirfd, name, dirfd, aside, RENAME_NOREPLACE) != 0) {
+        if (errno == ENOENT)   /* its owner removed it meanwhile */
+            return 0;
+        plugin_error("job %u step %u: cannot move %s/%s (%s of uid %u, "
+                     "not made by this plugin) aside: %s",
+                     s->job, s->step, dir, name,
+                     kvshm_file_type(seen->st.st_mode),
+                     (unsigned)seen->st.st_uid, strerror(errno));
+        return -1;
+    }
+    same = fstatat(dirfd, aside, &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
+           moved.st_dev == seen->st.st_dev && moved.st_ino == seen->st.st_ino;
+    if (same) {
+        if (unlinkat(dirfd, aside, S_ISDIR(moved.st_mode) ? AT_REMOVEDIR
+                                                          : 0) == 0) {
+            slurm_info("%s: job %u step %u: removed %s/%s, %s of uid %u "
+                       "that was not made by this plugin",
+                       PLUGIN_NAME, s->job, s->step, dir, name,
+                       kvshm_file_type(seen->st.st_mode),
+                       (unsigned)seen->st.st_uid);
+            return 0;
+        }
+        why = errno;   /* a directory with something in it */
+    }
+    /* what cannot go, or was put there after the look, goes back */
+    if (renameat2(dirfd, aside, dirfd, name, RENAME_NOREPLACE) != 0) {
+        plugin_error("job %u step %u: cannot put %s/%s back to %s: %s",
+                     s->job, s->step, dir, aside, name, strerror(errno));
+        return -1;
+    }
+    if (!same)
+        return 1;
+    plugin_error("job %u step %u: %s/%s is taken by %s of uid %u that this "
+                 "plugin did not make, and it cannot be removed (%s): "
+                 "remove it",
+                 s->job, s->step, dir, name,
+                 kvshm_file_type(seen->st.st_mode),
+                 (unsigned)seen->st.st_uid, strerror(why));
+    return -1;
+}
+
+/* Make sure nothing is under a table's region name before it is made:
+ * a plant is removed; a region of the job's user or anything of root's is
+ * left alone and the step fails, naming it. */
+static int clear_name(int dirfd, const char *dir, const char *name,
+                      const struct step *s)
+{
+    for (int tries = 0; tries < PLANT_TRIES; tries++) {
+        struct seen seen;
+        enum found f = look_at(dirfd, dir, name, s, ROLE_TABLE, &seen);
+        int rc;
+        switch (f) {
+        case FOUND_NONE:
+            return 0;
+        case FOUND_ERROR:
+            return -1;
+        case FOUND_OURS:
+        case FOUND_KEPT:
+            plugin_error("job %u step %u: %s/%s already exists (%s of uid "
+                         "%u, not made by this step): it was left behind, "
+                         "remove it",
+                         s->job, s->step, dir, name,
+                         kvshm_file_type(seen.st.st_mode),
+                         (unsigned)seen.st.st_uid);
+            forget(&seen);
+            return -1;
+        case FOUND_PLANT:
+            rc = remove_plant(dirfd, dir, name, s, &seen);
+            forget(&seen);
+            if (rc < 0)
+                return -1;
+            break;
+        }
+    }
+    plugin_error("job %u step %u: %s/%s is planted again and again by "
+                 "another user: the region cannot be made",
+                 s->job, s->step, dir, name);
+    return -1;
+}
+
+/* ---- the tables ---- */
+
+/* The names of a table's regions: data, and the tier's two if it has one. */
+static int table_names(const struct step *s, const struct kvshm_job_table *jt,
+                       char names[3][KVSHM_NAME_MAX + 1], mpikvs_error_t *err)
+{
+    int rc = kvshm_region_name(names[0], KVSHM_NAME_MAX + 1, s->job_text,
+                               s->node, jt->data_tag, err);
+
+    if (rc != MPIKVS_OK || !jt->tier_bytes) {
+        names[1][0] = names[2][0] = '\0';
+        return rc;
+    }
+    return kvshm_tier_region_names(s->job_text, s->node, jt->tier_prefix,
+                                   names[1], names[2], err);
+}
+
+/* Make table i's regions; *data_made tells whether its data region was
+ * made when the tier then failed (the tier removes its own part). */
+static int make_table(const struct plugin *p, const struct step *s,
+                      const struct kvshm_job_table *jt,
+                      struct data_fill *fill, int dirfd, bool *data_made)
+{
+    struct kvshm_region_spec spec = region_spec(p, s, jt->data_tag);
+    char names[3][KVSHM_NAME_MAX + 1];
+    struct kvshm_region *r = NULL;
     mpikvs_error_t err;
     int rc;
 
-    /* counters for this step's tasks, and for later steps' up to the
-     * node's CPUs or the site's minimum */
-    fill.max_ranks = s->tasks;
-    if (fill.max_ranks < (uint64_t)(cpus > 0 ? cpus : 1))
-        fill.max_ranks = (uint64_t)cpus;
-    if (fill.max_ranks < p->site.min_ranks)
-        fill.max_ranks = p->site.min_ranks;
-    for (size_t i = 0; i < l->ntables; i++) {
-        const struct kvshm_job_table *jt = &l->tables[i];
-        struct kvshm_region_spec spec = region_spec(p, s, jt->data_tag);
-        struct kvshm_region *r = NULL;
-        fill.table = cfg ? &cfg->tables[i] : NULL;
+    *data_made = false;
+    rc = table_names(s, jt, names, &err);
+    for (int i = 0; rc == MPIKVS_OK && i < 3; i++)
+        if (names[i][0] && clear_name(dirfd, p->site.shm_dir, names[i], s))
+            return -1;
+    if (rc == MPIKVS_OK) {
         spec.kind = KVSHM_KIND_DATA;
         spec.size = jt->data_bytes;
         spec.fill = fill_data;
-        spec.fill_arg = &fill;
+        spec.fill_arg = fill;
         rc = kvshm_region_create(&spec, &r, &err);
         kvshm_region_close(&r);
-        if (rc == MPIKVS_OK && jt->tier_bytes)
-            rc = make_tier(p, s, jt, fill.table, &err);
-        if (rc != MPIKVS_OK) {
-            plugin_error("job %u step %u on %s: table %s: %s",
-                         s->job, s->step, s->node, jt->name,
-                         err.text);
-            return -1;
-        }
+        *data_made = rc == MPIKVS_OK;
+    }
+    if (rc == MPIKVS_OK && jt->tier_bytes)
+        rc = make_tier(p, s, jt, fill->table, &err);
+    if (rc != MPIKVS_OK) {
+        plugin_error("job %u step %u on %s: table %s: %s", s->job, s->step,
+                     s->node, jt->name, err.text);
+        return -1;
     }
     return 0;
 }
 
-/* Remove what a failed set-up made, by name: other steps' regions of
- * the job on this node stay. */
+/* Remove what a failed set-up made, by name: the layout, the first made
+ * tables, and the data region of the next when data_made.  Other steps'
+ * regions of the job on this node stay, and so does what was under a
+ * name before. */
 static void remove_made(const struct plugin *p, const struct step *s,
-                        const struct kvshm_job_layout *l)
+                        const struct kvshm_job_layout *l, size_t made,
+                        bool data_made)
 {
     char name[KVSHM_NAME_MAX + 1], tag[KVSHM_TAG_MAX];
 
-    for (size_t i = 0; i < l->ntables; i++) {
+    for (size_t i = 0; i < made + data_made && i < l->ntables; i++) {
         const struct kvshm_job_table *jt = &l->tables[i];
         if (kvshm_region_name(name, sizeof(name), s->job_text, s->node,
                               jt->data_tag, NULL) == MPIKVS_OK)
             kvshm_region_unlink(p->site.shm_dir, name);
-        if (jt->tier_bytes)
+        if (jt->tier_bytes && i < made)
             kvshm_tier_unlink(p->site.shm_dir, s->job_text, s->node,
                               jt->tier_prefix);
     }
@@ -260,42 +444,83 @@ static void remove_made(const struct plugin *p, const struct step *s,
         kvshm_region_unlink(p->site.shm_dir, name);
 }
 
-/* ---- a later step of the job ---- */
-
-static int region_exists(const char *dir, const struct step *s,
-                         const char *tag)
+static int make_tables(const struct plugin *p, const struct step *s,
+                       const struct kvshm_config *cfg,
+                       const struct kvshm_job_layout *l, int dirfd)
 {
-    char name[KVSHM_NAME_MAX + 1], path[512];
-    struct stat st;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    struct data_fill fill;
+    bool data_made = false;
+    size_t i;
 
-    if (kvshm_region_name(name, sizeof(name), s->job_text, s->node, tag,
-                          NULL) != MPIKVS_OK)
+    /* counters for this step's tasks, and for later steps' up to the
+     * node's CPUs or the site's minimum */
+    fill.max_ranks = s->tasks;
+    if (fill.max_ranks < (uint64_t)(cpus > 0 ? cpus : 1))
+        fill.max_ranks = (uint64_t)cpus;
+    if (fill.max_ranks < p->site.min_ranks)
+        fill.max_ranks = p->site.min_ranks;
+    for (i = 0; i < l->ntables; i++) {
+        fill.table = cfg ? &cfg->tables[i] : NULL;
+        if (make_table(p, s, &l->tables[i], &fill, dirfd, &data_made) != 0)
+            break;
+    }
+    if (i == l->ntables)
         return 0;
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return lstat(path, &st) == 0;
+    remove_made(p, s, l, i, data_made);   /* leave nothing behind */
+    return -1;
 }
 
-static bool tables_ready(const struct plugin *p, const struct step *s,
-                         const struct kvshm_job_layout *l)
+/* ---- a later step of the job ---- */
+
+/* Whether the layout's name still holds the layout this step read: the
+ * step that made it removes it when its set-up fails. */
+static bool same_file(int dirfd, const char *name, const struct stat *was)
+{
+    struct stat now;
+
+    return fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+           now.st_dev == was->st_dev && now.st_ino == was->st_ino;
+}
+
+/* The tables are ready (1) when each region is a regular file of the
+ * job's user: a plant under one of the names is not joined.  0: not yet;
+ * -1 after logging. */
+static int tables_ready(const struct plugin *p, const struct step *s,
+                        const struct kvshm_job_layout *l, int dirfd)
 {
     for (size_t i = 0; i < l->ntables; i++) {
-        char tag[KVSHM_TAG_MAX];
-        if (!region_exists(p->site.shm_dir, s, l->tables[i].data_tag))
-            return false;
-        if (!l->tables[i].tier_bytes)
-            continue;
-        snprintf(tag, sizeof(tag), "%s-entries", l->tables[i].tier_prefix);
-        if (!region_exists(p->site.shm_dir, s, tag))
-            return false;
+        char names[3][KVSHM_NAME_MAX + 1];
+        mpikvs_error_t err;
+        if (table_names(s, &l->tables[i], names, &err) != MPIKVS_OK) {
+            plugin_error("job %u step %u: %s", s->job, s->step, err.text);
+            return -1;
+        }
+        for (int n = 0; n < 3; n++) {
+            struct seen seen;
+            enum found f;
+            if (!names[n][0])
+                continue;
+            f = look_at(dirfd, p->site.shm_dir, names[n], s, ROLE_TABLE,
+                        &seen);
+            forget(&seen);
+            if (f == FOUND_ERROR)
+                return -1;
+            if (f != FOUND_OURS)
+                return 0;
+        }
     }
-    return true;
+    return 1;
 }
 
 static int join_job_regions(const struct plugin *p, const struct step *s,
                             const char *layout_path,
-                            const struct kvshm_job_layout *want)
+                            const struct kvshm_job_layout *want, int dirfd,
+                            const struct seen *layout)
 {
+    const char *layout_name = strrchr(layout_path, '/') + 1;
     struct kvshm_job_layout *have = NULL;
+    struct timespec deadline;
     mpikvs_error_t err;
     char had[32], asked[32];
 
@@ -324,9 +549,26 @@ static int join_job_regions(const struct plugin *p, const struct step *s,
         return -1;
     }
     /* the step that made the layout may still be making the tables */
-    for (int waited = 0; !tables_ready(p, s, have); waited++) {
-        struct timespec pause = {0, 10000000};
-        if (waited == WAIT_FOR_CREATOR_S * 100) {
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += WAIT_FOR_CREATOR_S;
+    for (int ready; (ready = tables_ready(p, s, have, dirfd)) != 1;) {
+        struct timespec pause = {0, 10000000}, now;
+        if (ready < 0) {
+            kvshm_job_layout_free(have);
+            return -1;
+        }
+        if (!same_file(dirfd, layout_name, &layout->st)) {
+            plugin_error("job %u step %u: step %u, making the job's "
+                         "regions on %s, failed and removed them (its "
+                         "error is in its own output)",
+                         s->job, s->step, have->step, s->node);
+            kvshm_job_layout_free(have);
+            return -1;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > deadline.tv_sec ||
+            (now.tv_sec == deadline.tv_sec &&
+             now.tv_nsec >= deadline.tv_nsec)) {
             plugin_error("job %u step %u: step %u made the job's layout "
                          "on %s but not its regions within %d s",
                          s->job, s->step, have->step, s->node,
@@ -357,36 +599,91 @@ struct node_work {
     const char                    *layout_path;
 };
 
-/* Make the layout and the tables, or join the job's; returns 1 when
- * this step made them, 0 when it joined, -1 after removing what it made. */
-static int make_node_regions(void *arg)
+/* Make the layout, or find the job's; 1 when made, 0 when joined. */
+static int make_or_join(const struct node_work *w, int dirfd)
 {
-    const struct node_work *w = arg;
     struct plugin *p = w->p;
     const struct step *s = w->s;
+    const char *dir = p->site.shm_dir;
+    const char *name = strrchr(w->layout_path, '/') + 1;
     struct kvshm_region_spec spec;
     char tag[KVSHM_TAG_MAX];
     mpikvs_error_t err;
-    int rc;
 
     kvshm_job_layout_tag(p->req.scope, s->step, tag, sizeof(tag));
     /* root's, readable by the job's group, written by nobody after this */
     spec = region_spec(p, s, tag);
     spec.uid = 0;
     spec.mode = 0640;
-    rc = kvshm_job_layout_create(&spec, w->l, &err);
-    if (rc == MPIKVS_ERR_EXISTS && p->req.scope == KVSHM_SCOPE_JOB)
-        return join_job_regions(p, s, w->layout_path, w->l) == 0 ? 0 : -1;
-    if (rc != MPIKVS_OK) {
-        plugin_error("job %u step %u on %s: %s", s->job,
-                     s->step, s->node, err.text);
+    for (int tries = 0; tries < PLANT_TRIES; tries++) {
+        struct seen seen;
+        int rc = kvshm_job_layout_create(&spec, w->l, &err);
+        if (rc == MPIKVS_OK)
+            return 1;
+        if (rc != MPIKVS_ERR_EXISTS) {
+            plugin_error("job %u step %u on %s: %s", s->job, s->step,
+                         s->node, err.text);
+            return -1;
+        }
+        switch (look_at(dirfd, dir, name, s, ROLE_LAYOUT, &seen)) {
+        case FOUND_NONE:   /* gone meanwhile: try again */
+            break;
+        case FOUND_ERROR:
+            return -1;
+        case FOUND_OURS:
+            if (p->req.scope == KVSHM_SCOPE_JOB) {
+                rc = join_job_regions(p, s, w->layout_path, w->l, dirfd,
+                                      &seen);
+                forget(&seen);
+                return rc == 0 ? 0 : -1;
+            }
+            /* a step's layout is made by that step only */
+            __attribute__((fallthrough));
+        case FOUND_KEPT:
+            plugin_error("job %u step %u: %s/%s already exists (%s of uid "
+                         "%u gid %u, not made by this step): it was left "
+                         "behind, remove it",
+                         s->job, s->step, dir, name,
+                         kvshm_file_type(seen.st.st_mode),
+                         (unsigned)seen.st.st_uid, (unsigned)seen.st.st_gid);
+            forget(&seen);
+            return -1;
+        case FOUND_PLANT:
+            rc = remove_plant(dirfd, dir, name, s, &seen);
+            forget(&seen);
+            if (rc < 0)
+                return -1;
+            break;
+        }
+    }
+    plugin_error("job %u step %u: %s/%s is planted again and again by "
+                 "another user: the job's layout cannot be made",
+                 s->job, s->step, dir, name);
+    return -1;
+}
+
+/* Make the layout and the tables, or join the job's; returns 1 when
+ * this step made them, 0 when it joined, -1 after removing what it made. */
+static int make_node_regions(void *arg)
+{
+    const struct node_work *w = arg;
+    int dirfd, rc;
+
+    /* the site's directory, named by root in plugstack.conf: a link
+     * there is the site's own */
+    dirfd = open(w->p->site.shm_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0) {
+        plugin_error("job %u step %u: cannot open %s (plugstack argument "
+                     "shm_dir): %s",
+                     w->s->job, w->s->step, w->p->site.shm_dir,
+                     strerror(errno));
         return -1;
     }
-    if (make_tables(p, s, w->cfg, w->l) != 0) {
-        remove_made(p, s, w->l);   /* leave nothing behind */
-        return -1;
-    }
-    return 1;
+    rc = make_or_join(w, dirfd);
+    if (rc == 1 && make_tables(w->p, w->s, w->cfg, w->l, dirfd) != 0)
+        rc = -1;
+    close(dirfd);
+    return rc;
 }
 
 static int set_up(spank_t sp, struct plugin *p, const struct step *s,

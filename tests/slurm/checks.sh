@@ -12,6 +12,10 @@
 #       whose job writes OUTFILE (-o), and wait up to LIMIT s for the job
 #       in the cluster at $dir; sets job, state (its end state) and out
 #       (what the job wrote).
+#   wait_no_jobs              wait (bounded) until the queue is empty,
+#       jobs completing (epilogs running) included.
+#   node_states               "node state ..." of every node on one line;
+#       nothing if sinfo fails, so a check on it never passes on nothing.
 #   checks_done NAME          print "NAME: P passed, F failed"; status 0
 #       only when nothing failed.
 
@@ -53,6 +57,18 @@ batch_job() {
     state=$(cluster_wait_job "$dir" "$job" "$limit")
     out=$(cat "$outfile" 2>&1)
 }
+
+wait_no_jobs() {
+    local q
+    for _ in $(seq 300); do
+        q=$(squeue -h -o %i 2>&1) && [ -z "$q" ] && return 0
+        sleep 0.2
+    done
+    echo "still queued: $q"
+    return 1
+}
+
+node_states() { sinfo -h -N -o '%N %t' 2>/dev/null | sort | xargs; }
 
 checks_done() {
     echo "$1: $passed passed, $failed failed"

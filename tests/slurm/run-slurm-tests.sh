@@ -112,6 +112,7 @@ for who in root "$user"; do
     check "$who: the regions existed while the tasks ran" has "$out" "seen 2"
     env_out=$(as "$who" srun --dht-size=64M -N1 -n1 env 2>&1)
     extra=$(grep '^MPIKVS_' <<<"$env_out" | grep -v '^MPIKVS_LAYOUT=')
+    check "$who: the task has MPIKVS_LAYOUT" has "$env_out" '^MPIKVS_LAYOUT=/dev/shm/'
     check "$who: MPIKVS_LAYOUT is the only MPIKVS_ variable" [ -z "$extra" ]
     echo "# regions of a job that holds them: owner, mode, size ($who)"
     as "$who" sbatch -N2 -o "$work/hold-$who.out" --dht-size=64M \
@@ -248,8 +249,7 @@ check "the demo's cached run hits in the plugin's DHT (rate $rate)" \
     awk -v r="${rate:-0}" 'BEGIN { exit !(r > 0) }'
 check "the demo's cached run stays within 1e-3 (error $err)" \
     awk -v e="${err:-1}" 'BEGIN { exit !(e <= 1e-3) }'
-wait_gone "$job"
-check "the demo job's regions are gone" [ -z "$(regions "$job")" ]
+check "the demo job's regions are gone" wait_gone "$job"
 
 echo "# sbatch options reach srun; srun options override them"
 cat >"$work/propagate.sh" <<'EOF'
@@ -346,18 +346,54 @@ echo "# a bad plugstack.conf argument is one clear line"
 set_site max_size=lots
 out=$(timeout 60 srun --dht-size=8M -N2 -n2 true 2>&1)
 check "bad site argument named" has "$out" "spank_mpikvs: plugstack.conf argument 'max_size=lots'"
-sleep 2   # the job's epilogs run with the bad argument too
+# The job's epilogs run with the bad argument too: wait for them to end.
+check "the failed job ended, epilogs included" wait_no_jobs
 set_site max_size=1G default_size=32M
-drained=$(sinfo -h -o '%t' | grep -v idle || true)
-check "the epilog still cleans up: no node drained" [ -z "$drained" ]
+check "the epilog still cleans up: both nodes idle ($(node_states))" \
+    [ "$(node_states)" = "mpikvs1 idle mpikvs2 idle" ]
 
 echo "# cleanup after a task killed with SIGKILL, and after scancel"
-out=$(timeout 60 srun --dht-size=16M --dht-scope=step -N2 -n2 bash -c 'echo "job $SLURM_JOB_ID"; kill -9 $$' 2>&1)
-job=$(sed -n 's/.*job \([0-9]*\)$/\1/p' <<<"$out" | head -n1)
-check "SIGKILL: the step's regions are gone" wait_gone "$job"
-out=$(timeout 60 srun --dht-size=16M -N2 -n2 bash -c 'echo "job $SLURM_JOB_ID"; kill -9 $$' 2>&1)
-job=$(sed -n 's/.*job \([0-9]*\)$/\1/p' <<<"$out" | head -n1)
-check "SIGKILL, job scope: the job's regions are gone at job end" wait_gone "$job"
+# The job id comes from Slurm (sbatch --parsable), never from what a task
+# printed: srun drops the last output of a task that is killed.  What the
+# tasks saw before they died they leave in files, which the kill cannot
+# take back.
+cat >"$work/killed.sh" <<EOF
+#!/bin/bash
+srun -N2 -n2 bash -c 'ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\.\$SLURMD_NODENAME\." >$work/killed.\$SLURM_PROCID; kill -9 \$\$'
+echo "srun exit \$?"
+# slurmstepd removes a step's regions just after srun returns
+for i in \$(seq 50); do
+    left=\$(ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.s[0-9]*-")
+    [ "\$left" = 0 ] && break
+    sleep 0.1
+done
+echo "step regions left \$left"
+echo "job regions \$(ls /dev/shm | grep "^mpikvs\.\$SLURM_JOB_ID\." | grep -vc "\.s[0-9]*-")"
+EOF
+chmod 755 "$work/killed.sh"
+for scope in step job; do
+    rm -f "$work"/killed.[01] "$work/killed.out"
+    job=$(sbatch --parsable -N2 -o "$work/killed.out" --dht-size=16M \
+        --dht-scope=$scope "$work/killed.sh" 2>&1)
+    state=$(cluster_wait_job "$dir" "$job" 60)
+    out=$(cat "$work/killed.out" 2>&1)
+    check "SIGKILL, $scope scope: sbatch gave a job id ($job)" has "$job" '^[0-9][0-9]*$'
+    check "SIGKILL, $scope scope: the batch script went on ($state)" [ "$state" = COMPLETED ]
+    check "SIGKILL, $scope scope: both tasks saw their node's regions" \
+        [ "$(cat "$work"/killed.[01] 2>/dev/null | grep -c '^[1-9]')" = 2 ]
+    check "SIGKILL, $scope scope: srun reported the killed tasks" \
+        has "$out" "^srun exit [1-9]"
+    check "SIGKILL, $scope scope: no step region is left after the step" \
+        has "$out" "^step regions left 0$"
+    if [ $scope = step ]; then
+        check "SIGKILL, step scope: the job had no region of its own" \
+            has "$out" "^job regions 0$"
+    else
+        check "SIGKILL, job scope: the job's regions stay until the job ends" \
+            has "$out" "^job regions [1-9]"
+    fi
+    check "SIGKILL, $scope scope: the job's regions are gone at job end" wait_gone "$job"
+done
 timeout 60 srun --dht-size=16M -N2 -n2 sleep 60 >"$work/sleep.out" 2>&1 &
 for _ in $(seq 100); do
     job=$(last_job)
@@ -369,11 +405,117 @@ scancel "$job"
 wait
 check "scancel of a running srun: its regions are gone" wait_gone "$job"
 
+echo "# region names of the next job squatted by another user"
+# The test user plants something under a region name of the next job (its
+# id from slurmctld: nothing else submits meanwhile), then root runs a job
+# there.  The plugin must neither hang (a hung slurmstepd is a job that
+# does not end in time) nor follow, read or join the plant, nor fail
+# root's step because of it: the step runs on regions of its own.
+printf 'mine\n' >"$work/squat-target"
+chown "$user" "$work/squat-target"
+cat >"$work/squat.sh" <<'EOF'
+#!/bin/bash
+srun -n1 bash -c 'stat -c "layout %U %F" "$MPIKVS_LAYOUT"
+    stat -c "data %U %F" "${MPIKVS_LAYOUT%.layout}.kvs-data"'
+EOF
+chmod 755 "$work/squat.sh"
+next_job() { scontrol show config | sed -n 's/^NEXT_JOB_ID *= *//p'; }
+# squat WHAT TAG TYPE CMD...: run CMD as the test user with the path of
+# the next job's region TAG on mpikvs1 as its last argument, then the job;
+# TYPE is what the plugin says it removed.
+squat() {
+    local what=$1 tag=$2 type=$3 id path f
+    shift 3
+    id=$(next_job)
+    path=/dev/shm/mpikvs.$id.mpikvs1.$tag
+    cluster_runuser "$dir" "$@" "$path"
+    check "$what: planted by $user" \
+        [ "$(stat -c %U "$path" 2>/dev/null)" = "$user" ]
+    rm -f "$work/squat.out"
+    batch_job "$work/squat.out" 60 sbatch -N1 -w mpikvs1 \
+        -o "$work/squat.out" --dht-size=8M "$work/squat.sh"
+    check "$what: the job got the id planted for ($job, $id)" [ "$job" = "$id" ]
+    check "$what: root's job ends in time ($state)" [ "$state" = COMPLETED ]
+    check "$what: the step ran on root's own layout" \
+        has "$out" "^layout root regular file$"
+    check "$what: and on root's own data region" \
+        has "$out" "^data root regular file$"
+    check "$what: the slurmd log says what was removed" \
+        has "$(cat "$dir/log/slurmd-mpikvs1.log")" \
+        "spank_mpikvs: job $id step 0: removed $path, $type of uid $(id -u "$user")"
+    lacks "$out" "^data root regular file$" &&
+        echo "$out" | sed 's/^/    job output: /'
+    if [ "$state" != COMPLETED ]; then
+        # a plugin blocked opening a FIFO: give it a writer, then end it
+        for f in /dev/shm/mpikvs."$id".*; do
+            [ -p "$f" ] && timeout 5 bash -c 'exec 3<>"$1"' _ "$f"
+        done
+        scancel "$id"
+        cluster_wait_job "$dir" "$id" 30 >/dev/null
+    fi
+    check "$what: nothing of job $id is left in /dev/shm" wait_gone "$id"
+    rm -f "$path"   # only where the check above failed
+}
+squat "a FIFO at the layout's name" layout "a FIFO" mkfifo -m 666
+squat "a symbolic link at the layout's name" layout "a symbolic link" \
+    ln -s "$work/squat-target"
+squat "a FIFO at the data region's name" kvs-data "a FIFO" mkfifo -m 666
+squat "a user's regular file with a region header at the data region's name" \
+    kvs-data "a regular file" \
+    sh -c 'printf MPIKVSrg >"$1" && truncate -s 8M "$1" && chmod 666 "$1"' sh
+check "the link's target was not touched" \
+    [ "$(stat -c '%U %s' "$work/squat-target")" = "$user 5" ]
+# The library opens what MPIKVS_LAYOUT names the same way: a FIFO there
+# is refused at once, not waited on.
+cluster_runuser "$dir" mkfifo -m 666 /dev/shm/mpikvs-test-fifo.layout
+out=$(timeout 60 srun -N1 -n1 --mpi=pmix \
+    env MPIKVS_LAYOUT=/dev/shm/mpikvs-test-fifo.layout \
+    "$bench" dht --pairs 10 2>&1)
+check "a FIFO as the job layout: refused at once, saying what it is" \
+    has "$out" "/dev/shm/mpikvs-test-fifo.layout is not a regular file (a FIFO)"
+rm -f /dev/shm/mpikvs-test-fifo.layout
+# A file of the job's own user is not removed: the step fails, naming it.
+id=$(next_job)
+path=/dev/shm/mpikvs.$id.mpikvs1.kvs-data
+cluster_runuser "$dir" sh -c 'printf MPIKVSrg >"$1"' sh "$path"
+rm -f "$work/own.out"
+batch_job "$work/own.out" 60 as "$user" sbatch -N1 -w mpikvs1 \
+    -o "$work/own.out" --dht-size=8M "$work/squat.sh"
+check "own file: the job got the id planted for ($job, $id)" [ "$job" = "$id" ]
+check "own file: the job ends in time ($state)" \
+    [ "${state#TIMEOUT_WAITING}" = "$state" ]
+check "own file: the step fails, naming the file" \
+    has "$out" "spank_mpikvs: job $id step 0: $path already exists (a regular file of uid $(id -u "$user")"
+check "own file: no task ran" lacks "$out" "^layout "
+check "own file: nothing of job $id is left in /dev/shm" wait_gone "$id"
+rm -f "$path"   # only where the check above failed
+# A directory with a file in it: a user's, never removed as root; the step
+# fails naming it, and the epilog leaves it without failing (a failed
+# epilog drains the node).
+id=$(next_job)
+path=/dev/shm/mpikvs.$id.mpikvs1.kvs-data
+cluster_runuser "$dir" sh -c 'mkdir "$1" && echo x >"$1/f"' sh "$path"
+rm -f "$work/dir.out"
+batch_job "$work/dir.out" 60 sbatch -N1 -w mpikvs1 \
+    -o "$work/dir.out" --dht-size=8M "$work/squat.sh"
+check "directory: the job got the id planted for ($job, $id)" [ "$job" = "$id" ]
+check "directory: the job ends in time ($state)" \
+    [ "${state#TIMEOUT_WAITING}" = "$state" ]
+check "directory: the step fails, naming it" \
+    has "$out" "spank_mpikvs: job $id step 0: $path is taken by a directory of uid $(id -u "$user")"
+check "directory: what is in it was not touched" [ "$(cat "$path/f")" = x ]
+node_state=$(sinfo -h -n mpikvs1 -o %t)
+check "directory: the job's epilog did not drain the node ($node_state)" \
+    [ "$node_state" = idle ]
+[ "$node_state" = idle ] || scontrol update nodename=mpikvs1 state=resume
+rm -r "$path"
+check "directory: nothing else of job $id is left in /dev/shm" wait_gone "$id"
+
 echo "# nothing of any test job is left"
 left=$(cluster_regions "$dir")
 check "no mpikvs.<jobid>.* in /dev/shm${left:+: }$(echo $left)" [ -z "$left" ]
-# a node still completing its last job is fine; drained or down is not
-drained=$(sinfo -h -N -o '%N %t %E' | grep -E ' (drain|drng|down|fail)' || true)
-check "no node was drained${drained:+: }$drained" [ -z "$drained" ]
+check "every job ended" wait_no_jobs
+check "no node was drained or is down ($(node_states))" \
+    [ "$(node_states)" = "mpikvs1 idle mpikvs2 idle" ]
 
 checks_done run-slurm-tests
