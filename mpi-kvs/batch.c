@@ -109,13 +109,14 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const void *keys, void *values,
         rc = MPIKVS_ERR_MPI;
     for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
         size_t i = p[j].index;
-        uint64_t torn;
+        uint64_t torn, meta;
         enum slot_found f = kvs_slot_find(kvs,
                                           kvs->batch + j * kvs->bucket_size,
                                           false, k + i * kvs->key_size,
-                                          v + i * kvs->value_size, &torn);
+                                          v + i * kvs->value_size, &torn,
+                                          &meta);
         if (f == SLOT_TORN) {
-            /* The single path retries, and invalidates if it must. */
+            /* The single path retries, with time for a writer between. */
             KVS_COUNT(kvs, checksum_retries, 1);
             status[i] = kvs_get_home(kvs, p[j].home, k + i * kvs->key_size,
                                      v + i * kvs->value_size);

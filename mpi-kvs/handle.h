@@ -17,7 +17,7 @@
 #define MPIKVS_DEFAULT_SIZE     (UINT64_C(64) << 20)
 #define MPIKVS_CHECKSUM_RETRIES 3      /* reads of a slot before invalidating */
 #define MPIKVS_LOCK_TIMEOUT_MS  30000u /* a bucket lock held longer: stalled */
-#define MPIKVS_EXCL_LOCK        (INT64_C(1) << 32)
+#define MPIKVS_CLOSE_TIMEOUT_S  60u    /* for the other ranks in mpikvs_close */
 #define BATCH_CHUNK             64u    /* buckets a batch reads at once */
 
 /* Where a key lives. */
@@ -32,6 +32,7 @@ struct mpikvs_env {
     const char *layout;         /* MPIKVS_LAYOUT: the SPANK plugin's */
     const char *config;         /* MPIKVS_CONFIG */
     unsigned    virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, 0 if unset */
+    const char *close_timeout;  /* MPIKVS_CLOSE_TIMEOUT, or NULL */
 };
 
 struct mpikvs {
@@ -63,6 +64,10 @@ struct mpikvs {
     bool                      has_win;
     bool                      locked_all;
 
+    /* the fine-lock mode (locks.c) */
+    uint32_t                  lock_epoch;  /* stamped into every lock word */
+    uint64_t                  lease;       /* the leader: the lease it holds */
+
     /* scratch for remote buckets and slot images */
     unsigned char            *scratch;     /* one bucket */
     unsigned char            *slot_image;
@@ -74,6 +79,8 @@ struct mpikvs {
     enum kvshm_caching        caching;
     bool                      tier_writer; /* this rank publishes */
     bool                      tier_created;/* by us: removed at close */
+    bool                      tier_skip;   /* it stalled: misses until the
+                                            * next fence (tier.c) */
     uint64_t                  tier_bytes;  /* the config's share (no plugin) */
     char                      tier_prefix[KVSHM_TAG_MAX];
     char                      tier_job[KVSHM_JOB_MAX];
@@ -84,6 +91,7 @@ struct mpikvs {
     int                      *gather_counts, *gather_displs; /* leader */
 
     uint32_t                  last_stamp;  /* of my last slot write */
+    unsigned                  close_timeout; /* s mpikvs_close waits */
     mpikvs_error_t            err;
 };
 
@@ -126,6 +134,13 @@ int kvs_bucket_lock(mpikvs_t *kvs, int target, uint64_t disp,
                         bool exclusive);
 int kvs_bucket_unlock(mpikvs_t *kvs, int target, uint64_t disp,
                           bool exclusive);
+/* The fine-lock mode's share of open (collective, after the node's data
+ * region is attached): the node leaders take the table's lease, refusing
+ * while another live open holds it, and every rank agrees on a new lock
+ * epoch.  kvs_locks_close gives the lease back (once no rank of the open
+ * can take a lock any more). */
+int kvs_locks_open(mpikvs_t *kvs);
+void kvs_locks_close(mpikvs_t *kvs);
 
 /* The node tier (tier.c).  kvs_tier_share: the bytes of a table's tier
  * when the library makes the regions itself.  kvs_tier_open: collective

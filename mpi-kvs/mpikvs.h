@@ -90,6 +90,9 @@ typedef struct mpikvs_stats {
     uint64_t tier_published;    /* entries published into the node tier */
     uint64_t tier_dropped;      /* remote hits not published: a full
                                  * buffer or a full tier */
+    uint64_t tier_stalls;       /* times the tier was unreadable (its
+                                 * writer died publishing): skipped until
+                                 * the next fence */
 } mpikvs_stats_t;
 
 /*

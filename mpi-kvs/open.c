@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "errors_internal.h"
@@ -287,7 +288,7 @@ static int attach_region(mpikvs_t *kvs)
     struct kvshm_open_opts oo = {.kind = KVSHM_KIND_DATA, .writable = true,
                                  .expect_uid = geteuid()};
     struct kvshm_data_shape shape = kvs_shape(kvs);
-    struct kvshm_data_control *c;
+    struct kvshm_data_control *c, seen;
     mpikvs_error_t err;
     int rc;
 
@@ -297,21 +298,35 @@ static int attach_region(mpikvs_t *kvs)
         return kvs_fail(kvs, rc, "%s", err.text);
     c = (struct kvshm_data_control *)((char *)kvs->region->base +
                                       KVSHM_DATA_CONTROL_OFFSET);
-    rc = kvshm_data_format(c, kvs->region->size, &shape, kvs->region_name,
-                           &err);
+    /* The control block is data: check it (the counters before they lay
+     * out buckets after them, the buckets once laid out) and take offsets
+     * and counts only from the checked copy, never an unchecked one. */
+    rc = kvshm_data_read_control(kvs->region->base, kvs->region->size,
+                                 kvs->region_name, &seen, &err);
+    if (rc == MPIKVS_OK)
+        rc = kvshm_data_format(c, kvs->region->size, &shape,
+                               kvs->region_name, &err);
+    if (rc == MPIKVS_OK)
+        rc = kvshm_data_read_control(kvs->region->base, kvs->region->size,
+                                     kvs->region_name, &seen, &err);
     if (rc != MPIKVS_OK)
         return kvs_fail(kvs, rc, "%s", err.text);
-    if ((uint64_t)kvs->local_rank >= c->max_ranks ||
-        c->buckets_offset + c->nbuckets * c->bucket_size >
-            kvs->region->size)
+    if (seen.bucket_size != kvs->bucket_size)
+        return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
+                        "region %s changed its buckets from %llu to %llu "
+                        "bytes while this rank opened it",
+                        kvs->region_name,
+                        (unsigned long long)kvs->bucket_size,
+                        (unsigned long long)seen.bucket_size);
+    if ((uint64_t)kvs->local_rank >= seen.max_ranks)
         return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
                         "region %s has counters for %llu ranks and %llu "
                         "buckets; this node has %d ranks",
-                        kvs->region_name, (unsigned long long)c->max_ranks,
-                        (unsigned long long)c->nbuckets, kvs->local_size);
+                        kvs->region_name, (unsigned long long)seen.max_ranks,
+                        (unsigned long long)seen.nbuckets, kvs->local_size);
     /* The region's size wins over the size this rank computed. */
-    kvs->nbuckets = c->nbuckets;
-    kvs->buckets_offset = c->buckets_offset;
+    kvs->nbuckets = seen.nbuckets;
+    kvs->buckets_offset = seen.buckets_offset;
     return MPIKVS_OK;
 }
 
@@ -322,7 +337,8 @@ static void point_into_region(mpikvs_t *kvs)
         (struct kvshm_data_control *)(base + KVSHM_DATA_CONTROL_OFFSET);
 
     kvs->buckets = (unsigned char *)base + kvs->buckets_offset;
-    kvs->stats = (struct kvshm_rank_stats *)(base + c->stats_offset) +
+    /* where kvshm_data_init put them and the check found them */
+    kvs->stats = (struct kvshm_rank_stats *)(base + KVSHM_DATA_STATS_OFFSET) +
                  kvs->local_rank;
     if (kvs->local_rank == 0) {   /* for the tools: how the job sees it */
         c->nnodes = kvs->nnodes;
@@ -494,32 +510,121 @@ static int open_window(mpikvs_t *kvs)
 
 /* ---- open and close ---- */
 
-/* Undo whatever open did; collective only where every rank got as far. */
-static void teardown(mpikvs_t *kvs)
+static uint64_t now_ms(void)
 {
-    if (kvs->has_win) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* MPIKVS_CLOSE_TIMEOUT: whole seconds mpikvs_close waits for the others. */
+static int set_close_timeout(mpikvs_t *kvs, const struct mpikvs_env *env)
+{
+    const char *v = env->close_timeout;
+    char *end;
+    unsigned long secs;
+
+    kvs->close_timeout = MPIKVS_CLOSE_TIMEOUT_S;
+    if (!v)
+        return MPIKVS_OK;
+    errno = 0;
+    secs = strtoul(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || secs < 1 || secs > 86400)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "MPIKVS_CLOSE_TIMEOUT='%s' is not a number of "
+                        "seconds from 1 to 86400 (how long mpikvs_close "
+                        "waits for the other ranks); unset it for the "
+                        "default of %u s", v, MPIKVS_CLOSE_TIMEOUT_S);
+    kvs->close_timeout = (unsigned)secs;
+    return MPIKVS_OK;
+}
+
+/* A barrier over the handle's ranks that gives up at deadline: no rank
+ * waits forever for one that died or does not call mpikvs_close.  One
+ * given up on stays posted: MPI cannot cancel a collective. */
+static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
+{
+    MPI_Request req;
+    int done = 0, rc = MPI_Ibarrier(kvs->comm, &req);
+
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Ibarrier in mpikvs_close", rc);
+    for (;;) {
+        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return kvs_mpi_fail(kvs, "MPI_Test in mpikvs_close", rc);
+        if (done)
+            return MPIKVS_OK;
+        if (now_ms() >= deadline)
+            return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                            "mpikvs_close: not every rank of the "
+                            "communicator came to mpikvs_close within %u s "
+                            "(MPIKVS_CLOSE_TIMEOUT): a rank died or does "
+                            "not call it; this rank gave up waiting and "
+                            "did not free the cache's MPI objects",
+                            kvs->close_timeout);
+        /* the others may be busy for long: poll, do not spin */
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Undo whatever open did; collective only where every rank got as far.
+ * The waits for the other ranks are bounded (bounded_barrier); a rank
+ * that gives up frees nothing that another rank could still be waiting
+ * for, and returns MPIKVS_ERR_STALLED.  report: its error also goes to
+ * mpikvs_last_error(NULL), as kvs is gone. */
+static int teardown(mpikvs_t *kvs, bool report)
+{
+    int rc = MPIKVS_OK;
+    bool together = true;
+
+    if (kvs->comm != MPI_COMM_NULL) {
+        /* Twice: after the first every rank has come, and no RMA is in
+         * flight; after the second every rank knows that, so either all
+         * of them free the window (which waits for every rank) or, but
+         * for one that is descheduled for a whole timeout between the
+         * two, none does. */
+        rc = bounded_barrier(kvs, now_ms() + kvs->close_timeout * 1000ull);
+        if (rc == MPIKVS_OK)
+            rc = bounded_barrier(kvs,
+                                 now_ms() + kvs->close_timeout * 1000ull);
+        together = rc == MPIKVS_OK;
+    }
+    if (kvs->has_win && together) {
         if (kvs->locked_all)
             MPI_Win_unlock_all(kvs->win);
         MPI_Win_free(&kvs->win);
     }
-    if (kvs->comm != MPI_COMM_NULL)
-        MPI_Barrier(kvs->comm);   /* nobody still reads the region */
+    /* no lock is taken now; after a timeout a late rank still may, and
+     * the lease stays ours until this process ends (locks.c) */
+    if (together)
+        kvs_locks_close(kvs);
     kvs_tier_close(kvs);
     if (kvs->created)
         kvshm_region_unlink(kvs->shm_dir[0] ? kvs->shm_dir : NULL,
                             kvs->region_name);
-    kvshm_region_close(&kvs->region);
+    /* A window left allocated still exposes the region to the others:
+     * it stays mapped until the process ends. */
+    if (together || !kvs->has_win)
+        kvshm_region_close(&kvs->region);
     kvshm_config_free(kvs->config);
     kvshm_job_layout_free(kvs->layout);
     free(kvs->leaders);
     free(kvs->scratch);
     free(kvs->slot_image);
     free(kvs->batch);
-    if (kvs->node_comm != MPI_COMM_NULL)
+    /* the communicators too stay allocated after a timeout: the posted
+     * barrier refers to them */
+    if (together && kvs->node_comm != MPI_COMM_NULL)
         MPI_Comm_free(&kvs->node_comm);
-    if (kvs->comm != MPI_COMM_NULL)
+    if (together && kvs->comm != MPI_COMM_NULL)
         MPI_Comm_free(&kvs->comm);
+    if (rc != MPIKVS_OK && report)
+        kvs_fail(NULL, rc, "%s", kvs->err.text);
     free(kvs);
+    return rc;
 }
 
 int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
@@ -549,8 +654,9 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     MPI_Comm_rank(kvs->comm, &kvs->rank);
     MPI_Comm_size(kvs->comm, &kvs->size);
     kvs_env_read(&env);
+    rc = set_close_timeout(kvs, &env);
 
-    rc = agree(kvs, open_layout(kvs, &env));
+    rc = agree(kvs, rc == MPIKVS_OK ? open_layout(kvs, &env) : rc);
     if (rc == MPIKVS_OK)
         rc = agree_on_layout(kvs);
     if (rc == MPIKVS_OK)
@@ -562,6 +668,8 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         rc = agree(kvs, kvs_nodes(kvs, &env, node, sizeof(node)));
     if (rc == MPIKVS_OK)
         rc = agree(kvs, open_region(kvs, &env, node));
+    if (rc == MPIKVS_OK)
+        rc = agree(kvs, kvs_locks_open(kvs));
     if (rc == MPIKVS_OK) {
         kvs->scratch = malloc(kvs->bucket_size);
         kvs->slot_image = malloc(kvs->slot_size);
@@ -575,7 +683,7 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         rc = agree(kvs, open_window(kvs));
     if (rc != MPIKVS_OK) {
         kvs_fail(NULL, rc, "%s", kvs->err.text);
-        teardown(kvs);
+        teardown(kvs, false);
         return rc;
     }
     *out = kvs;
@@ -584,12 +692,14 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
 
 int mpikvs_close(mpikvs_t **kvsp)
 {
+    int rc;
+
     if (!kvsp || !*kvsp)
         return kvs_fail(NULL, MPIKVS_ERR_INVAL,
                         "mpikvs_close: no open handle");
-    teardown(*kvsp);
+    rc = teardown(*kvsp, true);
     *kvsp = NULL;
-    return MPIKVS_OK;
+    return rc;
 }
 
 int mpikvs_fence(mpikvs_t *kvs)

@@ -55,22 +55,24 @@ static int get_direct(mpikvs_t *kvs, uint64_t bucket, const void *key,
 
     KVS_COUNT(kvs, direct, 1);
     for (int attempt = 0;; attempt++) {
-        uint64_t torn = 0;
-        enum slot_found f = kvs_slot_find(kvs, b, true, key, value, &torn);
+        uint64_t torn = 0, meta = 0;
+        enum slot_found f = kvs_slot_find(kvs, b, true, key, value, &torn,
+                                          &meta);
         if (f == SLOT_HIT)
             return MPIKVS_OK;
         if (f == SLOT_MISS)
             return MPIKVS_MISS;
         KVS_COUNT(kvs, checksum_retries, 1);
         if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES) {
-            unsigned char *slot = kvs_slot_at(kvs, b, torn);
-            kvs_slot_invalidate(slot, __atomic_load_n((uint64_t *)slot,
-                                                      __ATOMIC_RELAXED));
-            KVS_COUNT(kvs, invalidations, 1);
+            KVS_TORN_HOOK(kvs, bucket, torn);
+            /* Against the meta of the read that failed, not a fresh load:
+             * a slot rewritten since is another write, and valid. */
+            if (kvs_slot_invalidate(kvs_slot_at(kvs, b, torn), meta))
+                KVS_COUNT(kvs, invalidations, 1);
             return MPIKVS_MISS;
         }
         /* A writer of this slot may be halfway: let it finish. */
-        kvs_cpu_relax();
+        kvs_slot_backoff(attempt);
     }
 }
 
@@ -143,7 +145,10 @@ static int put_slot(mpikvs_t *kvs, int target, uint64_t bucket, uint64_t i,
     return MPIKVS_OK;
 }
 
-/* Mark a remote slot invalid: only its meta word, in one put. */
+/* Mark a remote slot invalid: only its meta word, in one put.  Only in
+ * the lock modes, where the caller's lock keeps every writer out of the
+ * bucket, so meta is still as read; there every access to the slot goes
+ * through MPI. */
 static int invalidate_remote(mpikvs_t *kvs, int target, uint64_t bucket,
                              uint64_t i, uint64_t meta)
 {
@@ -161,7 +166,15 @@ static int invalidate_remote(mpikvs_t *kvs, int target, uint64_t bucket,
 }
 
 /* Read the key from a bucket through MPI (the caller holds whatever lock
- * the mode needs): retry a slot that does not verify, then invalidate it. */
+ * the mode needs): retry a slot that does not verify, then give up with a
+ * miss.
+ *
+ * Lock-free, a reader from another node does not mark the slot invalid:
+ * that would take a remote compare-and-swap on the meta word, which the
+ * home node's ranks change with CPU atomics, and no one-sided component
+ * makes the two atomic with each other (pt2pt swaps in software at the
+ * target, rdma and ucx with the network card's atomics).  A put of the key
+ * overwrites the slot, and a reader on the home node invalidates it. */
 static int get_remote(mpikvs_t *kvs, int target, uint64_t bucket,
                       const void *key, void *value)
 {
@@ -169,23 +182,28 @@ static int get_remote(mpikvs_t *kvs, int target, uint64_t bucket,
 
     KVS_COUNT(kvs, remote, 1);
     for (int attempt = 0;; attempt++) {
-        uint64_t torn = 0;
+        uint64_t torn = 0, meta = 0;
         int rc = fetch_bucket(kvs, target, bucket, b);
         if (rc != MPIKVS_OK)
             return rc;
-        enum slot_found f = kvs_slot_find(kvs, b, false, key, value, &torn);
+        enum slot_found f = kvs_slot_find(kvs, b, false, key, value, &torn,
+                                          &meta);
         if (f == SLOT_HIT)
             return MPIKVS_OK;
         if (f == SLOT_MISS)
             return MPIKVS_MISS;
         KVS_COUNT(kvs, checksum_retries, 1);
         if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES) {
-            uint64_t meta;
-            memcpy(&meta, kvs_slot_at(kvs, b, torn), 8);
+            KVS_TORN_HOOK(kvs, bucket, torn);
+            if (kvs->mode == KVSHM_MODE_LOCKFREE)
+                return MPIKVS_MISS;
             KVS_COUNT(kvs, invalidations, 1);
             rc = invalidate_remote(kvs, target, bucket, torn, meta);
             return rc == MPIKVS_OK ? MPIKVS_MISS : rc;
         }
+        /* Under a lock no writer is halfway: the slot stays as it is. */
+        if (kvs->mode == KVSHM_MODE_LOCKFREE)
+            kvs_slot_backoff(attempt);
     }
 }
 

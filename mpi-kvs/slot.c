@@ -10,6 +10,7 @@
  * its checksum only by a 64-bit accident.  Slots copied by MPI_Get come
  * with no order at all, and rely on the checksum alone, as in the paper.
  */
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -18,6 +19,9 @@
 
 #include "slot.h"
 
+#ifdef KVS_TEST_HOOKS
+void (*kvs_test_torn_hook)(mpikvs_t *kvs, uint64_t bucket, uint64_t slot);
+#endif
 
 static inline uint64_t *slot_meta(unsigned char *slot)
 {
@@ -49,13 +53,19 @@ static uint32_t clock_us(void)
 }
 
 /* One writer's stamps strictly grow, even for puts in one microsecond,
- * so that a full bucket gives up the key this writer wrote longest ago. */
+ * so that a full bucket gives up the key this writer wrote longest ago.
+ * last_stamp 0 is "none yet": compared with it, half of the clock's
+ * values would read as older and every rank would count 1, 2, 3 instead,
+ * and the stamps of two ranks' writes would meet (an invalidation tells
+ * a rewritten slot by its new stamp). */
 static uint32_t next_stamp(mpikvs_t *kvs)
 {
     uint32_t now = clock_us();
 
-    if ((int32_t)(now - kvs->last_stamp) <= 0)
+    if (kvs->last_stamp && (int32_t)(now - kvs->last_stamp) <= 0)
         now = kvs->last_stamp + 1;
+    if (now == 0)
+        now = 1;
     kvs->last_stamp = now;
     return now;
 }
@@ -75,7 +85,7 @@ static bool live(uint64_t meta)
 
 enum slot_found kvs_slot_find(const mpikvs_t *kvs, unsigned char *bucket,
                               bool shared, const void *key, void *value,
-                              uint64_t *torn_slot)
+                              uint64_t *torn_slot, uint64_t *torn_meta)
 {
     size_t kv_len = kvs->key_size + kvs->value_size;
     unsigned char copy[kv_len];
@@ -100,6 +110,7 @@ enum slot_found kvs_slot_find(const mpikvs_t *kvs, unsigned char *bucket,
             return SLOT_HIT;
         }
         *torn_slot = i;
+        *torn_meta = meta;
         return SLOT_TORN;
     }
     return SLOT_MISS;
@@ -114,7 +125,7 @@ uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
 
     /* My own burst of puts may have run the stamps ahead of the clock:
      * measure ages from the newest of mine, or they would all tie. */
-    if ((int32_t)(kvs->last_stamp - now) > 0)
+    if (kvs->last_stamp && (int32_t)(kvs->last_stamp - now) > 0)
         now = kvs->last_stamp;
 
     for (uint64_t i = 0; i < kvs->slots; i++) {
@@ -173,11 +184,25 @@ void kvs_slot_store(const mpikvs_t *kvs, unsigned char *slot,
     __atomic_store_n(slot_checksum(kvs, slot), sum, __ATOMIC_RELEASE);
 }
 
-void kvs_slot_invalidate(unsigned char *slot, uint64_t meta)
+void kvs_slot_backoff(int attempt)
 {
-    /* Only the slot as it was read: a writer that took it meanwhile keeps
-     * its fresh write. */
-    __atomic_compare_exchange_n(slot_meta(slot), &meta,
-                                meta | KVSHM_SLOT_INVALID, false,
-                                __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    if (attempt == 0) {
+        for (int i = 0; i < 64; i++)
+            kvs_cpu_relax();
+        /* On a loaded node the writer may be waiting for this CPU. */
+        sched_yield();
+    } else {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+bool kvs_slot_invalidate(unsigned char *slot, uint64_t meta)
+{
+    /* Only the slot as the torn read saw it: every write stores a new
+     * meta (its stamp) first, so a writer that rewrote the slot since
+     * keeps its fresh write. */
+    return __atomic_compare_exchange_n(slot_meta(slot), &meta,
+                                       meta | KVSHM_SLOT_INVALID, false,
+                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }

@@ -25,6 +25,7 @@ static void read_block(const struct kvshm_rank_stats *s, mpikvs_stats_t *o)
     o->tier_published = __atomic_load_n(&s->tier_published,
                                         __ATOMIC_RELAXED);
     o->tier_dropped = __atomic_load_n(&s->tier_dropped, __ATOMIC_RELAXED);
+    o->tier_stalls = __atomic_load_n(&s->tier_stalls, __ATOMIC_RELAXED);
 }
 
 static void add(mpikvs_stats_t *sum, const mpikvs_stats_t *x)

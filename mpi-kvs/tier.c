@@ -14,6 +14,13 @@
  * hold until mpikvs_tier_invalidate).  A put updates the key's home; the
  * tier keeps serving the value it has until it is invalidated.
  *
+ * A tier that cannot be read (its writer died in mid-publication and no
+ * writer has repaired it yet, shm/tier.h; or damage) is a miss of the
+ * tier: the get goes to the key's home, as any tier miss does.  After one
+ * such lookup the rank skips the tier until the next fence (where a new
+ * writer may have taken over), so it waits out the stall timeout once per
+ * epoch, not once per get; tier_stalls counts them.
+ *
  * A full tier stops taking entries (counted as dropped).  The alternative,
  * rebuilding it around the most-hit entries, needs a hit count per entry,
  * i.e. readers writing to shared memory on every hit, which is exactly
@@ -180,22 +187,45 @@ void kvs_tier_close(mpikvs_t *kvs)
     kvs->gather_counts = kvs->gather_displs = NULL;
 }
 
-int kvs_tier_lookup(mpikvs_t *kvs, const void *key, void *value)
+/* What a tier lookup's code means for a get: a hit, or a miss of the
+ * tier (the key's home answers).  Only a caller's error is an error. */
+static int tier_outcome(mpikvs_t *kvs, int rc, size_t len)
 {
-    size_t len;
-    int rc = kvshm_tier_get(kvs->tier, key, kvs->key_size, value,
-                            kvs->value_size, &len);
-
-    if (rc == MPIKVS_OK && len != kvs->value_size)
-        rc = MPIKVS_MISS;   /* not one of ours: go to the key's home */
-    if (rc == MPIKVS_OK)
-        KVS_COUNT(kvs, tier_hits, 1);
-    else if (rc == MPIKVS_MISS)
-        KVS_COUNT(kvs, tier_misses, 1);
-    else
+    switch (rc) {
+    case MPIKVS_OK:
+        if (len == kvs->value_size) {
+            KVS_COUNT(kvs, tier_hits, 1);
+            return MPIKVS_OK;
+        }
+        break;   /* not one of ours: go to the key's home */
+    case MPIKVS_MISS:
+    case MPIKVS_ERR_TOOBIG:   /* not one of ours either */
+        break;
+    case MPIKVS_ERR_STALLED:
+    case MPIKVS_ERR_CORRUPT:
+        kvs->tier_skip = true;   /* until the next fence */
+        KVS_COUNT(kvs, tier_stalls, 1);
+        break;
+    default:
         return kvs_fail(kvs, rc, "the node tier %s: %s", kvs->tier_prefix,
                         mpikvs_strerror(rc));
-    return rc;
+    }
+    KVS_COUNT(kvs, tier_misses, 1);
+    return MPIKVS_MISS;
+}
+
+int kvs_tier_lookup(mpikvs_t *kvs, const void *key, void *value)
+{
+    size_t len = 0;
+    int rc;
+
+    if (kvs->tier_skip) {
+        KVS_COUNT(kvs, tier_misses, 1);
+        return MPIKVS_MISS;
+    }
+    rc = kvshm_tier_get(kvs->tier, key, kvs->key_size, value,
+                        kvs->value_size, &len);
+    return tier_outcome(kvs, rc, len);
 }
 
 /* Remember a remote hit for the next fence; a full buffer drops it. */
@@ -269,6 +299,7 @@ int kvs_tier_publish(mpikvs_t *kvs)
 
     if (!kvs->tier)
         return MPIKVS_OK;
+    kvs->tier_skip = false;   /* a new epoch: try the tier again */
     mpi_rc = MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0,
                         kvs->node_comm);
     if (mpi_rc == MPI_SUCCESS && kvs->local_rank == 0) {
@@ -344,16 +375,14 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value)
     *value = NULL;
     if (!kvs->tier)
         return MPIKVS_MISS;
-    rc = kvshm_tier_get_ref(kvs->tier, key, kvs->key_size, &ref, &len, NULL);
-    if (rc == MPIKVS_OK && len == kvs->value_size) {
-        KVS_COUNT(kvs, tier_hits, 1);
-        *value = ref;
-        return MPIKVS_OK;
-    }
-    if (rc == MPIKVS_OK || rc == MPIKVS_MISS) {
+    if (kvs->tier_skip) {
         KVS_COUNT(kvs, tier_misses, 1);
         return MPIKVS_MISS;
     }
-    return kvs_fail(kvs, rc, "the node tier %s: %s", kvs->tier_prefix,
-                    mpikvs_strerror(rc));
+    len = 0;
+    rc = kvshm_tier_get_ref(kvs->tier, key, kvs->key_size, &ref, &len, NULL);
+    rc = tier_outcome(kvs, rc, len);
+    if (rc == MPIKVS_OK)
+        *value = ref;
+    return rc;
 }

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define KVSHM_MAGIC          "MPIKVSrg"     /* 8 bytes, no terminator kept */
-#define KVSHM_FORMAT_VERSION 1u
+#define KVSHM_FORMAT_VERSION 2u    /* 2: fine-lock words carry an epoch */
 #define KVSHM_HEADER_SIZE    256u
 #define KVSHM_CACHELINE      64u
 
@@ -102,7 +102,11 @@ struct kvshm_tier_control {
     uint64_t writer_pid;        /* the process that writes it; 0: none */
     /* lines 2-3: more counters */
     uint64_t clears;            /* kvshm_tier_clear() calls */
-    uint8_t  pad2[120];
+    uint64_t dropped;           /* entries a rebuild or repair dropped:
+                                 * their checksum failed */
+    uint64_t repairs;           /* writers that took over a publication
+                                 * left half done and rebuilt the index */
+    uint8_t  pad2[104];
 };
 
 #define KVSHM_TIER_BUCKETS_OFFSET \
@@ -114,14 +118,31 @@ struct kvshm_tier_bucket {
     uint32_t tail;
 };
 
-/* An entry: this, then the key, then the value at an 8-byte boundary. */
+/*
+ * An entry: this, then the key, then the value at an 8-byte boundary.
+ * hash is XXH3-64 of the key (seeded with hash_seed); checksum is XXH3-64
+ * of the value seeded with kvshm_tier_checksum_seed() of hash and both
+ * lengths, so the two together cover key, value and lengths.  A reader
+ * checks what it copies against checksum, and a rebuild drops an entry
+ * that fails it: a half-written value is never a hit.
+ */
 struct kvshm_tier_entry {
     uint64_t hash;              /* of the key, seeded with hash_seed */
     uint32_t next;              /* next entry of the chain, 0 = end */
     uint32_t key_len;
     uint32_t value_len;
     uint32_t flags;             /* KVSHM_ENTRY_DEAD */
+    uint64_t checksum;          /* of the value, see above */
 };
+
+#define KVSHM_TIER_CHECKSUM_SEED UINT64_C(0x6d70696b76737463) /* "mpikvstc" */
+
+static inline uint64_t kvshm_tier_checksum_seed(uint64_t hash,
+                                                uint64_t key_len,
+                                                uint64_t value_len)
+{
+    return hash ^ KVSHM_TIER_CHECKSUM_SEED ^ (key_len << 32) ^ value_len;
+}
 
 #define KVSHM_ENTRY_DEAD 1u     /* replaced by a later entry for its key */
 
@@ -181,8 +202,33 @@ struct kvshm_data_control {
     uint32_t node_index;
     uint32_t state;             /* KVSHM_DATA_*: buckets laid out yet? */
     char     table[KVSHM_TABLE_TAG_MAX];
-    uint8_t  pad[256 - 88 - KVSHM_TABLE_TAG_MAX];
+    uint8_t  pad0[112 - 88 - KVSHM_TABLE_TAG_MAX];
+    /* the fine-lock mode (mpi-kvs/locks.c): the open that may take the
+     * bucket locks, and the epoch every lock word it takes carries */
+    uint64_t lock_lease;        /* KVSHM_LEASE_OWNER() of its leader; 0: free */
+    uint32_t lock_epoch;        /* of the latest fine-lock open */
+    uint32_t reserved1;
+    uint8_t  pad[256 - 128];
 };
+
+/* A fine-lock lease holder: a process of this node, by pid and the low
+ * 32 bits of its start time (clock ticks since boot), so that a pid the
+ * kernel gave to another process does not pass for the holder. */
+#define KVSHM_LEASE_OWNER(pid, start) \
+    (((uint64_t)(uint32_t)(pid) << 32) | (uint32_t)(start))
+
+/* A bucket's lock word in the fine-lock mode, from the top: the epoch of
+ * the open that stamped it (20 bits, wrapping), so that a later open
+ * knows a word a dead one left behind; a writer bit; the count of
+ * writers waiting for it (new readers stay out while there are any); the
+ * count of readers inside. */
+#define KVSHM_LOCK_EPOCH_SHIFT 44
+#define KVSHM_LOCK_EPOCH_MASK  ((UINT32_C(1) << 20) - 1u)
+#define KVSHM_LOCK_WRITER      (UINT64_C(1) << 43)
+#define KVSHM_LOCK_WAITER      (UINT64_C(1) << 22)   /* one waiting writer */
+#define KVSHM_LOCK_WAITERS     (KVSHM_LOCK_WRITER - KVSHM_LOCK_WAITER)
+#define KVSHM_LOCK_READERS     (KVSHM_LOCK_WAITER - 1u)
+#define KVSHM_LOCK_EPOCH(w)    ((uint32_t)((w) >> KVSHM_LOCK_EPOCH_SHIFT))
 
 /* state: a region the SPANK plugin made without a job config is
  * reserved but not laid out; the first rank to open it lays out its
@@ -200,7 +246,10 @@ struct kvshm_rank_stats {
      * this rank published (the leader) and remote hits it dropped (its
      * buffer or the tier was full) */
     uint64_t tier_hits, tier_misses, tier_published, tier_dropped;
-    uint64_t pad[2];
+    uint64_t tier_stalls;   /* tier lookups that found a writer gone in
+                             * mid-publication (or damage): the epoch's
+                             * gets went to the keys' homes after it */
+    uint64_t pad[1];
 };
 
 #define KVSHM_DATA_CONTROL_OFFSET KVSHM_HEADER_SIZE

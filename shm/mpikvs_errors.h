@@ -32,7 +32,7 @@ enum mpikvs_rc {
     MPIKVS_ERR_OWNER      = -30811, /* the region belongs to another user */
     MPIKVS_ERR_FULL       = -30812, /* the region reached its maximum size */
     MPIKVS_ERR_TOOBIG     = -30813, /* a key or value is larger than allowed */
-    MPIKVS_ERR_STALLED    = -30814, /* the writer stopped in mid-publication */
+    MPIKVS_ERR_STALLED    = -30814, /* a writer, lock holder or peer stopped */
     MPIKVS_ERR_MPI        = -30815, /* an MPI call failed */
     MPIKVS_ERR_MISMATCH   = -30816, /* ranks or regions disagree */
     MPIKVS_ERR_CONFIG     = -30817, /* the job config is invalid or missing */

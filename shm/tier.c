@@ -18,7 +18,17 @@
  * bounded by the entry count, so a torn read costs a retry, never a fault
  * or a loop.  Key and value bytes are read with plain memcmp/memcpy, the
  * usual seqlock compromise: what such a racy read returns is thrown away
- * unless the sequence proves it was stable.
+ * unless the sequence proves it was stable.  Then the value is checked
+ * against the entry's checksum as well: the sequence cannot vouch for a
+ * writer that died in mid-publication, so a hit is only ever a value that
+ * verifies.
+ *
+ * A writer killed in mid-publication leaves seq odd and possibly a half
+ * written value or half linked chain.  The next writer repairs before it
+ * publishes anything: it keeps seq odd, drops every entry that does not
+ * verify, relinks the index from the entries and ends on an even seq.
+ * The writer's own chain walks are bounded like a reader's; one that finds
+ * the index damaged repairs it too.
  */
 #include <errno.h>
 #include <sched.h>
@@ -50,6 +60,7 @@ struct kvshm_tier {
     uint64_t                    max_buckets; /* what the index mapping holds */
     uint64_t                    seed;
     bool                        writer;
+    bool                        claimed;     /* writer_pid is ours */
     unsigned                    stall_ms;
     /* this process's counters: private memory, never a shared line */
     uint64_t                    lookups, hits, misses, retries;
@@ -104,6 +115,24 @@ static inline uint64_t key_hash(const struct kvshm_tier *t, const void *key,
                                 size_t len)
 {
     return XXH3_64bits_withSeed(key, len, t->seed);
+}
+
+/* The entry checksum of format.h: of the value, seeded with the key's hash
+ * and both lengths. */
+static inline uint64_t value_sum(uint64_t hash, uint64_t key_len,
+                                 const void *value, uint64_t value_len)
+{
+    return XXH3_64bits_withSeed(value, value_len,
+                                kvshm_tier_checksum_seed(hash, key_len,
+                                                         value_len));
+}
+
+static bool entry_verifies(const struct kvshm_tier *t,
+                           struct kvshm_tier_entry *e)
+{
+    return key_hash(t, entry_key(e), e->key_len) == e->hash &&
+           value_sum(e->hash, e->key_len, entry_value(e, e->key_len),
+                     e->value_len) == e->checksum;
 }
 
 /* ---- the writer's side of the sequence lock ---- */
@@ -211,6 +240,30 @@ void kvshm_tier_spec_for_bytes(struct kvshm_tier_spec *spec, uint64_t bytes,
     spec->buckets = buckets;
 }
 
+struct index_fill {
+    uint64_t buckets, max_load_milli, writer_pid;
+};
+
+/* The control block, written before the index region has a name: once
+ * named it belongs to its owner, who may truncate it under any mapping.
+ * Fresh pages from posix_fallocate are zero: no bucket is linked. */
+static int fill_index(void *base, uint64_t size, void *arg,
+                      mpikvs_error_t *err)
+{
+    const struct index_fill *f = arg;
+    struct kvshm_tier_control *ctl =
+        (struct kvshm_tier_control *)((char *)base + KVSHM_HEADER_SIZE);
+
+    (void)size;
+    (void)err;
+    ctl->nbuckets = f->buckets;
+    ctl->entries_top = ENTRIES_START;
+    ctl->hash_seed = TIER_SEED;
+    ctl->max_load_milli = f->max_load_milli;
+    ctl->writer_pid = f->writer_pid;
+    return MPIKVS_OK;
+}
+
 int kvshm_tier_create(const struct kvshm_tier_spec *spec,
                       struct kvshm_tier **out, mpikvs_error_t *err)
 {
@@ -219,6 +272,11 @@ int kvshm_tier_create(const struct kvshm_tier_spec *spec,
     uint64_t max_bytes, initial, buckets, max_buckets, most_entries;
     double max_load;
     struct kvshm_tier *t;
+    struct index_fill fill;
+    /* Made for another owner (the SPANK plugin, as root, for the job
+     * user): that owner's process becomes the writer, and nothing here
+     * touches the regions once they are named. */
+    bool for_owner = spec->region.uid != KVSHM_ANY_UID;
     int rc;
 
     *out = NULL;
@@ -251,6 +309,11 @@ int kvshm_tier_create(const struct kvshm_tier_spec *spec,
                          buckets * sizeof(struct kvshm_tier_bucket));
     rs.max_size = round_page(KVSHM_TIER_BUCKETS_OFFSET +
                              max_buckets * sizeof(struct kvshm_tier_bucket));
+    fill.buckets = buckets;
+    fill.max_load_milli = (uint64_t)(max_load * 1000.0);
+    fill.writer_pid = for_owner ? 0 : (uint64_t)getpid();
+    rs.fill = fill_index;
+    rs.fill_arg = &fill;
     rc = kvshm_region_create(&rs, &t->index, err);
     if (rc != MPIKVS_OK)
         goto fail;
@@ -259,19 +322,15 @@ int kvshm_tier_create(const struct kvshm_tier_spec *spec,
     rs.kind = KVSHM_KIND_TIER_ENTRIES;
     rs.size = initial;
     rs.max_size = max_bytes;
+    rs.fill = NULL;   /* zero pages: no entry yet */
     rc = kvshm_region_create(&rs, &t->entries, err);
     if (rc != MPIKVS_OK)
         goto fail;
 
     attach(t);
     t->seed = TIER_SEED;
-    t->writer = true;
-    /* Fresh pages from posix_fallocate are zero: no bucket is linked. */
-    t->ctl->nbuckets = buckets;
-    t->ctl->entries_top = ENTRIES_START;
-    t->ctl->hash_seed = TIER_SEED;
-    t->ctl->max_load_milli = (uint64_t)(max_load * 1000.0);
-    t->ctl->writer_pid = (uint64_t)getpid();
+    t->writer = t->claimed = !for_owner;
+    t->stall_ms = KVSHM_TIER_DEFAULT_STALL_MS;
     *out = t;
     return MPIKVS_OK;
 
@@ -309,6 +368,9 @@ static int claim_writer(struct kvshm_tier *t, const char *prefix,
             return MPIKVS_OK;
     }
 }
+
+static bool control_sane(const struct kvshm_tier *t);
+static void repair(struct kvshm_tier *t);
 
 static int open_tier(const char *dir, const char *job, const char *node,
                      const char *prefix,
@@ -353,7 +415,10 @@ static int open_tier(const char *dir, const char *job, const char *node,
                                          : KVSHM_TIER_DEFAULT_STALL_MS;
     if (writer && (rc = claim_writer(t, prefix, err)) != MPIKVS_OK)
         goto fail;
-    t->writer = writer;
+    t->writer = t->claimed = writer;
+    /* An odd seq with the claim ours: the last writer died publishing. */
+    if (writer && ((LOAD(&t->ctl->seq) & 1) || !control_sane(t)))
+        repair(t);
     *out = t;
     return MPIKVS_OK;
 
@@ -386,7 +451,7 @@ void kvshm_tier_close(struct kvshm_tier **tp)
 
     if (!t)
         return;
-    if (t->writer) {   /* let the next writer in */
+    if (t->claimed) {   /* let the next writer in */
         uint64_t self = (uint64_t)getpid();
         __atomic_compare_exchange_n(&t->ctl->writer_pid, &self, 0, false,
                                     __ATOMIC_RELEASE, __ATOMIC_RELAXED);
@@ -418,6 +483,37 @@ int kvshm_tier_unlink(const char *dir, const char *job, const char *node,
 
 /* ---- the writer ---- */
 
+/* An entry offset the writer may follow: inside the entries in use, and
+ * the whole entry too. */
+static struct kvshm_tier_entry *entry_in(const struct kvshm_tier *t,
+                                         uint64_t off, uint64_t top)
+{
+    struct kvshm_tier_entry *e;
+
+    if (off < ENTRIES_START || off % KVSHM_TIER_UNIT ||
+        off + sizeof(*e) > top)
+        return NULL;
+    e = entry_at(t, off);
+    if (off + kvshm_entry_size(e->key_len, e->value_len) > top)
+        return NULL;
+    return e;
+}
+
+/* The writer's view of the control block: what a repair must fix before
+ * the writer may trust it. */
+static bool control_sane(const struct kvshm_tier *t)
+{
+    const struct kvshm_tier_control *ctl = t->ctl;
+    uint64_t n = ctl->nbuckets;
+
+    return n && !(n & (n - 1)) && n <= t->max_buckets &&
+           KVSHM_TIER_BUCKETS_OFFSET + n * sizeof(struct kvshm_tier_bucket) <=
+               t->index->size &&
+           ctl->entries_top >= ENTRIES_START &&
+           ctl->entries_top <= t->entries->size &&
+           ctl->entries_top % KVSHM_TIER_UNIT == 0;
+}
+
 static void link_at_tail(struct kvshm_tier *t, struct kvshm_tier_bucket *b,
                          uint32_t unit)
 {
@@ -429,6 +525,61 @@ static void link_at_tail(struct kvshm_tier *t, struct kvshm_tier_bucket *b,
 }
 
 /*
+ * Check every entry below limit (the writer alone changes them: plain
+ * reads, no publication needed).  A live entry that does not verify is
+ * marked dead, so no relink links it again; readers never follow the
+ * flag and check values themselves.  Stops at the first entry that cannot
+ * be an entry (its lengths run past limit): what lies beyond cannot be
+ * parsed.  Returns the end of the last whole entry.
+ */
+static uint64_t sweep(struct kvshm_tier *t, uint64_t limit)
+{
+    uint64_t off = ENTRIES_START;
+
+    while (off + sizeof(struct kvshm_tier_entry) <= limit) {
+        struct kvshm_tier_entry *e = entry_at(t, off);
+        if (e->key_len == 0 || e->key_len > INT32_MAX ||
+            e->value_len > INT32_MAX || !entry_in(t, off, limit))
+            break;
+        if (!(e->flags & KVSHM_ENTRY_DEAD) && !entry_verifies(t, e)) {
+            STORE(&e->flags, e->flags | KVSHM_ENTRY_DEAD);
+            t->ctl->dropped++;
+        }
+        off += kvshm_entry_size(e->key_len, e->value_len);
+    }
+    return off;
+}
+
+/*
+ * Relink every live entry below top into nbuckets buckets, in entry
+ * order, and set the counts from what was linked.  Inside a publication.
+ */
+static void relink(struct kvshm_tier *t, uint64_t nbuckets, uint64_t top)
+{
+    struct kvshm_tier_control *ctl = t->ctl;
+    uint64_t off, mask = nbuckets - 1, live = 0, live_bytes = 0;
+
+    STORE(&ctl->nbuckets, nbuckets);
+    memset(t->buckets, 0, nbuckets * sizeof(struct kvshm_tier_bucket));
+    for (off = ENTRIES_START; off < top;) {
+        struct kvshm_tier_entry *e = entry_at(t, off);
+        uint64_t size = kvshm_entry_size(e->key_len, e->value_len);
+        if (!(e->flags & KVSHM_ENTRY_DEAD)) {
+            STORE(&e->next, 0);
+            link_at_tail(t, &t->buckets[e->hash & mask],
+                         (uint32_t)(off / KVSHM_TIER_UNIT));
+            live++;
+            live_bytes += size;
+        }
+        off += size;
+    }
+    STORE(&ctl->entries, live);
+    STORE(&ctl->entries_top, top);
+    ctl->live_bytes = live_bytes;
+    ctl->dead_bytes = top - ENTRIES_START - live_bytes;
+}
+
+/*
  * Algorithm 3 of the SHMEMPMI paper: a bigger bucket array, then every
  * live entry relinked in entry order.  Entries do not move, so offsets
  * held anywhere stay valid.  A tier whose index cannot grow keeps working
@@ -437,29 +588,56 @@ static void link_at_tail(struct kvshm_tier *t, struct kvshm_tier_bucket *b,
 static void rebuild(struct kvshm_tier *t, uint64_t new_buckets)
 {
     struct kvshm_tier_control *ctl = t->ctl;
-    uint64_t off, top = ctl->entries_top, mask = new_buckets - 1;
-    uint64_t need = round_page(KVSHM_TIER_BUCKETS_OFFSET +
-                               new_buckets * sizeof(struct kvshm_tier_bucket));
+    uint64_t top, need = round_page(KVSHM_TIER_BUCKETS_OFFSET +
+                                    new_buckets *
+                                        sizeof(struct kvshm_tier_bucket));
 
     if (new_buckets > t->max_buckets ||
         kvshm_region_grow(t->index, need, NULL) != MPIKVS_OK) {
         ctl->rebuild_failures++;
         return;
     }
+    top = sweep(t, ctl->entries_top);   /* outside: readers go on */
     publish_begin(t);
-    STORE(&ctl->nbuckets, new_buckets);
-    memset(t->buckets, 0, new_buckets * sizeof(struct kvshm_tier_bucket));
-    for (off = ENTRIES_START; off < top;) {
-        struct kvshm_tier_entry *e = entry_at(t, off);
-        if (!(e->flags & KVSHM_ENTRY_DEAD)) {
-            STORE(&e->next, 0);
-            link_at_tail(t, &t->buckets[e->hash & mask],
-                         (uint32_t)(off / KVSHM_TIER_UNIT));
-        }
-        off += kvshm_entry_size(e->key_len, e->value_len);
-    }
+    relink(t, new_buckets, top);
     publish_end(t);
     ctl->rebuilds++;
+}
+
+/*
+ * Make a tier the last writer left in any state consistent again: keep
+ * (or make) seq odd, so readers wait instead of following links, drop
+ * what does not verify, relink everything from the entries themselves,
+ * and end on the even seq after it.
+ */
+static void repair(struct kvshm_tier *t)
+{
+    struct kvshm_tier_control *ctl = t->ctl;
+    uint64_t s = LOAD(&ctl->seq), n = ctl->nbuckets, limit, top;
+
+    if (!(s & 1)) {
+        STORE(&ctl->seq, s + 1);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+    }
+    if (!n || (n & (n - 1)) || n > t->max_buckets ||
+        KVSHM_TIER_BUCKETS_OFFSET + n * sizeof(struct kvshm_tier_bucket) >
+            t->index->size) {
+        /* the most buckets the index holds now */
+        for (n = 1; n * 2 <= t->max_buckets &&
+                    KVSHM_TIER_BUCKETS_OFFSET +
+                            n * 2 * sizeof(struct kvshm_tier_bucket) <=
+                        t->index->size;
+             n *= 2)
+            ;
+    }
+    limit = ctl->entries_top;
+    if (limit < ENTRIES_START || limit > t->entries->size ||
+        limit % KVSHM_TIER_UNIT)
+        limit = t->entries->size;
+    top = sweep(t, limit);
+    relink(t, n, top);
+    __atomic_store_n(&ctl->seq, (s | 1) + 1, __ATOMIC_RELEASE);
+    ctl->repairs++;
 }
 
 static int grow_entries(struct kvshm_tier *t, uint64_t need,
@@ -485,13 +663,54 @@ static int grow_entries(struct kvshm_tier *t, uint64_t need,
     return rc;
 }
 
+struct place {
+    struct kvshm_tier_bucket *b;
+    struct kvshm_tier_entry  *old, *prev;   /* the key's entry, its chain
+                                             * predecessor; NULL: none */
+    uint64_t                  off;          /* of old */
+};
+
+/*
+ * The writer's walk of key's chain, bounded like a reader's: at most
+ * entries + 1 steps, every link inside the entries in use, and a chain
+ * that ends where its bucket's tail says.  false: the index is damaged.
+ */
+static bool find(struct kvshm_tier *t, uint64_t hash, const void *key,
+                 size_t key_len, struct place *p)
+{
+    struct kvshm_tier_control *ctl = t->ctl;
+    uint64_t top = ctl->entries_top, steps = 0, off;
+    struct kvshm_tier_entry *e = NULL;
+
+    *p = (struct place){.b = &t->buckets[hash & (ctl->nbuckets - 1)]};
+    for (off = (uint64_t)p->b->head * KVSHM_TIER_UNIT; off;
+         off = (uint64_t)e->next * KVSHM_TIER_UNIT) {
+        if (e)
+            p->prev = e;
+        e = entry_in(t, off, top);
+        if (!e || ++steps > ctl->entries + 1)
+            return false;
+        if (e->hash == hash && e->key_len == key_len &&
+            memcmp(entry_key(e), key, key_len) == 0) {
+            p->old = e;
+            p->off = off;
+            return true;
+        }
+    }
+    p->prev = NULL;
+    /* appending follows the tail: it must be the chain's last entry */
+    return e ? (uint64_t)p->b->tail * KVSHM_TIER_UNIT ==
+                   (uint64_t)((unsigned char *)e - t->ebase)
+             : p->b->tail == 0;
+}
+
 int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
                    const void *value, size_t value_len, mpikvs_error_t *err)
 {
     struct kvshm_tier_control *ctl;
-    struct kvshm_tier_bucket *b;
-    struct kvshm_tier_entry *old = NULL, *prev = NULL, *e;
-    uint64_t hash, off, top, size;
+    struct kvshm_tier_entry *old, *e;
+    struct place p;
+    uint64_t hash, top, size;
     uint32_t unit;
     int rc;
 
@@ -507,24 +726,21 @@ int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
                           key_len, value_len);
     ctl = t->ctl;
     hash = key_hash(t, key, key_len);
-    b = &t->buckets[hash & (ctl->nbuckets - 1)];
-
-    /* The writer is the only one who changes the tier: it walks plainly. */
-    for (off = (uint64_t)b->head * KVSHM_TIER_UNIT; off;
-         off = (uint64_t)old->next * KVSHM_TIER_UNIT) {
-        if (old)
-            prev = old;
-        old = entry_at(t, off);
-        if (old->hash == hash && old->key_len == key_len &&
-            memcmp(entry_key(old), key, key_len) == 0)
-            break;
+    if (!control_sane(t) || !find(t, hash, key, key_len, &p)) {
+        /* damaged under us (no writer but us changes it): rebuild the
+         * index from the entries, once */
+        repair(t);
+        if (!find(t, hash, key, key_len, &p))
+            return kvshm_fail(err, MPIKVS_ERR_CORRUPT,
+                              "tier %s is damaged beyond repair",
+                              t->index->path);
     }
-    if (!off)
-        old = NULL;
+    old = p.old;
 
     if (old && old->value_len == value_len) {
         publish_begin(t);
         memcpy(entry_value(old, key_len), value, value_len);
+        STORE(&old->checksum, value_sum(hash, key_len, value, value_len));
         publish_end(t);
         ctl->updates++;
         return MPIKVS_OK;
@@ -550,21 +766,23 @@ int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
     memcpy(entry_key(e), key, key_len);
     if (value_len)
         memcpy(entry_value(e, key_len), value, value_len);
+    e->checksum = value_sum(hash, key_len, entry_value(e, key_len),
+                            value_len);
     unit = (uint32_t)(top / KVSHM_TIER_UNIT);
 
     publish_begin(t);
     if (old) {
-        uint32_t old_unit = (uint32_t)(off / KVSHM_TIER_UNIT);
+        uint32_t old_unit = (uint32_t)(p.off / KVSHM_TIER_UNIT);
         e->next = old->next;
-        if (prev)
-            STORE(&prev->next, unit);
+        if (p.prev)
+            STORE(&p.prev->next, unit);
         else
-            STORE(&b->head, unit);
-        if (b->tail == old_unit)
-            STORE(&b->tail, unit);
+            STORE(&p.b->head, unit);
+        if (p.b->tail == old_unit)
+            STORE(&p.b->tail, unit);
         STORE(&old->flags, old->flags | KVSHM_ENTRY_DEAD);
     } else {
-        link_at_tail(t, b, unit);
+        link_at_tail(t, p.b, unit);
         STORE(&ctl->entries, ctl->entries + 1);
     }
     STORE(&ctl->entries_top, top + size);
@@ -592,6 +810,8 @@ int kvshm_tier_clear(struct kvshm_tier *t, mpikvs_error_t *err)
         return kvshm_fail(err, MPIKVS_ERR_INVAL,
                           "only the tier's writer may clear it");
     ctl = t->ctl;
+    if (!control_sane(t))
+        repair(t);   /* nbuckets says how much to clear */
     /* One publication: a reader finds every entry or, after it, none.
      * The entry bytes stay until new entries overwrite them, past the
      * new entries_top where no reader follows a link. */
@@ -629,7 +849,8 @@ static inline void prefetch_entry(const struct kvshm_tier_entry *e)
 static enum walk_result walk(const struct kvshm_tier *t, uint64_t hash,
                              const void *key, size_t key_len,
                              uint64_t nbuckets, uint64_t top,
-                             uint64_t entries, struct kvshm_tier_entry **found)
+                             uint64_t entries, struct kvshm_tier_entry **found,
+                             uint32_t *value_len)
 {
     uint64_t off, steps = 0;
 
@@ -648,10 +869,13 @@ static enum walk_result walk(const struct kvshm_tier *t, uint64_t hash,
         prefetch_entry(e);
         klen = LOAD(&e->key_len);
         if (LOAD(&e->hash) == hash && klen == key_len) {
-            if (off + kvshm_entry_size(klen, LOAD(&e->value_len)) > top)
+            /* loaded once: the length checked is the length copied */
+            uint32_t vlen = LOAD(&e->value_len);
+            if (off + kvshm_entry_size(klen, vlen) > top)
                 return WALK_TORN;
             if (memcmp(entry_key(e), key, key_len) == 0) {
                 *found = e;
+                *value_len = vlen;
                 return WALK_FOUND;
             }
         }
@@ -691,9 +915,15 @@ static int wait_for_writer(struct kvshm_tier *t, unsigned *spins,
     return MPIKVS_OK;
 }
 
+/* How often a lookup re-reads an entry that does not verify under a
+ * stable seq before it calls the entry damaged. */
+#define BAD_ENTRY_RETRIES 4u
+
 /*
  * One consistent lookup.  With value/cap it copies the value inside the
- * read section; *entry and *gen describe what was found.
+ * read section; *entry and *gen describe what was found.  A hit is only
+ * a value that matches the entry's checksum: with value, the copy; else
+ * the bytes in place, checked inside the read section.
  */
 static int lookup(struct kvshm_tier *t, const void *key, size_t key_len,
                   void *value, size_t cap, size_t *value_len,
@@ -701,14 +931,15 @@ static int lookup(struct kvshm_tier *t, const void *key, size_t key_len,
 {
     struct kvshm_tier_control *ctl = t->ctl;
     uint64_t hash = key_hash(t, key, key_len), deadline = 0;
-    unsigned spins = 0;
+    unsigned spins = 0, bad = 0;
 
     t->lookups++;
     for (;;) {
         struct kvshm_tier_entry *e = NULL;
         enum walk_result r;
-        uint64_t s1, s2;
+        uint64_t s1, s2, sum = 0;
         uint32_t vlen = 0;
+        bool whole = false;
 
         s1 = __atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE);
         if (s1 & 1) {
@@ -718,10 +949,13 @@ static int lookup(struct kvshm_tier *t, const void *key, size_t key_len,
             continue;
         }
         r = walk(t, hash, key, key_len, LOAD(&ctl->nbuckets),
-                 LOAD(&ctl->entries_top), LOAD(&ctl->entries), &e);
+                 LOAD(&ctl->entries_top), LOAD(&ctl->entries), &e, &vlen);
         if (r == WALK_FOUND) {
-            vlen = LOAD(&e->value_len);
-            if (value && vlen <= cap)
+            sum = LOAD(&e->checksum);
+            if (!value)
+                whole = value_sum(hash, key_len, entry_value(e, key_len),
+                                  vlen) == sum;
+            else if (vlen <= cap)
                 memcpy(value, entry_value(e, key_len), vlen);
         }
         /* Orders the loads above before the check: if any of them saw a
@@ -737,6 +971,20 @@ static int lookup(struct kvshm_tier *t, const void *key, size_t key_len,
         if (r == WALK_MISS) {
             t->misses++;
             return MPIKVS_MISS;
+        }
+        if (value && vlen <= cap)
+            whole = value_sum(hash, key_len, value, vlen) == sum;
+        else if (value)
+            whole = true;   /* TOOBIG copies nothing: no value to trust */
+        if (!whole) {
+            /* Stable seq, yet a value that does not verify: a writer
+             * that died mid-publication with no successor yet to repair,
+             * or damage.  Never a hit. */
+            t->retries++;
+            if (++bad >= BAD_ENTRY_RETRIES)
+                return MPIKVS_ERR_CORRUPT;
+            sched_yield();
+            continue;
         }
         t->hits++;
         *value_len = vlen;
@@ -812,6 +1060,8 @@ void kvshm_tier_stats(const struct kvshm_tier *t, struct kvshm_tier_stats *out)
     out->growths = LOAD(&ctl->growths);
     out->clears = LOAD(&ctl->clears);
     out->writer_pid = LOAD(&ctl->writer_pid);
+    out->dropped = LOAD(&ctl->dropped);
+    out->repairs = LOAD(&ctl->repairs);
     out->entries_size = t->entries->size;
     if (!t->writer) {
         struct kvshm_region *r = t->entries;

@@ -15,9 +15,18 @@
  * between, it starts over.  So a lookup returns the tier as it was
  * before or after each publication, never a half-written entry, and it
  * never takes a lock, never makes a system call, and never writes to
- * shared memory on its way.  A reader that finds the writer in the middle
- * of a publication for longer than its stall timeout (a writer that died)
- * gets MPIKVS_ERR_STALLED instead of hanging.
+ * shared memory on its way.  Every entry carries a checksum of its key and
+ * value (format.h), and a lookup checks what it returns against it: a
+ * half-written value is never a hit.  A reader that finds the writer in
+ * the middle of a publication for longer than its stall timeout (a writer
+ * that died) gets MPIKVS_ERR_STALLED instead of hanging.
+ *
+ * A writer that died.  The next writer (kvshm_tier_open_writer() takes
+ * over the claim of a dead process) finds seq odd and repairs the tier
+ * before anything else: entries whose checksum fails are dropped
+ * (counted in the stats), the index is relinked from the entries, and seq
+ * is even again.  Every chain walk of the writer is bounded too; a
+ * damaged index found on the way is repaired the same way.
  *
  * Zero copy.  kvshm_tier_get_ref() returns a pointer into the entries
  * region and the generation it was found in; the bytes are the value for
@@ -69,7 +78,9 @@ struct kvshm_tier_stats {
     /* from the shared control block */
     uint64_t entries, nbuckets, live_bytes, dead_bytes, entries_top,
              entries_size, updates, rebuilds, rebuild_failures, growths,
-             clears, writer_pid;
+             clears, writer_pid,
+             dropped,   /* entries whose checksum failed at a rebuild */
+             repairs;   /* writers that repaired what a dead one left */
     double   load_factor;
     /* this process's own lookups (never shared: kept off the hit path's
      * shared cache lines) */
@@ -88,8 +99,15 @@ int kvshm_tier_region_names(const char *job, const char *node,
 void kvshm_tier_spec_for_bytes(struct kvshm_tier_spec *spec, uint64_t bytes,
                                size_t key_len, size_t value_len);
 
-/* Create both regions and return the writer.  On failure nothing is left
- * behind.  Returns MPIKVS_OK or a code of kvshm_region_create(). */
+/* Create both regions and return the writer.  Each region is complete
+ * (header and control block) before it has a name.  With an explicit
+ * owner (spec->region.uid is not KVSHM_ANY_UID: the SPANK plugin makes
+ * the tier as root for the job user) the tier is made for that owner:
+ * *writer holds no writer claim, may not put, and its close touches
+ * nothing in the regions, which their owner may truncate at any time;
+ * the owner's process opens it with kvshm_tier_open_writer().  On failure
+ * nothing is left behind.  Returns MPIKVS_OK or a code of
+ * kvshm_region_create(). */
 int kvshm_tier_create(const struct kvshm_tier_spec *spec,
                       struct kvshm_tier **writer, mpikvs_error_t *err);
 
@@ -101,7 +119,9 @@ int kvshm_tier_open(const char *dir, const char *job, const char *node,
 
 /* Open an existing tier (one the SPANK plugin made) as its writer.  A
  * tier has one writer at a time: MPIKVS_ERR_EXISTS while another live
- * process holds it.  kvshm_tier_close() lets go of it. */
+ * process holds it.  The claim of a process that is gone is taken over,
+ * and what it left in mid-publication repaired (see above).
+ * kvshm_tier_close() lets go of it. */
 int kvshm_tier_open_writer(const char *dir, const char *job,
                            const char *node, const char *prefix,
                            const struct kvshm_tier_reader_opts *opts,
@@ -122,8 +142,9 @@ int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
  * length.  Returns MPIKVS_OK, MPIKVS_MISS, MPIKVS_ERR_TOOBIG (cap too
  * small; *value_len says how much is needed), MPIKVS_ERR_STALLED,
  * MPIKVS_ERR_INVAL (no key, or no buffer with cap > 0) or
- * MPIKVS_ERR_CORRUPT (a link out of bounds while no writer was at work:
- * the regions were damaged). */
+ * MPIKVS_ERR_CORRUPT (a link out of bounds, or an entry whose checksum
+ * fails, while no writer was at work: the regions were damaged, or a
+ * writer died and none has repaired the tier yet). */
 int kvshm_tier_get(struct kvshm_tier *t, const void *key, size_t key_len,
                    void *value, size_t cap, size_t *value_len);
 

@@ -4,9 +4,11 @@
  * Every value the tests store is derived from its key and a version, so
  * a reader can tell a right value from a torn or wrong one by itself.
  */
+#define _GNU_SOURCE   /* memmem */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -781,6 +783,551 @@ START_TEST(sized_for_bytes_fits_them)
 }
 END_TEST
 
+/* ---- a writer killed in mid-publication, and the next one ---- */
+
+/* The value the killed writer tears: big enough that any memcpy stores
+ * part of it before it reaches the half it cannot read (no CPU holds
+ * 32 KiB in registers), unless it reads the tail first (then the old
+ * value stays whole, which the test accepts too). */
+#define BIG_LEN (64u * 1024u)
+#define BIG_ID  UINT64_C(777777)
+
+static int open_index_ctl(const char *prefix, struct kvshm_region **idx,
+                          struct kvshm_tier_control **ctl)
+{
+    struct kvshm_open_opts oo = {.kind = KVSHM_KIND_TIER_INDEX,
+                                 .writable = false,
+                                 .expect_uid = geteuid()};
+    char name[KVSHM_NAME_MAX + 1];
+    mpikvs_error_t err = {0};
+    int rc;
+
+    snprintf(name, sizeof(name), "mpikvs.tjob.tnode.%s-index", prefix);
+    rc = kvshm_region_open(dir, name, &oo, idx, &err);
+    if (rc == MPIKVS_OK)
+        *ctl = (struct kvshm_tier_control *)((char *)(*idx)->base +
+                                             KVSHM_HEADER_SIZE);
+    return rc;
+}
+
+/* A big value is BIG_LEN bytes of one byte: anything else is torn. */
+static bool big_whole(const uint8_t *v, size_t len)
+{
+    if (len != BIG_LEN)
+        return false;
+    for (size_t i = 1; i < len; i++)
+        if (v[i] != v[0])
+            return false;
+    return v[0] == 0x11 || v[0] == 0x22 || v[0] == 0x33;
+}
+
+static void stop_in_handler(int sig)
+{
+    (void)sig;
+    raise(SIGSTOP);   /* the parent kills us while we are stopped */
+    for (;;)
+        pause();
+}
+
+/*
+ * The child takes the writer and updates the big value in place from a
+ * buffer whose second half is an inaccessible page: the copy faults in
+ * the middle of the publication, with seq odd and part of the new value
+ * stored.  Deterministic, and with no hook in the code under test.
+ */
+static void writer_dies_mid_publication(const char *prefix)
+{
+    struct kvshm_tier_reader_opts o = {.expect_uid = geteuid()};
+    struct kvshm_tier *mine = NULL;
+    struct key k = key_of(BIG_ID);
+    struct sigaction sa = {.sa_handler = stop_in_handler};
+    size_t span = BIG_LEN;   /* a multiple of the page size */
+    uint8_t *buf, *src;
+
+    if (kvshm_tier_open_writer(dir, "tjob", "tnode", prefix, &o, &mine,
+                               NULL) != MPIKVS_OK)
+        _exit(2);
+    buf = mmap(NULL, 2 * span, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        _exit(3);
+    src = buf + span - BIG_LEN / 2;
+    memset(src, 0x22, BIG_LEN / 2);
+    if (mprotect(buf + span, span, PROT_NONE) != 0)
+        _exit(4);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_NODEFER;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    kvshm_tier_put(mine, &k, sizeof(k), src, BIG_LEN, NULL);
+    _exit(5);   /* the put must fault */
+}
+
+struct torn_reader {
+    const char *prefix;
+    volatile int *stop;
+    uint64_t ids, lookups, hits, torn, errors;
+    int first_error;
+};
+
+static void *torn_reader_main(void *arg)
+{
+    struct torn_reader *tr = arg;
+    struct kvshm_tier_reader_opts o = {.stall_ms = 200,
+                                       .expect_uid = geteuid()};
+    struct kvshm_tier *r = NULL;
+    uint8_t v[BIG_LEN];
+    unsigned seed = (unsigned)(uintptr_t)tr;
+
+    if (kvshm_tier_open(dir, "tjob", "tnode", tr->prefix, &o, &r, NULL) !=
+        MPIKVS_OK) {
+        tr->errors++;
+        return NULL;
+    }
+    while (!__atomic_load_n(tr->stop, __ATOMIC_ACQUIRE)) {
+        uint64_t id = (uint64_t)rand_r(&seed) % (tr->ids + 1);
+        bool big = id == tr->ids;
+        struct key k = key_of(big ? BIG_ID : id);
+        size_t len = 0;
+        int rc = kvshm_tier_get(r, &k, sizeof(k), v, sizeof(v), &len);
+        tr->lookups++;
+        if (rc == MPIKVS_MISS)
+            continue;
+        if (rc != MPIKVS_OK) {
+            if (!tr->errors++)
+                tr->first_error = rc;
+            continue;
+        }
+        tr->hits++;
+        if (big ? !big_whole(v, len) : check_value(v, len, id) < 0)
+            tr->torn++;
+    }
+    kvshm_tier_close(&r);
+    return NULL;
+}
+
+START_TEST(killed_writer_is_repaired_by_the_next)
+{
+    enum { READERS = 3, IDS = 200 };
+    struct kvshm_tier_spec s = spec_for("kill");
+    struct kvshm_tier *w = create_tier(&s), *w2 = NULL;
+    struct kvshm_region *idx = NULL;
+    struct kvshm_tier_control *ctl;
+    struct torn_reader tr[READERS];
+    pthread_t th[READERS];
+    volatile int stop = 0;
+    struct key bk = key_of(BIG_ID);
+    uint8_t big[BIG_LEN];
+    mpikvs_error_t err = {0};
+    pid_t child;
+    int status, rc;
+
+    for (uint64_t id = 0; id < IDS; id++)
+        put_version(w, id, 0);
+    memset(big, 0x11, sizeof(big));
+    ck_assert_int_eq(kvshm_tier_put(w, &bk, sizeof(bk), big, BIG_LEN, &err),
+                     MPIKVS_OK);
+    kvshm_tier_close(&w);
+
+    child = fork();
+    ck_assert(child >= 0);
+    if (child == 0)
+        writer_dies_mid_publication("kill");
+    ck_assert(waitpid(child, &status, WUNTRACED) == child);
+    ck_assert_msg(WIFSTOPPED(status), "the writer did not stop in its put "
+                  "(status %#x)", status);
+    ck_assert_int_eq(open_index_ctl("kill", &idx, &ctl), MPIKVS_OK);
+    ck_assert_msg(__atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE) & 1,
+                  "the writer stopped outside a publication");
+    ck_assert(kill(child, SIGKILL) == 0);
+    ck_assert(waitpid(child, &status, 0) == child && WIFSIGNALED(status) &&
+              WTERMSIG(status) == SIGKILL);
+
+    /* A new writer takes over and works; readers run all along. */
+    rc = open_writer("kill", &w2, &err);
+    ck_assert_msg(rc == MPIKVS_OK, "taking over: %d %s", rc, err.text);
+    {
+        /* repaired at once: the half-written value dropped, or (had the
+         * copy faulted before its first store) the old one whole */
+        struct kvshm_tier *r0 = open_tier("kill", 200);
+        struct kvshm_tier_stats st;
+        uint8_t v0[BIG_LEN];
+        size_t len0 = 0;
+        kvshm_tier_stats(w2, &st);
+        rc = kvshm_tier_get(r0, &bk, sizeof(bk), v0, sizeof(v0), &len0);
+        printf("takeover: %llu repairs, %llu dropped, big value %s\n",
+               (unsigned long long)st.repairs,
+               (unsigned long long)st.dropped,
+               rc == MPIKVS_MISS ? "gone" : "kept");
+        ck_assert_uint_eq(st.repairs, 1);
+        ck_assert_msg(rc == MPIKVS_MISS ? st.dropped == 1
+                                        : rc == MPIKVS_OK &&
+                                              big_whole(v0, len0) &&
+                                              v0[0] == 0x11,
+                      "after the repair the big value is %d, %llu dropped",
+                      rc, (unsigned long long)st.dropped);
+        for (uint64_t id = 0; id < IDS; id++)
+            ck_assert_int_eq(get_version(r0, id), 0);
+        kvshm_tier_close(&r0);
+    }
+    for (int i = 0; i < READERS; i++) {
+        tr[i] = (struct torn_reader){.prefix = "kill", .stop = &stop,
+                                     .ids = IDS};
+        ck_assert(pthread_create(&th[i], NULL, torn_reader_main, &tr[i]) ==
+                  0);
+    }
+    for (int round = 0; round < 3000; round++) {
+        /* versions 3 apart keep the length: updates in place */
+        put_version(w2, (uint64_t)round % IDS, 3 * (uint64_t)(round / IDS + 1));
+        if (round % 10 == 0) {
+            memset(big, round % 20 ? 0x33 : 0x22, sizeof(big));
+            ck_assert_int_eq(kvshm_tier_put(w2, &bk, sizeof(bk), big,
+                                            BIG_LEN, &err), MPIKVS_OK);
+        }
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    uint64_t lookups = 0, hits = 0, torn = 0, errors = 0;
+    int first_error = 0;
+    for (int i = 0; i < READERS; i++) {
+        ck_assert(pthread_join(th[i], NULL) == 0);
+        lookups += tr[i].lookups;
+        hits += tr[i].hits;
+        torn += tr[i].torn;
+        if (tr[i].errors && !errors)
+            first_error = tr[i].first_error;
+        errors += tr[i].errors;
+    }
+    printf("after a killed writer: seq %llu, %llu lookups, %llu hits, "
+           "%llu torn, %llu errors (first %d)\n",
+           (unsigned long long)__atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE),
+           (unsigned long long)lookups, (unsigned long long)hits,
+           (unsigned long long)torn, (unsigned long long)errors,
+           first_error);
+    fflush(stdout);
+    ck_assert_msg(!(__atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE) & 1),
+                  "the new writer left seq odd: readers take idle for "
+                  "writing");
+    ck_assert_msg(torn == 0, "%llu torn values were hits",
+                  (unsigned long long)torn);
+    ck_assert_msg(errors == 0, "%llu lookups failed (first: %s)",
+                  (unsigned long long)errors, mpikvs_strerror(first_error));
+    ck_assert_msg(hits > 100, "only %llu hits", (unsigned long long)hits);
+    /* what the new writer wrote is there, whole */
+    struct kvshm_tier *r = open_tier("kill", 0);
+    uint8_t v[BIG_LEN];
+    size_t len = 0;
+    ck_assert_int_eq(kvshm_tier_get(r, &bk, sizeof(bk), v, sizeof(v), &len),
+                     MPIKVS_OK);
+    ck_assert_msg(big_whole(v, len) && v[0] == big[0], "big value wrong");
+    for (uint64_t id = 0; id < IDS; id++)
+        ck_assert_int_eq(get_version(r, id),
+                         3 * (int64_t)((3000 - 1 - id) / IDS + 1));
+    kvshm_tier_close(&r);
+    kvshm_region_close(&idx);
+    kvshm_tier_close(&w2);
+    kvshm_tier_unlink(dir, "tjob", "tnode", "kill");
+}
+END_TEST
+
+/* ---- damaged entries are never hits, and rebuilds drop them ---- */
+
+/* Flip a byte of the value of id in the entries file itself. */
+static void damage_value_of(const char *prefix, uint64_t id)
+{
+    char path[256];
+    struct key k = key_of(id);
+    struct stat st;
+    uint8_t *buf, *at;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/mpikvs.tjob.tnode.%s-entries", dir,
+             prefix);
+    fd = open(path, O_RDWR);
+    ck_assert(fd >= 0 && fstat(fd, &st) == 0);
+    buf = malloc((size_t)st.st_size);
+    ck_assert(buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
+    at = memmem(buf, (size_t)st.st_size, &k, sizeof(k));
+    ck_assert_msg(at, "the key of id %llu is not in %s",
+                  (unsigned long long)id, path);
+    at += sizeof(k) + 20;   /* inside the value (keys are 16 bytes) */
+    *at ^= 0x40;
+    ck_assert(pwrite(fd, at, 1, at - buf) == 1);
+    free(buf);
+    close(fd);
+}
+
+START_TEST(damaged_entries_are_not_hits_and_rebuilds_drop_them)
+{
+    struct kvshm_tier_spec s = spec_for("dmg");
+    struct kvshm_tier *w, *r;
+    struct kvshm_tier_stats st0, st;
+    struct key k = key_of(3);
+    uint8_t v[128];
+    size_t len = 0;
+    int rc;
+
+    s.buckets = 4;
+    w = create_tier(&s);
+    r = open_tier("dmg", 0);
+    for (uint64_t id = 0; id < 4; id++)
+        put_version(w, id, 1);
+    damage_value_of("dmg", 3);
+    rc = kvshm_tier_get(r, &k, sizeof(k), v, sizeof(v), &len);
+    ck_assert_msg(rc != MPIKVS_OK, "a damaged value was a hit (%s)",
+                  check_value(v, len, 3) < 0 ? "and it is wrong" : "whole?");
+    /* more entries than buckets: the next put rebuilds the index */
+    kvshm_tier_stats(w, &st0);
+    for (uint64_t id = 4; kvshm_tier_stats(w, &st), st.rebuilds == st0.rebuilds;
+         id++)
+        put_version(w, id, 1);
+    ck_assert_int_eq(kvshm_tier_get(r, &k, sizeof(k), v, sizeof(v), &len),
+                     MPIKVS_MISS);
+    ck_assert_int_eq(get_version(r, 2), 1);
+    ck_assert_msg(st.dropped == 1, "rebuild dropped %llu entries",
+                  (unsigned long long)st.dropped);
+    ck_assert_int_eq(get_version(r, 0), 1);
+    kvshm_tier_close(&r);
+    kvshm_tier_close(&w);
+    kvshm_tier_unlink(dir, "tjob", "tnode", "dmg");
+}
+END_TEST
+
+/* Point the next of the last entry of a tier back at its first entry:
+ * with one bucket, a cycle. */
+static void link_last_to_first(const char *prefix)
+{
+    struct kvshm_open_opts oo = {.kind = KVSHM_KIND_TIER_ENTRIES,
+                                 .writable = true, .expect_uid = geteuid()};
+    struct kvshm_region *ent;
+    struct kvshm_tier_entry *e;
+    mpikvs_error_t err = {0};
+    char name[KVSHM_NAME_MAX + 1];
+    uint64_t off, last = 0;
+
+    snprintf(name, sizeof(name), "mpikvs.tjob.tnode.%s-entries", prefix);
+    ck_assert_int_eq(kvshm_region_open(dir, name, &oo, &ent, &err),
+                     MPIKVS_OK);
+    for (off = KVSHM_HEADER_SIZE;; last = off,
+        off += kvshm_entry_size(e->key_len, e->value_len)) {
+        e = (struct kvshm_tier_entry *)((char *)ent->base + off);
+        if (e->key_len == 0)
+            break;   /* past the last entry: zero pages */
+    }
+    e = (struct kvshm_tier_entry *)((char *)ent->base + last);
+    ck_assert_uint_eq(e->next, 0);
+    e->next = KVSHM_HEADER_SIZE / KVSHM_TIER_UNIT;
+    kvshm_region_close(&ent);
+}
+
+START_TEST(writer_walks_a_cyclic_chain_and_repairs_it)
+{
+    struct kvshm_tier_spec s = spec_for("cycle");
+    struct kvshm_tier *w, *r;
+    struct kvshm_tier_stats st;
+
+    s.buckets = 1;          /* one chain holds every entry */
+    s.max_load = 100.0;     /* and no rebuild relinks it */
+    w = create_tier(&s);
+    for (uint64_t id = 0; id < 3; id++)
+        put_version(w, id, 0);
+    link_last_to_first("cycle");
+
+    /* a put of a new key walks the whole chain: it must end, repair, and
+     * leave every entry findable */
+    put_version(w, 3, 0);
+    kvshm_tier_stats(w, &st);
+    ck_assert_msg(st.repairs == 1, "repairs %llu",
+                  (unsigned long long)st.repairs);
+    r = open_tier("cycle", 0);
+    for (uint64_t id = 0; id < 4; id++)
+        ck_assert_int_eq(get_version(r, id), 0);
+    kvshm_tier_close(&r);
+    kvshm_tier_close(&w);
+    kvshm_tier_unlink(dir, "tjob", "tnode", "cycle");
+}
+END_TEST
+
+/* ---- what the fuzzer found (tests/fuzz/corpus/region) ---- */
+
+static struct kvshm_tier_control *writable_ctl(const char *prefix,
+                                               struct kvshm_region **idx)
+{
+    struct kvshm_open_opts oo = {.kind = KVSHM_KIND_TIER_INDEX,
+                                 .writable = true, .expect_uid = geteuid()};
+    char name[KVSHM_NAME_MAX + 1];
+    mpikvs_error_t err = {0};
+
+    snprintf(name, sizeof(name), "mpikvs.tjob.tnode.%s-index", prefix);
+    ck_assert_int_eq(kvshm_region_open(dir, name, &oo, idx, &err),
+                     MPIKVS_OK);
+    return (struct kvshm_tier_control *)((char *)(*idx)->base +
+                                         KVSHM_HEADER_SIZE);
+}
+
+/* Both regions are mapped for their largest size, the files are smaller:
+ * a bucket count or entries_top that only the mapping holds must be
+ * refused by a reader, not read (SIGBUS). */
+START_TEST(reader_limits_come_from_the_file_sizes)
+{
+    struct kvshm_tier_spec s = spec_for("bus");
+    struct kvshm_tier *w, *r;
+    struct kvshm_region *idx;
+    struct kvshm_tier_control *ctl;
+    struct kvshm_tier_bucket *b;
+    uint64_t n, top;
+    int rc;
+
+    s.buckets = 1;          /* every key in bucket 0 */
+    s.max_load = 100.0;
+    w = create_tier(&s);
+    put_version(w, 0, 0);
+    r = open_tier("bus", 1);
+    ctl = writable_ctl("bus", &idx);
+    ck_assert_msg(idx->size < idx->map_len, "index %llu of %llu",
+                  (unsigned long long)idx->size,
+                  (unsigned long long)idx->map_len);
+
+    /* buckets far past the end of the index file, inside its mapping */
+    for (n = 1; KVSHM_TIER_BUCKETS_OFFSET + n * 2 * sizeof(*b) <=
+                idx->map_len; n *= 2)
+        ;
+    ck_assert(KVSHM_TIER_BUCKETS_OFFSET + n * sizeof(*b) > idx->size);
+    ctl->nbuckets = n;
+    for (uint64_t id = 0; id < 64; id++) {
+        struct key k = key_of(id);
+        uint8_t v[128];
+        size_t len;
+        rc = kvshm_tier_get(r, &k, sizeof(k), v, sizeof(v), &len);
+        ck_assert_msg(rc == MPIKVS_ERR_CORRUPT, "get id %llu: %d",
+                      (unsigned long long)id, rc);
+    }
+    put_version(w, 1, 0);   /* the writer repairs it */
+    ck_assert_int_eq(get_version(r, 0), 0);
+    ck_assert_int_eq(get_version(r, 1), 0);
+
+    /* an entry past the end of the entries file (1 MiB), inside its
+     * mapping (the default max_bytes, 1 GiB) */
+    top = KVSHM_TIER_DEFAULT_MAX_BYTES;
+    b = (struct kvshm_tier_bucket *)((char *)idx->base +
+                                     KVSHM_TIER_BUCKETS_OFFSET);
+    ctl->nbuckets = 1;
+    ctl->entries_top = top;
+    b[0].head = (uint32_t)((top - 4096) / KVSHM_TIER_UNIT);
+    rc = kvshm_tier_get(r, &(struct key){7, 7}, sizeof(struct key), NULL, 0,
+                        NULL);
+    ck_assert_msg(rc == MPIKVS_ERR_CORRUPT, "get past the file: %d", rc);
+
+    kvshm_region_close(&idx);
+    kvshm_tier_close(&r);
+    kvshm_tier_close(&w);
+    kvshm_tier_unlink(dir, "tjob", "tnode", "bus");
+}
+END_TEST
+
+/* A cyclic chain and an entry count of 1.7e19: every walk ends, bounded
+ * by what entries_top can hold, and the writer repairs it. */
+START_TEST(walks_end_whatever_the_entry_count_says)
+{
+    struct kvshm_tier_spec s = spec_for("loop");
+    struct kvshm_tier *w, *r;
+    struct kvshm_region *idx;
+    struct kvshm_tier_control *ctl;
+    struct kvshm_tier_stats st;
+    struct key k = key_of(3);
+    uint8_t v[128];
+    size_t len;
+
+    s.buckets = 1;
+    s.max_load = 100.0;
+    w = create_tier(&s);
+    for (uint64_t id = 0; id < 3; id++)
+        put_version(w, id, 0);
+    link_last_to_first("loop");
+    ctl = writable_ctl("loop", &idx);
+    ctl->entries = UINT64_C(0xf000000000000000);
+    r = open_tier("loop", 1);
+    ck_assert_int_eq(kvshm_tier_get(r, &k, sizeof(k), v, sizeof(v), &len),
+                     MPIKVS_ERR_CORRUPT);
+    put_version(w, 3, 0);
+    kvshm_tier_stats(w, &st);
+    ck_assert_msg(st.repairs == 1 && st.entries == 4,
+                  "repairs %llu, entries %llu",
+                  (unsigned long long)st.repairs,
+                  (unsigned long long)st.entries);
+    for (uint64_t id = 0; id < 4; id++)
+        ck_assert_int_eq(get_version(r, id), 0);
+    kvshm_region_close(&idx);
+    kvshm_tier_close(&r);
+    kvshm_tier_close(&w);
+    kvshm_tier_unlink(dir, "tjob", "tnode", "loop");
+}
+END_TEST
+
+/* ---- a tier is whole before it has a name ---- */
+
+static volatile int hook_truncates, hook_calls, hook_incomplete;
+
+/* Called by kvshm_region_create right after a region is linked. */
+void kvshm_region_linked_hook(const char *path);
+void kvshm_region_linked_hook(const char *path)
+{
+    struct kvshm_tier_control ctl;
+    int fd;
+
+    hook_calls++;
+    if (strstr(path, "-index")) {
+        fd = open(path, O_RDONLY);
+        if (fd < 0 || pread(fd, &ctl, sizeof(ctl), KVSHM_HEADER_SIZE) !=
+                          (ssize_t)sizeof(ctl) ||
+            ctl.nbuckets == 0 || ctl.entries_top != KVSHM_HEADER_SIZE ||
+            ctl.hash_seed == 0 || ctl.max_load_milli == 0)
+            hook_incomplete++;
+        if (fd >= 0)
+            close(fd);
+    }
+    if (hook_truncates && truncate(path, 0) != 0)
+        hook_incomplete += 100;
+}
+
+START_TEST(a_tier_is_whole_before_it_is_named)
+{
+    struct kvshm_tier_spec s = spec_for("named");
+    struct kvshm_tier *w;
+    pid_t child;
+    int status;
+
+    /* read through the file (not the creator's mapping) at the link */
+    hook_calls = hook_incomplete = 0;
+    w = create_tier(&s);
+    ck_assert_int_eq(hook_calls, 2);
+    ck_assert_msg(hook_incomplete == 0, "the index was named before its "
+                  "control block was written");
+    kvshm_tier_close(&w);
+    kvshm_tier_unlink(dir, "tjob", "tnode", "named");
+
+    /* The plugin's case: made for an owner, who truncates both files the
+     * moment they are named.  The creator must not touch them after. */
+    child = fork();
+    ck_assert(child >= 0);
+    if (child == 0) {
+        struct kvshm_tier *t = NULL;
+        s.region.uid = geteuid();
+        s.region.gid = getegid();
+        hook_truncates = 1;
+        int rc = kvshm_tier_create(&s, &t, NULL);
+        kvshm_tier_close(&t);
+        _exit(rc == MPIKVS_OK && hook_incomplete < 100 ? 0 : 1);
+    }
+    ck_assert(waitpid(child, &status, 0) == child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "creating a tier whose files are truncated once named: "
+                  "status %#x%s", status,
+                  WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS
+                      ? " (SIGBUS: it wrote through the mapping)" : "");
+    kvshm_tier_unlink(dir, "tjob", "tnode", "named");
+}
+END_TEST
+
 static Suite *tier_suite(void)
 {
     Suite *s = suite_create("tier");
@@ -801,6 +1348,18 @@ static Suite *tier_suite(void)
     tcase_add_test(tc, one_writer_at_a_time);
     tcase_add_test(tc, clear_drops_everything_at_once);
     tcase_add_test(tc, sized_for_bytes_fits_them);
+    tcase_add_test(tc, killed_writer_is_repaired_by_the_next);
+    tcase_add_test(tc, damaged_entries_are_not_hits_and_rebuilds_drop_them);
+    tcase_add_test(tc, a_tier_is_whole_before_it_is_named);
+    tcase_add_test(tc, writer_walks_a_cyclic_chain_and_repairs_it);
+    suite_add_tcase(s, tc);
+
+    /* a hang is a failure within seconds, not after the 240 above */
+    tc = tcase_create("fuzz findings");
+    tcase_add_checked_fixture(tc, make_dir, remove_dir);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, reader_limits_come_from_the_file_sizes);
+    tcase_add_test(tc, walks_end_whatever_the_entry_count_says);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -41,7 +41,7 @@ tests_check_round_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_tier_SOURCES = tests/check_tier.c
 tests_check_tier_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_check_tier_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+tests_check_tier_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lpthread
 
 EXTRA_DIST += \
 	tests/check-exports.sh \

@@ -13,6 +13,10 @@
  *   readers: a thread on every rank reads the node tier through shm/
  *            while the leaders publish at fences: every value it finds is
  *            whole (two nodes or more, lockfree mode).
+ *   stalled: a tier left in mid-publication (its writer died) is a miss
+ *            of the tier: every get reads the key's home, with no error,
+ *            and a rank waits out the stall once per epoch, not per get
+ *            (two nodes or more, lockfree mode).
  *
  * Usage: test_tier MODE (lockfree, fine-lock or coarse-lock).  The regions
  * go to a private directory under /dev/shm, removed at the end.
@@ -458,6 +462,102 @@ static void test_readers(void)
     mpikvs_close(&kvs);
 }
 
+/* Set or clear the odd bit of seq in every tier index of the test
+ * directory: what a writer killed in mid-publication leaves. */
+static void poison_tiers(bool odd)
+{
+    struct kvshm_open_opts oo = {.kind = KVSHM_KIND_TIER_INDEX,
+                                 .writable = true, .expect_uid = geteuid()};
+    char path[256];
+
+    for (int which = 0; find_index(path, sizeof(path), which); which++) {
+        struct kvshm_region *idx = NULL;
+        mpikvs_error_t err;
+        if (kvshm_region_open(shm_dir, strrchr(path, '/') + 1, &oo, &idx,
+                              &err) != MPIKVS_OK)
+            mt_abort("stalled: cannot open a tier index");
+        uint64_t *seq = &((struct kvshm_tier_control *)(
+                              (char *)idx->base + KVSHM_HEADER_SIZE))->seq;
+        uint64_t s = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+        if ((s & 1) != odd)
+            __atomic_store_n(seq, s + 1, __ATOMIC_RELEASE);
+        kvshm_region_close(&idx);
+    }
+}
+
+static void test_stalled(void)
+{
+    unsigned char key[KS], value[VS];
+    mpikvs_stats_t a, b;
+    uint64_t remote = 0, bad = 0;
+    mpikvs_t *kvs;
+
+    mt_phase("stalled: open, put, publish");
+    kvs = open_with("8M", "2M", "always");
+    put_all(kvs, TAG_TIER + 2, 1);
+    fence(kvs);
+    for (int pass = 0; pass < 2; pass++) {   /* remote hits, published */
+        for (int r = 0; r < size; r++)
+            for (uint32_t i = 0; i < NKEYS; i++) {
+                mt_make_key(TAG_TIER + 2, (uint32_t)r, i, key, KS);
+                (void)mpikvs_get(kvs, key, value);
+            }
+        fence(kvs);
+    }
+    stats(kvs, MPIKVS_SCOPE_RANK, &a);
+
+    mt_phase("stalled: gets while every tier is mid-publication");
+    if (rank == 0)
+        poison_tiers(true);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int r = 0; r < size && !bad; r++)
+        for (uint32_t i = 0; i < NKEYS; i++) {
+            uint64_t v = 0;
+            mt_make_key(TAG_TIER + 2, (uint32_t)r, i, key, KS);
+            int rc = mpikvs_get(kvs, key, value);
+            if (rc != MPIKVS_OK || !mt_value_ok(key, KS, value, VS, &v) ||
+                v != 1) {
+                /* one is enough: without the fix each costs the stall */
+                EXPECT(0, "stalled: get of rank %d's key %u: %d (%s): %s",
+                       r, i, rc, mpikvs_strerror(rc),
+                       mpikvs_last_error(kvs));
+                bad++;
+                break;
+            }
+            remote++;
+        }
+    stats(kvs, MPIKVS_SCOPE_RANK, &b);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        poison_tiers(false);
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT(b.tier_stalls - a.tier_stalls == 1,
+           "stalled: %llu stalls in one epoch (once, then the tier is "
+           "skipped)", (unsigned long long)(b.tier_stalls - a.tier_stalls));
+    EXPECT(b.tier_hits == a.tier_hits, "stalled: %llu tier hits from a "
+           "tier in mid-publication",
+           (unsigned long long)(b.tier_hits - a.tier_hits));
+    mt_note("stalled: %llu gets right from the homes, %llu stall",
+            (unsigned long long)remote,
+            (unsigned long long)(b.tier_stalls - a.tier_stalls));
+
+    /* the next epoch reads the tier again */
+    fence(kvs);
+    stats(kvs, MPIKVS_SCOPE_RANK, &a);
+    for (int r = 0; r < size; r++)
+        for (uint32_t i = 0; i < NKEYS; i++) {
+            mt_make_key(TAG_TIER + 2, (uint32_t)r, i, key, KS);
+            int rc = mpikvs_get(kvs, key, value);
+            EXPECT(rc == MPIKVS_OK, "stalled: get after the fence: %d", rc);
+        }
+    stats(kvs, MPIKVS_SCOPE_RANK, &b);
+    EXPECT(b.tier_hits > a.tier_hits && b.tier_stalls == a.tier_stalls,
+           "stalled: after the fence %llu tier hits, %llu stalls",
+           (unsigned long long)(b.tier_hits - a.tier_hits),
+           (unsigned long long)(b.tier_stalls - a.tier_stalls));
+    mpikvs_close(&kvs);
+}
+
 int main(int argc, char **argv)
 {
     const char *vn = getenv("MPIKVS_VIRTUAL_NODES");
@@ -487,8 +587,10 @@ int main(int argc, char **argv)
     /* One node publishes nothing to read; the lock modes reach the tier
      * the same way, only through slower gets (pt2pt's, with the threads
      * competing for two cores, would take minutes). */
-    if (vnodes >= 2 && !T_lockmode())
+    if (vnodes >= 2 && !T_lockmode()) {
         test_readers();
+        test_stalled();   /* each rank waits out one stall (10 s) */
+    }
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {

@@ -1,0 +1,466 @@
+/*
+ * test_fault.c - faults libmpikvs must survive: torn slots and their
+ * invalidation, a rank that does not come to mpikvs_close, a rank that
+ * dies inside the coarse-lock mode.
+ *
+ *   test_fault MODE invalidate   any np, any MPIKVS_VIRTUAL_NODES
+ *   test_fault MODE late-close   np >= 2: the last rank comes to close
+ *                                only after the others returned from it
+ *   test_fault coarse-lock die-locked
+ *                                np >= 2: the last rank takes rank 0's
+ *                                window lock and SIGKILLs itself while
+ *                                the others run coarse-lock operations;
+ *                                the job must be killed (the calling
+ *                                script checks what mpirun says)
+ *
+ * This program is built from the library's own sources with
+ * KVS_TEST_HOOKS (tests/mpi/local.mk), so it can corrupt a slot in the
+ * node's region and run code between a reader's last torn read and what
+ * the reader does about it (kvs_test_torn_hook in slot.h).  libmpikvs
+ * itself has no hook.  It also moves the wall clock of the library's
+ * code (__wrap_clock_gettime), so that the invalidate tests run with the
+ * write stamps where a rewrite once could not be told by its stamp.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "mpitest.h"
+#include "slot.h"
+
+#define KS   32u
+#define VS   64u
+#define SIZE (1u << 20)
+
+static int rank, size;
+
+/* The library's objects in this program call clock_gettime through this
+ * (-Wl,--wrap=clock_gettime in tests/mpi/local.mk): CLOCK_REALTIME runs
+ * clock_shift_us ahead, so that the wall clock's microseconds in 32 bits,
+ * the slots' write stamps, sit where a test needs them. */
+int __real_clock_gettime(clockid_t id, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t id, struct timespec *ts);
+static int64_t clock_shift_us;
+
+int __wrap_clock_gettime(clockid_t id, struct timespec *ts)
+{
+    int rc = __real_clock_gettime(id, ts);
+
+    if (rc == 0 && id == CLOCK_REALTIME && clock_shift_us) {
+        int64_t us = (int64_t)ts->tv_sec * 1000000 + ts->tv_nsec / 1000 +
+                     clock_shift_us;
+        ts->tv_sec = us / 1000000;
+        ts->tv_nsec = us % 1000000 * 1000;
+    }
+    return rc;
+}
+
+/* Put the 32-bit microseconds at 3/4 of their range: in the half that a
+ * write stamp compared with "no stamp yet" (0) reads as older. */
+static void shift_clock_to_upper_half(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint32_t now = (uint32_t)((uint64_t)ts.tv_sec * 1000000u +
+                              (uint64_t)ts.tv_nsec / 1000u);
+    clock_shift_us = (int64_t)(uint32_t)((UINT32_C(3) << 30) - now);
+}
+
+static mpikvs_t *open_table(const char *mode)
+{
+    mpikvs_options_t o;
+    mpikvs_t *kvs = NULL;
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    o.key_size = KS;
+    o.value_size = VS;
+    o.size_per_node = SIZE;
+    o.mode = mode;
+    rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
+    if (rc != MPIKVS_OK) {
+        fprintf(stderr, "rank %d: mpikvs_open: %s\n", rank,
+                mpikvs_last_error(NULL));
+        mt_abort("mpikvs_open failed");
+    }
+    return kvs;
+}
+
+/* A key of tag whose home is node (the first of a deterministic row). */
+static struct mpikvs_home key_on(mpikvs_t *kvs, uint32_t tag, uint32_t node,
+                                 unsigned char *key)
+{
+    for (uint64_t b = 0;; b++) {
+        mt_make_key(tag, node, b, key, KS);
+        struct mpikvs_home h = kvs_home(kvs, key);
+        if (h.node == node)
+            return h;
+    }
+}
+
+/* The slot of key in its home bucket on this node's region, or NULL. */
+static unsigned char *slot_of(mpikvs_t *kvs, const unsigned char *key)
+{
+    struct mpikvs_home h = kvs_home(kvs, key);
+    unsigned char *b = kvs->buckets + h.bucket * kvs->bucket_size;
+
+    for (uint64_t i = 0; i < kvs->slots; i++) {
+        unsigned char *s = kvs_slot_at(kvs, b, i);
+        if (memcmp(s + 8, key, KS) == 0)
+            return s;
+    }
+    return NULL;
+}
+
+static uint64_t meta_of(const unsigned char *slot)
+{
+    return __atomic_load_n((const uint64_t *)slot, __ATOMIC_ACQUIRE);
+}
+
+/* How far a slot's write stamp (meta's high half: microseconds of the
+ * wall clock, 32 bits) is from the clock now, in seconds. */
+static double stamp_age(uint64_t meta)
+{
+    struct timespec ts;
+    uint32_t now;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now = (uint32_t)((uint64_t)ts.tv_sec * 1000000u +
+                     (uint64_t)ts.tv_nsec / 1000u);
+    return (int32_t)(now - (uint32_t)(meta >> 32)) / 1e6;
+}
+
+/* Flip a bit of the value in place: the slot no longer verifies. */
+static void corrupt(unsigned char *slot)
+{
+    __atomic_fetch_xor(slot + 8 + KS + VS - 1, 0x40, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t stat_of(mpikvs_t *kvs, int which)
+{
+    mpikvs_stats_t st;
+
+    mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, &st);
+    return which ? st.invalidations : st.checksum_retries;
+}
+
+/* The hook: a valid put of the same key lands between the reader's last
+ * torn read and its invalidation. */
+static unsigned char hook_key[KS], hook_value[VS];
+static int hook_rc, hook_fired;
+
+static void rewrite_hook(mpikvs_t *kvs, uint64_t bucket, uint64_t slot)
+{
+    (void)bucket;
+    (void)slot;
+    kvs_test_torn_hook = NULL;
+    hook_fired++;
+    hook_rc = mpikvs_put(kvs, hook_key, hook_value);
+}
+
+/* get key, expecting a hit with value want */
+static void expect_hit(mpikvs_t *kvs, const unsigned char *key,
+                       const unsigned char *want, const char *what)
+{
+    unsigned char v[VS];
+    int rc = mpikvs_get(kvs, key, v);
+
+    EXPECT(rc == MPIKVS_OK, "%s: get returned %d (%s), want a hit", what,
+           rc, mpikvs_strerror(rc));
+    EXPECT(rc != MPIKVS_OK || memcmp(v, want, VS) == 0,
+           "%s: a hit with the wrong value", what);
+}
+
+/* A get that saw the torn slot: a miss, or the rewritten value. */
+static void expect_miss_or(mpikvs_t *kvs, const unsigned char *key,
+                           const unsigned char *want, const char *what)
+{
+    unsigned char v[VS];
+    int rc = mpikvs_get(kvs, key, v);
+
+    EXPECT(rc == MPIKVS_MISS || (rc == MPIKVS_OK && want &&
+                                 memcmp(v, want, VS) == 0),
+           "%s: get returned %d (%s)%s", what, rc, mpikvs_strerror(rc),
+           rc == MPIKVS_OK ? " with a torn value" : "");
+}
+
+/* A slot torn, then validly rewritten while its reader decides: on the
+ * own node (direct path) and from another node (remote path). */
+static void invalidate_tests(const char *mode)
+{
+    mpikvs_t *kvs = open_table(mode);
+    bool lockfree = strcmp(mode, "lockfree") == 0;
+    unsigned char key[KS], v1[VS], v2[VS];
+    unsigned char *slot;
+    uint64_t before;
+    /* a reader through MPI: on another node than node 0 if there is
+     * one; in the lock modes, where every get goes through MPI, rank 0
+     * itself on one node */
+    int remote_reader = kvs->nnodes > 1 ? kvs->leaders[1]
+                        : lockfree      ? -1
+                                        : 0;
+
+    mt_phase("invalidate: direct, rewritten before the invalidation");
+    if (rank == 0 && lockfree) {
+        key_on(kvs, 1, 0, key);
+        mt_make_value(key, KS, 1, v1, VS);
+        mt_make_value(key, KS, 2, v2, VS);
+        EXPECT(mpikvs_put(kvs, key, v1) == MPIKVS_OK, "put");
+        slot = slot_of(kvs, key);
+        EXPECT(slot != NULL, "the put's slot is in the bucket");
+        if (slot) {
+            /* An invalidation tells a rewrite by its new stamp: stamps
+             * come from the clock, not a count from 1 that every rank's
+             * writes share.  (Generous: a minute either way.) */
+            double age = stamp_age(meta_of(slot));
+            EXPECT(age > -60 && age < 60,
+                   "direct: the put's stamp %#llx is %.0f s from the clock",
+                   (unsigned long long)(meta_of(slot) >> 32), age);
+            corrupt(slot);
+            memcpy(hook_key, key, KS);
+            memcpy(hook_value, v2, VS);
+            hook_fired = 0;
+            kvs_test_torn_hook = rewrite_hook;
+            before = stat_of(kvs, 1);
+            expect_miss_or(kvs, key, v2, "direct: the torn read");
+            kvs_test_torn_hook = NULL;
+            EXPECT(hook_fired == 1 && hook_rc == MPIKVS_OK,
+                   "direct: the hook ran once (%d) and its put worked "
+                   "(%d)", hook_fired, hook_rc);
+            EXPECT(!(meta_of(slot) & KVSHM_SLOT_INVALID),
+                   "direct: the fresh slot (meta %#llx) was marked "
+                   "invalid against the meta of a later write",
+                   (unsigned long long)meta_of(slot));
+            expect_hit(kvs, key, v2, "direct: after the rewrite");
+            EXPECT(stat_of(kvs, 1) == before,
+                   "direct: %llu invalidations counted, want none",
+                   (unsigned long long)(stat_of(kvs, 1) - before));
+        }
+    }
+
+    mt_phase("invalidate: direct, torn for good");
+    if (rank == 0 && lockfree) {
+        key_on(kvs, 2, 0, key);
+        mt_make_value(key, KS, 1, v1, VS);
+        EXPECT(mpikvs_put(kvs, key, v1) == MPIKVS_OK, "put");
+        slot = slot_of(kvs, key);
+        if (slot) {
+            uint64_t meta = meta_of(slot);
+            corrupt(slot);
+            before = stat_of(kvs, 1);
+            expect_miss_or(kvs, key, NULL, "direct: torn for good");
+            EXPECT(meta_of(slot) == (meta | KVSHM_SLOT_INVALID),
+                   "direct: the torn slot is marked invalid (meta %#llx, "
+                   "was %#llx)", (unsigned long long)meta_of(slot),
+                   (unsigned long long)meta);
+            EXPECT(stat_of(kvs, 1) == before + 1,
+                   "direct: one invalidation counted");
+            expect_miss_or(kvs, key, NULL, "direct: the invalid slot");
+            EXPECT(mpikvs_put(kvs, key, v1) == MPIKVS_OK, "put again");
+            expect_hit(kvs, key, v1, "direct: put after invalidation");
+        }
+    }
+
+    /* Another node reads a slot of node 0 that node 0 corrupted. */
+    mt_phase("invalidate: remote, rewritten before the invalidation");
+    key_on(kvs, 3, 0, key);
+    mt_make_value(key, KS, 1, v1, VS);
+    mt_make_value(key, KS, 2, v2, VS);
+    if (rank == 0) {
+        EXPECT(mpikvs_put(kvs, key, v1) == MPIKVS_OK, "put");
+        slot = slot_of(kvs, key);
+        EXPECT(slot != NULL, "the put's slot is in the bucket");
+        if (slot)
+            corrupt(slot);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == remote_reader && lockfree) {
+        memcpy(hook_key, key, KS);
+        memcpy(hook_value, v2, VS);
+        hook_fired = 0;
+        kvs_test_torn_hook = rewrite_hook;
+        expect_miss_or(kvs, key, v2, "remote: the torn read");
+        kvs_test_torn_hook = NULL;
+        EXPECT(hook_fired == 1 && hook_rc == MPIKVS_OK,
+               "remote: the hook ran once (%d) and its put worked (%d)",
+               hook_fired, hook_rc);
+        expect_hit(kvs, key, v2, "remote: after the rewrite");
+    } else if (rank == remote_reader) {
+        /* lock modes: the lock keeps writers out, the slot is torn for
+         * good and marked invalid under the lock */
+        expect_miss_or(kvs, key, NULL, "remote, locked: torn");
+        EXPECT(stat_of(kvs, 1) == 1, "remote, locked: one invalidation "
+                                     "(%llu)",
+               (unsigned long long)stat_of(kvs, 1));
+        EXPECT(mpikvs_put(kvs, key, v2) == MPIKVS_OK, "put");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && remote_reader >= 0) {
+        slot = slot_of(kvs, key);
+        EXPECT(slot && !(meta_of(slot) & KVSHM_SLOT_INVALID),
+               "remote: the slot rewritten by the hook is not marked "
+               "invalid");
+        expect_hit(kvs, key, v2, "remote: read at home after the rewrite");
+    }
+
+    mt_phase("invalidate: remote, torn for good");
+    key_on(kvs, 4, 0, key);
+    mt_make_value(key, KS, 1, v1, VS);
+    uint64_t meta = 0;
+    if (rank == 0) {
+        EXPECT(mpikvs_put(kvs, key, v1) == MPIKVS_OK, "put");
+        slot = slot_of(kvs, key);
+        if (slot) {
+            meta = meta_of(slot);
+            corrupt(slot);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == remote_reader)
+        expect_miss_or(kvs, key, NULL, "remote: torn for good");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && remote_reader >= 0 && lockfree && (slot = slot_of(kvs, key))) {
+        /* No remote atomic on a word the direct path changes with CPU
+         * atomics: the remote reader left the slot alone... */
+        EXPECT(meta_of(slot) == meta,
+               "remote: a remote reader changed the meta of a torn slot "
+               "(%#llx, was %#llx)", (unsigned long long)meta_of(slot),
+               (unsigned long long)meta);
+        /* ...and the home node's direct path repairs it. */
+        expect_miss_or(kvs, key, NULL, "home: torn for good");
+        EXPECT(meta_of(slot) == (meta | KVSHM_SLOT_INVALID),
+               "home: the torn slot is marked invalid");
+    }
+
+    mt_phase("invalidate: close");
+    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close: %s",
+           mpikvs_last_error(NULL));
+}
+
+/* The last rank does not come to mpikvs_close until every other rank has
+ * returned from it: they must return within MPIKVS_CLOSE_TIMEOUT with an
+ * error that says so, and so must the late rank. */
+static void late_close(const char *mode)
+{
+    int late = size - 1, rc, got;
+    mpikvs_t *kvs;
+
+    if (size < 2) {
+        EXPECT(1, "late-close needs 2 ranks");
+        return;
+    }
+    mt_phase("late-close: bad MPIKVS_CLOSE_TIMEOUT");
+    static const char *const bad[] = {"0", "abc", "5s", "-1", "86401",
+                                      "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+                              .size_per_node = SIZE, .mode = mode};
+        char want[64];
+
+        kvs = NULL;
+        setenv("MPIKVS_CLOSE_TIMEOUT", bad[i], 1);
+        rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
+        snprintf(want, sizeof want, "MPIKVS_CLOSE_TIMEOUT='%s'", bad[i]);
+        EXPECT(rc == MPIKVS_ERR_INVAL && !kvs &&
+               strstr(mpikvs_last_error(NULL), want),
+               "open with %s: %d (%s)", want, rc, mpikvs_last_error(NULL));
+        if (kvs)
+            mpikvs_close(&kvs);
+    }
+    setenv("MPIKVS_CLOSE_TIMEOUT", "3", 1);
+    kvs = open_table(mode);
+    mt_phase("late-close: close");
+    if (rank != late) {
+        rc = mpikvs_close(&kvs);
+        const char *msg = mpikvs_last_error(NULL);
+        EXPECT(rc == MPIKVS_ERR_STALLED, "close returned %d (%s), want "
+                                         "MPIKVS_ERR_STALLED", rc,
+               mpikvs_strerror(rc));
+        EXPECT(strstr(msg, "MPIKVS_CLOSE_TIMEOUT") &&
+               strstr(msg, "within 3 s"),
+               "the message names the timeout: \"%s\"", msg);
+        EXPECT(kvs == NULL, "the handle is gone after a failed close");
+        mt_note("returned from close: %s", msg);
+        MPI_Send(&rc, 1, MPI_INT, late, 7, MPI_COMM_WORLD);
+    } else {
+        for (int r = 0; r < size - 1; r++) {
+            MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            EXPECT(got == MPIKVS_ERR_STALLED, "a rank's close: %d", got);
+        }
+        mt_phase("late-close: the late close");
+        rc = mpikvs_close(&kvs);
+        EXPECT(rc == MPIKVS_ERR_STALLED,
+               "the late close returned %d (%s), want MPIKVS_ERR_STALLED",
+               rc, mpikvs_strerror(rc));
+        mt_note("the late close: %s", mpikvs_last_error(NULL));
+    }
+}
+
+/* The last rank takes rank 0's window lock, then dies; the others keep
+ * asking for it.  Only the job's end ends this: the calling script
+ * checks that mpirun ends the job and names the dead rank. */
+static void die_locked(void)
+{
+    mpikvs_t *kvs = open_table("coarse-lock");
+    int victim = size - 1, one = 1;
+    unsigned char key[KS], v[VS];
+    uint64_t word;
+
+    if (size < 2 || kvs->leaders[0] == victim)
+        mt_abort("die-locked needs 2 ranks and a victim that is not a "
+                 "leader");
+    mt_phase("die-locked");
+    if (rank == victim) {
+        for (int r = 0; r < size - 1; r++)
+            MPI_Recv(&one, 1, MPI_INT, MPI_ANY_SOURCE, 8, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, kvs->leaders[0], 0, kvs->win);
+        MPI_Get(&word, 8, MPI_BYTE, kvs->leaders[0], 0, 8, MPI_BYTE,
+                kvs->win);
+        MPI_Win_flush(kvs->leaders[0], kvs->win);   /* the lock is ours */
+        mt_note("holding rank %d's window lock; SIGKILL",
+                kvs->leaders[0]);
+        raise(SIGKILL);
+    }
+    key_on(kvs, 5, 0, key);
+    for (uint64_t i = 0;; i++) {
+        mt_make_value(key, KS, i, v, VS);
+        if (mpikvs_put(kvs, key, v) != MPIKVS_OK ||
+            mpikvs_get(kvs, key, v) < 0)
+            mt_abort(mpikvs_last_error(kvs));
+        if (i == 0)
+            MPI_Send(&one, 1, MPI_INT, victim, 8, MPI_COMM_WORLD);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "lockfree";
+    const char *what = argc > 2 ? argv[2] : "invalidate";
+
+    MPI_Init(&argc, &argv);
+    mt_init(argv[0]);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (strcmp(what, "invalidate") == 0) {
+        shift_clock_to_upper_half();
+        invalidate_tests(mode);
+    }
+    else if (strcmp(what, "late-close") == 0)
+        late_close(mode);
+    else if (strcmp(what, "die-locked") == 0)
+        die_locked();
+    else
+        mt_abort("usage: test_fault MODE invalidate|late-close|die-locked");
+    int status = mt_finish();
+    MPI_Finalize();
+    return status;
+}
