@@ -1,6 +1,7 @@
 /*
  * stat_counters.c - mpikvs-stat: the counter groups of a data region.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,39 +83,76 @@ static uint64_t load_counter(const void *block, size_t offset)
                            __ATOMIC_RELAXED);
 }
 
+/* Make room in v for rows 0 .. rows - 1 (of n counters), the new ones
+ * zero; the room grows by doubling.  Returns 0, or -1 when out of
+ * memory. */
+static int room_for_rows(struct stat_counter_values *v, uint64_t *cap,
+                         uint64_t rows, size_t n)
+{
+    uint64_t grown = *cap ? *cap : 8;
+    uint64_t *p;
+
+    if (rows <= *cap)
+        return 0;
+    while (grown < rows)
+        grown *= 2;
+    p = realloc(v->ranks, grown * n * sizeof(*p));
+    if (!p)
+        return -1;
+    memset(p + *cap * n, 0, (grown - *cap) * n * sizeof(*p));
+    v->ranks = p;
+    *cap = grown;
+    return 0;
+}
+
 int stat_counters_read(const void *base, const struct kvshm_data_control *c,
                        struct stat_counter_values *values)
 {
-    uint64_t shown = 0;
+    uint64_t shown = 0, caps[stat_ncounter_groups];
 
     memset(values, 0, stat_ncounter_groups * sizeof(*values));
     for (size_t g = 0; g < stat_ncounter_groups; g++) {
         const struct stat_counter_group *group = stat_counter_groups[g];
         struct stat_counter_values *v = &values[g];
         size_t n = group->ncounters;
+        uint64_t row[n];
 
         v->group = group;
+        caps[g] = 0;
         v->total = calloc(n, sizeof(*v->total));
-        v->ranks = calloc(c->max_ranks * n, sizeof(*v->ranks));
-        if (!v->total || !v->ranks) {
-            stat_counters_free(values);
-            return -1;
-        }
+        if (!v->total)
+            goto oom;
+        /* rows are kept up to the last rank with a counter that is not
+         * 0, not for every rank the region has room for */
         for (uint64_t r = 0; r < c->max_ranks; r++) {
             const void *block = group->block(base, c, r);
+            bool any = false;
             for (size_t i = 0; block && i < n; i++) {
-                uint64_t x = load_counter(block, group->counters[i].offset);
-                v->ranks[r * n + i] = x;
-                v->total[i] += x;
-                if (x && r + 1 > shown)
-                    shown = r + 1;
+                row[i] = load_counter(block, group->counters[i].offset);
+                v->total[i] += row[i];
+                any |= row[i] != 0;
             }
+            if (!any)
+                continue;
+            if (room_for_rows(v, &caps[g], r + 1, n) != 0)
+                goto oom;
+            memcpy(&v->ranks[r * n], row, n * sizeof(*row));
+            if (r + 1 > shown)
+                shown = r + 1;
         }
     }
     /* every group shows the same ranks, so their rows line up */
-    for (size_t g = 0; g < stat_ncounter_groups; g++)
+    for (size_t g = 0; g < stat_ncounter_groups; g++) {
+        if (room_for_rows(&values[g], &caps[g], shown,
+                          values[g].group->ncounters) != 0)
+            goto oom;
         values[g].nranks = shown;
+    }
     return 0;
+
+oom:
+    stat_counters_free(values);
+    return -1;
 }
 
 void stat_counters_free(struct stat_counter_values *values)

@@ -4,10 +4,42 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "job_config.h"
 #include "job_layout.h"
 #include "stat_output.h"
+
+const char *stat_escape(char *buf, size_t buflen, const char *s, size_t len)
+{
+    size_t o = 0;
+
+    if (!buflen)
+        return buf;
+    for (size_t i = 0; i < len && s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[5];
+
+        if (c == '\\')
+            snprintf(esc, sizeof(esc), "\\\\");
+        else if (c == '\n')
+            snprintf(esc, sizeof(esc), "\\n");
+        else if (c == '\t')
+            snprintf(esc, sizeof(esc), "\\t");
+        else if (c == '\r')
+            snprintf(esc, sizeof(esc), "\\r");
+        else if (c < 0x20 || c > 0x7e)
+            snprintf(esc, sizeof(esc), "\\x%02x", c);
+        else
+            snprintf(esc, sizeof(esc), "%c", c);
+        if (o + strlen(esc) >= buflen)
+            break;
+        memcpy(buf + o, esc, strlen(esc));
+        o += strlen(esc);
+    }
+    buf[o] = '\0';
+    return buf;
+}
 
 void stat_user_name(uid_t uid, char *buf, size_t len)
 {

@@ -87,57 +87,61 @@ static int remove_region(FILE *err, int dfd, const char *dir,
     return -1;
 }
 
-/* Handle the regions of one job (first .. first + n - 1). */
+/* Handle the regions of one job (first .. first + n - 1), each by its
+ * own liveness: another region of the job (another user's, perhaps)
+ * never decides for it. */
 static void gc_job(FILE *out, FILE *err, const char *dir, int dfd,
                    const struct stat *dir_st, const struct stat_region *first,
                    size_t n, bool dry_run, struct gc_counts *c)
 {
-    const struct stat_liveness *l = &first->liveness;
+    bool told[n];   /* an unknown region already in a "keeping" line */
     unsigned removed = 0;
     char size[32];
 
-    if (l->alive == STAT_ALIVE_YES) {
-        c->kept_alive += n;
-        return;
-    }
-    if (l->alive == STAT_ALIVE_UNKNOWN) {
-        size_t mine = 0;
-        /* What the caller may not remove is refused, not "unknown": the
-         * remedy is the same (root, who may remove it, can also see
-         * whether its job is alive). */
-        for (size_t i = 0; i < n; i++) {
-            if (may_remove(&first[i], dir, dir_st)) {
-                mine++;
-                continue;
-            }
-            refuse(err, dir, &first[i], dry_run);
-            c->refused++;
-        }
-        if (mine)
-            fprintf(out, "keeping %zu region%s of job %s: cannot tell "
-                         "whether it is alive (%s)\n",
-                    mine, mine == 1 ? "" : "s",
-                    first->job[0] ? first->job : "?", l->why);
-        c->kept_unknown += mine;
-        return;
-    }
     for (size_t i = 0; i < n; i++) {
         const struct stat_region *r = &first[i];
-        if (!may_remove(r, dir, dir_st)) {
+        told[i] = false;
+        if (r->liveness.alive == STAT_ALIVE_YES) {
+            c->kept_alive++;
+        } else if (!may_remove(r, dir, dir_st)) {
+            /* What the caller may not remove is refused, even when its
+             * job cannot be judged: the remedy is the same (root, who may
+             * remove it, can also see whether its job is alive). */
             refuse(err, dir, r, dry_run);
             c->refused++;
-            continue;
+            told[i] = true;
+        } else if (r->liveness.alive == STAT_ALIVE_NO) {
+            if (!dry_run && remove_region(err, dfd, dir, r) != 0) {
+                c->failed++;
+                continue;
+            }
+            kvshm_format_bytes(size, sizeof(size), (uint64_t)r->st.st_size);
+            fprintf(out, "%s %s/%s (%s; job %s gone: %s)\n",
+                    dry_run ? "would remove" : "removed", dir, r->name,
+                    size, r->job, r->liveness.why);
+            c->bytes += (uint64_t)r->st.st_size;
+            removed++;
         }
-        if (!dry_run && remove_region(err, dfd, dir, r) != 0) {
-            c->failed++;
+    }
+    /* the regions kept because they cannot be judged: one line per
+     * reason */
+    for (size_t i = 0; i < n; i++) {
+        const char *why = first[i].liveness.why;
+        size_t same = 0;
+
+        if (first[i].liveness.alive != STAT_ALIVE_UNKNOWN || told[i])
             continue;
-        }
-        kvshm_format_bytes(size, sizeof(size), (uint64_t)r->st.st_size);
-        fprintf(out, "%s %s/%s (%s; job %s gone: %s)\n",
-                dry_run ? "would remove" : "removed", dir, r->name, size,
-                r->job, l->why);
-        c->bytes += (uint64_t)r->st.st_size;
-        removed++;
+        for (size_t j = i; j < n; j++)
+            if (first[j].liveness.alive == STAT_ALIVE_UNKNOWN && !told[j] &&
+                strcmp(first[j].liveness.why, why) == 0) {
+                told[j] = true;
+                same++;
+            }
+        fprintf(out, "keeping %zu region%s of job %s: cannot tell whether "
+                     "it is alive (%s)\n",
+                same, same == 1 ? "" : "s", first->job[0] ? first->job : "?",
+                why);
+        c->kept_unknown += same;
     }
     c->removed += removed;
     c->jobs_removed += removed > 0;

@@ -1,10 +1,11 @@
 /*
  * stat_gc.h - mpikvs-stat --gc: removing the regions of jobs that are gone.
  *
- * A region is removed only when its job is judged gone (stat_liveness.h):
- * never a region of a live job, nor one whose job cannot be judged, nor a
- * file that is not a valid mpikvs region (that is for a person to look
- * at).  Removing is unlinking the name: a process that still had the
+ * A region is removed only when its job is judged gone on the region's
+ * own evidence (stat_liveness.h): never because of another region of the
+ * job, never a region of a live job, nor one whose job cannot be judged,
+ * nor a file that is not a valid mpikvs region (that is for a person to
+ * look at).  Removing is unlinking the name: a process that still had the
  * region mapped would keep its memory until it unmaps it.  The caller
  * must be root or own the region (the shm directory is sticky); anything
  * else is refused before it is tried, naming the owner.

@@ -10,6 +10,7 @@
  */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stat_liveness.h"
@@ -121,25 +122,40 @@ int stat_json_list(FILE *f, const char *dir,
 static json_t *layout_json(const struct stat_layout_report *l)
 {
     const struct kvshm_job_layout *j = l->layout;
-    json_t *tables = json_array();
+    json_t *tables = json_array(), *doc;
+    size_t len = 4 * strlen(j->nodelist) + 1;
+    char *nodes = malloc(len);
 
     for (size_t i = 0; i < j->ntables; i++) {
         const struct kvshm_job_table *t = &j->tables[i];
+        char name[4 * sizeof(t->name) + 1], tag[4 * sizeof(t->data_tag) + 1],
+            prefix[4 * sizeof(t->tier_prefix) + 1];
+        stat_escape(name, sizeof(name), t->name, sizeof(t->name));
+        stat_escape(tag, sizeof(tag), t->data_tag, sizeof(t->data_tag));
+        stat_escape(prefix, sizeof(prefix), t->tier_prefix,
+                    sizeof(t->tier_prefix));
         append(&tables,
-               json_pack("{s:s, s:s, s:I, s:s?, s:I}", "name", t->name,
-                         "data_tag", t->data_tag, "data_bytes",
+               json_pack("{s:s, s:s, s:I, s:s?, s:I}", "name", name,
+                         "data_tag", tag, "data_bytes",
                          INT(t->data_bytes), "tier_prefix",
-                         t->tier_prefix[0] ? t->tier_prefix : NULL,
+                         prefix[0] ? prefix : NULL,
                          "tier_bytes", INT(t->tier_bytes)));
     }
-    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:b, s:o}",
+    if (!nodes) {
+        json_decref(tables);
+        return NULL;
+    }
+    stat_escape(nodes, len, j->nodelist, len);
+    doc = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:b, s:o}",
                      "region", l->region->name,
                      "scope", stat_scope_name(j->scope), "step", INT(j->step),
                      "nnodes", INT(j->nnodes), "node_index",
                      INT(j->node_index), "tasks_on_node",
                      INT(j->tasks_on_node), "dht_size", INT(j->dht_size),
-                     "nodelist", j->nodelist, "has_config",
+                     "nodelist", nodes, "has_config",
                      j->config_text != NULL, "tables", tables);
+    free(nodes);
+    return doc;
 }
 
 static json_t *ratio_json(const struct stat_ratio *r, const uint64_t *row)
@@ -226,7 +242,7 @@ static json_t *table_json(const struct stat_table_report *t, time_t now)
             counters = NULL;
         }
     return json_pack("{s:s, s:o, s:s, s:I, s:o, s:o, s:o}",
-                     "table", t->control.table, "region",
+                     "table", t->table, "region",
                      header_json(t->region, now), "state",
                      stat_data_state_name(t->control.state), "max_ranks",
                      INT(t->control.max_ranks), "config",
@@ -243,7 +259,7 @@ static json_t *tier_json(const struct stat_node_report *n,
     return json_pack("{s:s, s:s?, s:s?, s:s?, s:I, s:I, s:f, s:I, s:I, "
                      "s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o}",
                      "prefix", t->prefix, "table",
-                     table ? table->control.table : NULL, "index_region",
+                     table ? table->table : NULL, "index_region",
                      t->index ? t->index->name : NULL, "entries_region",
                      t->entries ? t->entries->name : NULL, "entries",
                      INT(s->entries), "buckets", INT(s->nbuckets),

@@ -484,70 +484,93 @@ static struct slurm_answer *slurm_verdicts(const struct stat_region_list *l,
     return jobs;
 }
 
-/* ---- the verdict per job ---- */
+/* ---- the verdict per region ---- */
 
-static void judge_job(struct stat_region *first, size_t n, bool slurm_job,
-                      const struct slurm_answer *slurm,
-                      const struct uid_set *unseen)
+/* Whether an unreadable /proc hides the processes that could map r:
+ * only the owner's processes (and root's) open a region made mode 0600,
+ * and libmpikvs opens only regions of its own user. */
+static bool owner_hidden(const struct stat_region *r,
+                         const struct uid_set *unseen)
+{
+    return (geteuid() != 0 && r->st.st_uid != geteuid()) ||
+           uid_set_has(unseen, r->st.st_uid);
+}
+
+static void append_why(struct stat_liveness *v, const char *fmt,
+                       const char *text)
+{
+    size_t len = strlen(v->why);
+
+    snprintf(v->why + len, sizeof(v->why) - len, fmt, text);
+}
+
+/*
+ * Judge r, one of the n regions of its job (job .. job + n - 1), on its
+ * own evidence.  A process that maps r, or maps another region of the
+ * job with r's owner, says the job is alive.  When any region of the job
+ * carries a step, Slurm was asked (slurm, NULL when it could not be):
+ * for a region with a step its answer is the verdict; for one without, a
+ * job Slurm says is alive keeps it, and otherwise its mappings decide.
+ * Nothing another uid's file says, maps or claims turns r "gone": every
+ * file can be planted by its owner.
+ */
+static void judge_region(struct stat_region *r, const struct stat_region *job,
+                         size_t n, bool slurm_asked,
+                         const struct slurm_answer *slurm,
+                         const struct uid_set *unseen)
 {
     struct stat_liveness v = {STAT_ALIVE_UNKNOWN, ""};
-    unsigned mappers = 0;
-    pid_t mapper = 0;
-    uid_t hidden_owner = (uid_t)-1;
-    bool hidden = false;
+    const struct stat_region *mapped = r->mappers ? r : NULL;
+    bool told = slurm && slurm->verdict != SLURM_UNKNOWN;
 
-    for (size_t i = 0; i < n; i++) {
-        const struct stat_region *r = &first[i];
-        if (r->mappers > mappers) {
-            mappers = r->mappers;
-            mapper = r->first_mapper;
-        }
-        /* Only the owner's processes (and root's) open a region made
-         * mode 0600; libmpikvs opens only regions of its own user. */
-        if (!hidden && ((geteuid() != 0 && r->st.st_uid != geteuid()) ||
-                        uid_set_has(unseen, r->st.st_uid))) {
-            hidden = true;
-            hidden_owner = r->st.st_uid;
-        }
-    }
-    if (!first->job[0]) {
+    for (size_t i = 0; !mapped && r->job[0] && i < n; i++)
+        if (job[i].mappers && job[i].st.st_uid == r->st.st_uid)
+            mapped = &job[i];
+    if (!r->job[0]) {
         snprintf(v.why, sizeof(v.why), "not a region name: no job");
-    } else if (mappers) {
-        bool told = slurm && slurm->verdict != SLURM_UNKNOWN;
+    } else if (mapped) {
         v.alive = STAT_ALIVE_YES;
-        snprintf(v.why, sizeof(v.why), "mapped by pid %d", (int)mapper);
-        if (mappers > 1)
+        snprintf(v.why, sizeof(v.why), "mapped by pid %d",
+                 (int)mapped->first_mapper);
+        if (mapped->mappers > 1)
             snprintf(v.why + strlen(v.why), sizeof(v.why) - strlen(v.why),
-                     " and %u more", mappers - 1);
+                     " and %u more", mapped->mappers - 1);
+        if (mapped != r)
+            append_why(&v, " (its %s)", mapped->tag);
         if (told)
-            snprintf(v.why + strlen(v.why), sizeof(v.why) - strlen(v.why),
-                     "; slurm: %s", slurm->text);
-    } else if (slurm_job && !slurm) {
+            append_why(&v, "; slurm: %s", slurm->text);
+    } else if (stat_region_is_slurm(r)) {
+        if (!slurm_knows(r)) {
+            /* a step in the header, but a job id Slurm never gives */
+            snprintf(v.why, sizeof(v.why),
+                     "made in a Slurm step for job '%s', which Slurm cannot "
+                     "be asked about",
+                     r->job);
+        } else if (!slurm) {
+            snprintf(v.why, sizeof(v.why),
+                     "slurm: not asked (out of memory)");
+        } else {
+            v.alive = slurm->verdict == SLURM_ALIVE  ? STAT_ALIVE_YES
+                      : slurm->verdict == SLURM_GONE ? STAT_ALIVE_NO
+                                                     : STAT_ALIVE_UNKNOWN;
+            snprintf(v.why, sizeof(v.why), "%s%s", told ? "slurm: " : "",
+                     slurm->text);
+        }
+    } else if (slurm && slurm->verdict == SLURM_ALIVE) {
+        v.alive = STAT_ALIVE_YES;
+        snprintf(v.why, sizeof(v.why), "slurm: %s", slurm->text);
+    } else if (slurm_asked && !slurm) {
         snprintf(v.why, sizeof(v.why), "slurm: not asked (out of memory)");
-    } else if (slurm_job) {
-        v.alive = slurm->verdict == SLURM_ALIVE  ? STAT_ALIVE_YES
-                  : slurm->verdict == SLURM_GONE ? STAT_ALIVE_NO
-                                                 : STAT_ALIVE_UNKNOWN;
-        snprintf(v.why, sizeof(v.why), "%s%s",
-                 slurm->verdict == SLURM_UNKNOWN ? "" : "slurm: ",
-                 slurm->text);
-    } else if (stat_region_is_slurm(first)) {
-        /* a step in the header, but a job id Slurm never gives */
-        snprintf(v.why, sizeof(v.why),
-                 "made in a Slurm step for job '%s', which Slurm cannot "
-                 "be asked about",
-                 first->job);
-    } else if (hidden) {
+    } else if (owner_hidden(r, unseen)) {
         snprintf(v.why, sizeof(v.why),
                  "cannot see the mappings of uid %u's processes: run as "
                  "root or as that user",
-                 (unsigned)hidden_owner);
+                 (unsigned)r->st.st_uid);
     } else {
         v.alive = STAT_ALIVE_NO;
         snprintf(v.why, sizeof(v.why), "no process maps it");
     }
-    for (size_t i = 0; i < n; i++)
-        first[i].liveness = v;
+    r->liveness = v;
 }
 
 void stat_liveness_judge(struct stat_region_list *list,
@@ -568,18 +591,42 @@ void stat_liveness_judge(struct stat_region_list *list,
     for (size_t i = 0; i < list->count;) {
         struct stat_region *first = &list->regions[i];
         const struct slurm_answer *answer = NULL;
+        bool asked = false;
         size_t n = 1;
         /* a job's regions are side by side (sorted); a file whose name
          * does not parse is judged alone */
         while (first->job[0] && i + n < list->count &&
                strcmp(list->regions[i + n].job, first->job) == 0)
             n++;
-        for (size_t j = 0; j < nslurm; j++)
+        for (size_t j = 0; j < n; j++)
+            asked |= slurm_knows(&first[j]);
+        for (size_t j = 0; slurm && j < nslurm; j++)
             if (strcmp(slurm[j].job, first->job) == 0)
                 answer = &slurm[j];
-        judge_job(first, n, slurm_knows(first), answer, &unseen);
+        for (size_t j = 0; j < n; j++)
+            judge_region(&first[j], first, n, asked, answer, &unseen);
         i += n;
     }
     free(slurm);
     free(unseen.uids);
+}
+
+void stat_liveness_of_job(const struct stat_region *regions, size_t n,
+                          struct stat_liveness *out)
+{
+    const struct stat_liveness *pick = NULL;
+
+    /* alive if any region is: a job is gone only when all of it is */
+    for (size_t i = 0; i < n && !pick; i++)
+        if (regions[i].liveness.alive == STAT_ALIVE_YES)
+            pick = &regions[i].liveness;
+    for (size_t i = 0; i < n && !pick; i++)
+        if (regions[i].liveness.alive == STAT_ALIVE_UNKNOWN)
+            pick = &regions[i].liveness;
+    if (!pick && n)
+        pick = &regions[0].liveness;
+    if (pick)
+        *out = *pick;
+    else
+        *out = (struct stat_liveness){STAT_ALIVE_UNKNOWN, ""};
 }

@@ -16,6 +16,11 @@
  * witness cannot be heard (slurmctld does not answer, the caller may not
  * read the owner's /proc/PID/maps) the answer is "unknown", and --gc
  * keeps what is unknown.
+ *
+ * Each region is judged on its own evidence, never on another's: any
+ * user may plant a valid region under any job's name, so a file of one
+ * owner never makes a file of another owner "gone".  Slurm is asked
+ * about a job whenever any of its regions carries a step.
  */
 #ifndef MPIKVS_STAT_LIVENESS_H
 #define MPIKVS_STAT_LIVENESS_H
@@ -24,11 +29,16 @@
 
 #define STAT_SLURM_TIMEOUT_DEFAULT 10u   /* seconds */
 
-/* Fill in the mappers of every region and the liveness of every region's
- * job (list sorted by job, as stat_regions_find() returns it).
- * slurm_timeout: seconds slurmctld may take to answer; 0: do not ask. */
+/* Fill in the mappers and the liveness of every region (list sorted by
+ * job, as stat_regions_find() returns it).  slurm_timeout: seconds
+ * slurmctld may take to answer; 0: do not ask. */
 void stat_liveness_judge(struct stat_region_list *list,
                          unsigned slurm_timeout);
+
+/* The liveness of a job from its n judged regions: alive when one of
+ * them is, else unknown when one is, else gone. */
+void stat_liveness_of_job(const struct stat_region *regions, size_t n,
+                          struct stat_liveness *out);
 
 /* "alive", "gone" or "unknown". */
 const char *stat_alive_name(enum stat_alive alive);

@@ -8,6 +8,7 @@
 #define MPIKVS_STAT_OUTPUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -39,6 +40,14 @@ int stat_json_report(FILE *f, const char *dir,
                      bool one_line);
 
 /* ---- stat_format.c ---- */
+
+/* The string s (up to its NUL, at most len bytes) in printable ASCII,
+ * for the terminal and for JSON alike: a backslash as two, a newline, tab
+ * and carriage return as \n, \t and \r, any other byte outside ' ' to
+ * '~' as \xHH.  What a region says is its writer's, and any user may
+ * write a region; its bytes must not reach a terminal.  Cut short to fit
+ * buflen (4 * len + 1 always fits).  Returns buf. */
+const char *stat_escape(char *buf, size_t buflen, const char *s, size_t len);
 
 /* A user's or group's name, else its number. */
 void stat_user_name(uid_t uid, char *buf, size_t len);

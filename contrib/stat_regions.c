@@ -78,6 +78,7 @@ time_t stat_region_created(const struct stat_region *r)
 static void read_header(int dfd, struct stat_region *r, const char *dir)
 {
     mpikvs_error_t err = {0, ""};
+    struct stat now = {0};
     ssize_t got;
     int fd;
 
@@ -113,6 +114,23 @@ static void read_header(int dfd, struct stat_region *r, const char *dir)
         }
         goto out;
     }
+    /* The descriptor decides, not the listing: the name may lead to
+     * another file now (a FIFO, a file of another owner). */
+    if (fstat(fd, &now) != 0) {
+        r->error = kvshm_fail(&err, -errno, "cannot stat %s/%s: %s", dir,
+                              r->name, strerror(errno));
+        close(fd);
+        goto out;
+    }
+    if (!S_ISREG(now.st_mode)) {
+        r->error = kvshm_fail(&err, MPIKVS_ERR_FOREIGN,
+                              "%s/%s is not a regular file, not an mpikvs "
+                              "region",
+                              dir, r->name);
+        close(fd);
+        goto out;
+    }
+    r->st = now;
     memset(&r->header, 0, sizeof(r->header));
     got = pread(fd, &r->header, sizeof(r->header), 0);
     int read_errno = errno;

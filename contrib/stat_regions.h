@@ -39,7 +39,8 @@ struct stat_region {
     char                 job[KVSHM_JOB_MAX];
     char                 node[KVSHM_NODE_MAX];
     char                 tag[KVSHM_TAG_MAX];
-    struct stat          st;            /* lstat(2) of the file */
+    struct stat          st;            /* fstat(2) of the file read, else
+                                         * lstat(2) of the name */
     /* the header, if it could be read (header_read) and it is valid
      * (error == MPIKVS_OK) */
     bool                 header_read;
@@ -49,7 +50,8 @@ struct stat_region {
     /* processes that map the file (stat_liveness.c) */
     unsigned             mappers;
     pid_t                first_mapper;
-    /* its job's liveness; the same for every region of the job */
+    /* whether its job is alive, judged on this region's own evidence
+     * (stat_liveness.h) */
     struct stat_liveness liveness;
 };
 

@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "errors_internal.h"
+#include "stat_liveness.h"
+#include "stat_output.h"
 #include "stat_report.h"
 
 /* Arrays here grow by doubling, so one whose count is 0 or a power of
@@ -70,8 +73,8 @@ static const struct stat_region *find_region(
 
 /* A file that shrinks under its mapping (truncated by hand while it is
  * read) raises SIGBUS at the next load; that load becomes a problem of
- * the report instead of the end of mpikvs-stat (the scan's few bytes of
- * scratch are lost then). */
+ * the report instead of the end of mpikvs-stat (what the interrupted
+ * read had allocated is lost then). */
 static sigjmp_buf bus_jump;
 static volatile sig_atomic_t bus_armed;
 
@@ -83,27 +86,99 @@ static void on_bus(int sig)
     raise(sig);
 }
 
-/* The control block, counters and slots of the table mapped at base. */
-static int read_table(const struct kvshm_region *region,
-                      const struct stat_region *r, bool scan,
-                      struct stat_table_report *t,
-                      struct stat_counter_values *counters,
-                      mpikvs_error_t *err)
+/* fn(arg, err), with a SIGBUS in it made an error about what (the
+ * regions fn reads). */
+static int guarded(int (*fn)(void *arg, mpikvs_error_t *err), void *arg,
+                   const char *what, mpikvs_error_t *err)
 {
+    struct sigaction bus = {.sa_handler = on_bus}, old_bus;
     int rc;
 
-    rc = kvshm_data_read_control(region->base, region->size, r->name,
-                                 &t->control, err);
+    sigemptyset(&bus.sa_mask);
+    sigaction(SIGBUS, &bus, &old_bus);
+    if (sigsetjmp(bus_jump, 1) == 0) {
+        bus_armed = 1;
+        rc = fn(arg, err);
+    } else {
+        rc = kvshm_fail(err, MPIKVS_ERR_TRUNCATED,
+                        "%s shrank while it was read (truncated by hand?)",
+                        what);
+    }
+    bus_armed = 0;
+    sigaction(SIGBUS, &old_bus, NULL);
+    return rc;
+}
+
+/* Whether the region opened on fd is the file that was listed and
+ * judged as r (the name may lead to another file now). */
+static int same_file(int fd, const char *dir, const struct stat_region *r,
+                     struct stat *st, mpikvs_error_t *err)
+{
+    if (fstat(fd, st) != 0)
+        return kvshm_fail(err, -errno, "cannot stat %s/%s: %s", dir,
+                          r->name, strerror(errno));
+    if (st->st_dev != r->st.st_dev || st->st_ino != r->st.st_ino)
+        return kvshm_fail(err, MPIKVS_ERR_FOREIGN,
+                          "%s/%s was replaced since it was listed; not "
+                          "reading it",
+                          dir, r->name);
+    return MPIKVS_OK;
+}
+
+struct table_read {
+    const struct kvshm_region  *region;
+    const struct stat_region   *r;
+    const struct stat          *st;
+    const char                 *dir;
+    bool                        scan;
+    struct stat_table_report   *t;
+    struct stat_counter_values *counters;
+};
+
+/* The control block, counters and slots of the table mapped at base.
+ * Only what the file holds is read: a sparse file whose control block
+ * claims billions of ranks or buckets would make every page read a new
+ * page of the shm directory, and the counters gigabytes of memory. */
+static int read_table(void *arg, mpikvs_error_t *err)
+{
+    struct table_read *a = arg;
+    const struct kvshm_data_control *c = &a->t->control;
+    uint64_t need, held = (uint64_t)a->st->st_blocks * 512;
+    char need_s[32], held_s[32];
+    int rc;
+
+    rc = kvshm_data_read_control(a->region->base, a->region->size,
+                                 a->r->name, &a->t->control, err);
     if (rc != MPIKVS_OK)
         return rc;
-    if (stat_counters_read(region->base, &t->control, counters) != 0)
+    /* checked: the buckets end in the file, so no sum wraps */
+    need = c->buckets_offset;
+    if (a->scan && c->state == KVSHM_DATA_READY)
+        need += c->nbuckets * c->bucket_size;
+    if (need > held) {
+        kvshm_format_bytes(need_s, sizeof(need_s), need);
+        kvshm_format_bytes(held_s, sizeof(held_s), held);
+        return kvshm_fail(err, MPIKVS_ERR_CORRUPT,
+                          "%s/%s is sparse: its control block claims "
+                          "counters for %llu ranks%s (%s to read), but only "
+                          "%s of the file is allocated (libmpikvs reserves "
+                          "all of a region); not reading it",
+                          a->dir, a->r->name,
+                          (unsigned long long)c->max_ranks,
+                          c->state == KVSHM_DATA_READY ? " and its buckets"
+                                                       : "",
+                          need_s, held_s);
+    }
+    stat_escape(a->t->table, sizeof(a->t->table), c->table,
+                sizeof(c->table));
+    if (stat_counters_read(a->region->base, c, a->counters) != 0)
         return kvshm_fail(err, -ENOMEM, "out of memory");
-    t->counters = counters;
-    if (scan && t->control.state == KVSHM_DATA_READY) {
-        rc = kvshm_data_occupancy(region->base, &t->control, &t->occupancy);
+    a->t->counters = a->counters;
+    if (a->scan && c->state == KVSHM_DATA_READY) {
+        rc = kvshm_data_occupancy(a->region->base, c, &a->t->occupancy);
         if (rc != MPIKVS_OK)
             return kvshm_fail(err, rc, "out of memory");
-        t->scanned = true;
+        a->t->scanned = true;
     }
     return MPIKVS_OK;
 }
@@ -112,16 +187,23 @@ static int read_data(struct stat_job_report *rep, struct stat_node_report *n,
                      const struct stat_region *r,
                      const struct stat_report_opts *opts)
 {
+    /* the owner the listing read from its header: a file of another
+     * owner under the name since then is refused */
     struct kvshm_open_opts oo = {.kind = KVSHM_KIND_DATA, .writable = false,
-                                 .expect_uid = KVSHM_ANY_UID};
+                                 .expect_uid = (uid_t)r->header.uid};
     struct stat_counter_values *counters;
     struct kvshm_region *region = NULL;
-    struct sigaction bus = {.sa_handler = on_bus}, old_bus;
     struct stat_table_report *t;
+    struct table_read a;
     mpikvs_error_t err;
+    struct stat st;
+    char what[4200];
     int rc;
 
     rc = kvshm_region_open(opts->dir, r->name, &oo, &region, &err);
+    if (rc == MPIKVS_OK &&
+        (rc = same_file(region->fd, opts->dir, r, &st, &err)) != MPIKVS_OK)
+        kvshm_region_close(&region);
     if (rc != MPIKVS_OK)
         return add_problem(rep, r, rc, err.text);
     t = room_for_one(n->tables, n->ntables, sizeof(*t));
@@ -137,19 +219,10 @@ static int read_data(struct stat_job_report *rep, struct stat_node_report *n,
     memset(t, 0, sizeof(*t));
     t->region = r;
 
-    sigemptyset(&bus.sa_mask);
-    sigaction(SIGBUS, &bus, &old_bus);
-    if (sigsetjmp(bus_jump, 1) == 0) {
-        bus_armed = 1;
-        rc = read_table(region, r, opts->scan, t, counters, &err);
-    } else {
-        rc = kvshm_fail(&err, MPIKVS_ERR_TRUNCATED,
-                        "%s/%s shrank while it was read (truncated by "
-                        "hand?)",
-                        opts->dir, r->name);
-    }
-    bus_armed = 0;
-    sigaction(SIGBUS, &old_bus, NULL);
+    a = (struct table_read){region, r, &st, opts->dir, opts->scan, t,
+                            counters};
+    snprintf(what, sizeof(what), "%s/%s", opts->dir, r->name);
+    rc = guarded(read_table, &a, what, &err);
     kvshm_region_close(&region);
 
     if (rc == MPIKVS_OK) {
@@ -191,18 +264,45 @@ static int read_layout(struct stat_job_report *rep,
     return 0;
 }
 
+struct tier_read {
+    const char                         *dir;
+    const struct stat_region           *r;
+    const char                         *prefix;
+    const struct kvshm_tier_reader_opts *opts;
+    struct kvshm_tier                 **tier;
+    struct kvshm_tier_stats            *stats;
+};
+
+/* Open the tier, read its figures and close it; a SIGBUS on the way
+ * leaves *tier for the caller to close. */
+static int read_tier_stats(void *arg, mpikvs_error_t *err)
+{
+    struct tier_read *a = arg;
+    int rc;
+
+    rc = kvshm_tier_open(a->dir, a->r->job, a->r->node, a->prefix, a->opts,
+                         a->tier, err);
+    if (rc != MPIKVS_OK)
+        return rc;
+    kvshm_tier_stats(*a->tier, a->stats);
+    kvshm_tier_close(a->tier);
+    return MPIKVS_OK;
+}
+
 /* A tier, found by either of its regions; each tier once per node. */
 static int read_tier(struct stat_job_report *rep, struct stat_node_report *n,
                      const struct stat_region_list *list,
                      const struct stat_region *r,
                      const struct stat_report_opts *opts)
 {
-    struct kvshm_tier_reader_opts to = {.expect_uid = KVSHM_ANY_UID};
+    /* both regions of the owner the listing read from r's header */
+    struct kvshm_tier_reader_opts to = {.expect_uid = (uid_t)r->header.uid};
     const char *suffix = r->header.kind == KVSHM_KIND_TIER_INDEX
                              ? "-index" : "-entries";
-    char prefix[KVSHM_TAG_MAX], tag[KVSHM_TAG_MAX + 16];
+    char prefix[KVSHM_TAG_MAX], tag[KVSHM_TAG_MAX + 16], what[4400];
     struct kvshm_tier *tier = NULL;
     struct stat_tier_report *t;
+    struct tier_read a;
     mpikvs_error_t err;
     int rc;
 
@@ -216,25 +316,26 @@ static int read_tier(struct stat_job_report *rep, struct stat_node_report *n,
     for (size_t i = 0; i < n->ntiers; i++)
         if (strcmp(n->tiers[i].prefix, prefix) == 0)
             return 0;
-    rc = kvshm_tier_open(opts->dir, r->job, r->node, prefix, &to, &tier,
-                         &err);
+    t = room_for_one(n->tiers, n->ntiers, sizeof(*t));
+    if (!t)
+        return -1;
+    n->tiers = t;
+    t = &n->tiers[n->ntiers];
+    memset(t, 0, sizeof(*t));
+    a = (struct tier_read){opts->dir, r, prefix, &to, &tier, &t->stats};
+    snprintf(what, sizeof(what), "the tier %s/mpikvs.%s.%s.%s-index/-entries",
+             opts->dir, r->job, r->node, prefix);
+    rc = guarded(read_tier_stats, &a, what, &err);
+    if (tier)   /* open when a SIGBUS came after the open */
+        kvshm_tier_close(&tier);
     if (rc != MPIKVS_OK)
         return add_problem(rep, r, rc, err.text);
-    t = room_for_one(n->tiers, n->ntiers, sizeof(*t));
-    if (!t) {
-        kvshm_tier_close(&tier);
-        return -1;
-    }
-    n->tiers = t;
-    t = &n->tiers[n->ntiers++];
-    memset(t, 0, sizeof(*t));
+    n->ntiers++;
     snprintf(t->prefix, sizeof(t->prefix), "%s", prefix);
     snprintf(tag, sizeof(tag), "%s-index", prefix);
     t->index = find_region(list, r->node, tag);
     snprintf(tag, sizeof(tag), "%s-entries", prefix);
     t->entries = find_region(list, r->node, tag);
-    kvshm_tier_stats(tier, &t->stats);
-    kvshm_tier_close(&tier);
     return 0;
 }
 
@@ -245,10 +346,9 @@ int stat_report_build(const struct stat_region_list *list,
                       struct stat_job_report *out)
 {
     memset(out, 0, sizeof(*out));
-    if (list->count) {
+    if (list->count)
         snprintf(out->job, sizeof(out->job), "%s", list->regions[0].job);
-        out->liveness = list->regions[0].liveness;
-    }
+    stat_liveness_of_job(list->regions, list->count, &out->liveness);
     for (size_t i = 0; i < list->count; i++) {
         const struct stat_region *r = &list->regions[i];
         struct stat_node_report *n;

@@ -27,6 +27,9 @@
 struct stat_table_report {
     const struct stat_region   *region;
     struct kvshm_data_control   control;     /* checked copy */
+    /* control.table as it is printed (stat_escape): any user may write
+     * their region's table name */
+    char                        table[4 * KVSHM_TABLE_TAG_MAX + 1];
     bool                        scanned;     /* occupancy is filled in */
     struct kvshm_occupancy      occupancy;
     struct stat_counter_values *counters;    /* stat_ncounter_groups */

@@ -2,6 +2,7 @@
  * stat_text.c - mpikvs-stat: the listing and a job's report as text.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errors_internal.h"
@@ -124,25 +125,35 @@ static void print_region_line(FILE *f, const struct stat_region *r,
 static void print_layout(FILE *f, const struct stat_layout_report *l)
 {
     const struct kvshm_job_layout *j = l->layout;
-    char size[32];
+    size_t len = 4 * strlen(j->nodelist) + 1;
+    char size[32], *nodes = malloc(len);
 
     kvshm_format_bytes(size, sizeof(size), j->dht_size);
+    if (nodes)
+        stat_escape(nodes, len, j->nodelist, len);
     fprintf(f, "  layout %s: %s scope, made by step %u; node %u of %u "
                "(%s), %u task%s here; %s of DHT memory per node; %s\n",
             l->region->name, stat_scope_name(j->scope), j->step,
-            j->node_index, j->nnodes, j->nodelist[0] ? j->nodelist : "?",
+            j->node_index, j->nnodes, nodes && nodes[0] ? nodes : "?",
             j->tasks_on_node, j->tasks_on_node == 1 ? "" : "s", size,
             j->config_text ? "with a job config" : "no job config");
+    free(nodes);
     for (size_t i = 0; i < j->ntables; i++) {
         const struct kvshm_job_table *t = &j->tables[i];
-        char data[32], tier[32];
+        char data[32], tier[32], name[4 * sizeof(t->name) + 1],
+            tag[4 * sizeof(t->data_tag) + 1],
+            prefix[4 * sizeof(t->tier_prefix) + 1];
         kvshm_format_bytes(data, sizeof(data), t->data_bytes);
         kvshm_format_bytes(tier, sizeof(tier), t->tier_bytes);
-        fprintf(f, "    table %s: data %s in %s", t->name, data,
-                t->data_tag);
+        fprintf(f, "    table %s: data %s in %s",
+                stat_escape(name, sizeof(name), t->name, sizeof(t->name)),
+                data,
+                stat_escape(tag, sizeof(tag), t->data_tag,
+                            sizeof(t->data_tag)));
         if (t->tier_prefix[0])
             fprintf(f, ", tier %s in %s-index/-entries", tier,
-                    t->tier_prefix);
+                    stat_escape(prefix, sizeof(prefix), t->tier_prefix,
+                                sizeof(t->tier_prefix)));
         fprintf(f, "\n");
     }
 }
@@ -269,7 +280,7 @@ static void print_table(FILE *f, const struct stat_node_report *n,
 {
     const struct kvshm_data_control *c = &t->control;
 
-    fprintf(f, "  table %s\n", c->table[0] ? c->table : "?");
+    fprintf(f, "  table %s\n", t->table[0] ? t->table : "?");
     print_region_line(f, t->region, now);
     if (c->state == KVSHM_DATA_READY) {
         fprintf(f, "    config:    %llu-byte keys, %llu-byte values; %llu "

@@ -77,7 +77,9 @@ nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 # job_regions JOBID: names of the job's regions in the private shm dir
 job_regions() { ls "$shm" | grep "^mpikvs\.$1\." || true; }
-no_regions() { [ -z "$(job_regions "$1")" ]; }
+# no_regions JOBID: the job has none; never true of a job id lost on the
+# way (empty)
+no_regions() { [ -n "$1" ] && [ -z "$(job_regions "$1")" ]; }
 # the one Slurm job whose regions are in the private dir
 job_in_dir() { ls "$shm" | sed -n 's/^mpikvs\.\([0-9]*\)\..*/\1/p' | sort -u; }
 
@@ -104,6 +106,8 @@ if ! wait_for 60 test -e "$work/ready"; then
     fail "the watched job did not start: $(cat "$work/watched.out")"
 else
     job=$(job_in_dir)
+    check "the watched job's regions, of one job ($job)" \
+        cond '[ -n "$job" ] && [ "$(wc -l <<<"$job")" = 1 ]'
     "$stat_bin" -d "$shm" --json --watch 0.5 --count 4 "$job" \
         >"$work/watch.json" 2>"$work/watch.err"
     rc=$?
@@ -195,15 +199,18 @@ fi
 
 echo "# liveness from slurmctld, and --gc"
 # a job between two steps: its regions exist, nobody maps them
-out=$(as_user sbatch -N2 -o "$work/held.out" --dht-size=16M \
+# the job id from Slurm itself (--parsable: "ID" or "ID;CLUSTER")
+out=$(as_user sbatch --parsable -N2 -o "$work/held.out" --dht-size=16M \
     --wrap 'srun -N2 -n2 true; sleep 100' 2>&1)
-held=$(sed -n 's/^Submitted batch job //p' <<<"$out")
+held=${out%%;*}
+[[ "$held" =~ ^[0-9]+$ ]] || { fail "sbatch gave no job id: $out"; held=""; }
 # step 0 made the regions and ended; only the batch step is left
 step_done() {
     [ "$(job_regions "$held" | wc -l)" -ge 4 ] &&
         ! squeue -h -s -j "$held" -o %i 2>/dev/null | grep -qx "$held\.0"
 }
-check "a job that holds its regions between steps ($held)" wait_for 60 step_done
+check "a job that holds its regions between steps ($held)" \
+    cond '[ -n "$held" ] && wait_for 60 step_done'
 # a job Slurm never had, a job that ended, and a dead job of the user
 never=3999999999
 "$stat_region" data "$shm" "$never" mpikvs1 kvs-data --step 0 >/dev/null
@@ -263,6 +270,28 @@ check "  ... removed every dead job's region" cond '
 check "  ... kept the held job's" [ "$(job_regions "$held" | wc -l)" -ge 4 ]
 check "  ... and says so" \
     has "$out" "^gc: removed 4 regions .* of 3 jobs; kept [0-9]* regions of live jobs, 0 of jobs that cannot be judged, 0 invalid files; 0 refused, 0 failed"
+
+echo "# --gc as root: a region another user plants never decides for the job's"
+# uid 65534 plants a valid region of its own under the held job's name,
+# sorted before the job's regions (node "-"); between the job's steps
+# nothing maps any of them
+own=$(job_regions "$held")
+nobody "$stat_region" data "$shm" "$held" - x >/dev/null
+failed_before=$failed
+listing=$("$stat_bin" -d "$shm" 2>&1)
+out=$("$stat_bin" -d "$shm" --gc 2>&1)
+rc=$?
+check "--gc as root with a region planted in job $held by uid 65534 (exit $rc)" \
+    [ "$rc" = 0 ]
+check "  ... keeps every region of the job's own" cond '
+    [ "$(wc -l <<<"$own")" -ge 4 ] &&
+    [ "$(job_regions "$held" | grep -v "^mpikvs\.$held\.-\.x$")" = "$own" ] &&
+    lacks "$out" "^removed .*mpikvs\.$held\.mpikvs"'
+check "  ... judges the planted one on its own: Slurm says its job runs" cond '
+    has "$listing" "^$held  *-  *x .*alive (slurm: RUNNING)" &&
+    [ -e "$shm/mpikvs.$held.-.x" ]'
+[ "$failed" = "$failed_before" ] || printf '%s\n' "$listing" "$out" | sed 's/^/    /'
+rm -f "$shm/mpikvs.$held.-.x"
 
 scancel "$held"
 check "scancel: the plugin removes the held job's regions" wait_for 30 no_regions "$held"

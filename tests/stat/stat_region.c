@@ -14,14 +14,22 @@
  * options: --step N (default: none, as libmpikvs makes them), --uid U,
  * --gid G (owner; needs root), --size BYTES (data region, default 1 MiB),
  * --entries N (tier, default 10), --nodes N (layout), --table NAME
- * (default "kvs").  Prints the region names it made, one a line; exits
+ * (default "kvs"); for data and raw, --sparse BYTES (then make the file
+ * a sparse one of BYTES, its header saying so) and --max-ranks N (then
+ * say the control block has counters for N ranks), as a user could make
+ * their own region.  Prints the region names it made, one a line; exits
  * 0, or 1 with the error.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "data_region.h"
+#include "errors_internal.h"
 #include "job_layout.h"
 #include "region.h"
 #include "tier.h"
@@ -31,7 +39,7 @@ struct args {
     uint32_t    step;
     uid_t       uid;
     gid_t       gid;
-    uint64_t    size, entries;
+    uint64_t    size, entries, sparse, max_ranks;
     uint32_t    nodes;
     const char *table;
 };
@@ -59,6 +67,46 @@ static struct kvshm_region_spec spec_of(const struct args *a,
     return s;
 }
 
+/* Rewrite the region at path in place (not through a mapping): a sparse
+ * file of a->sparse bytes whose header says so, and/or a control block
+ * with counters for a->max_ranks ranks. */
+static int doctor_data(const struct args *a, const char *path,
+                       mpikvs_error_t *err)
+{
+    struct kvshm_header h;
+    struct kvshm_data_control c;
+    int fd, rc = MPIKVS_OK;
+
+    fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return kvshm_fail(err, -errno, "cannot open %s", path);
+    if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+        pread(fd, &c, sizeof(c), KVSHM_DATA_CONTROL_OFFSET) !=
+            (ssize_t)sizeof(c)) {
+        rc = kvshm_fail(err, -EIO, "cannot read %s", path);
+        goto out;
+    }
+    if (a->sparse) {
+        h.size = h.max_size = a->sparse;
+        h.checksum = kvshm_header_checksum(&h);
+        if (ftruncate(fd, (off_t)a->sparse) != 0) {
+            rc = kvshm_fail(err, -errno, "cannot extend %s", path);
+            goto out;
+        }
+    }
+    if (a->max_ranks) {
+        c.max_ranks = a->max_ranks;
+        c.buckets_offset = kvshm_data_buckets_offset(a->max_ranks);
+    }
+    if (pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+        pwrite(fd, &c, sizeof(c), KVSHM_DATA_CONTROL_OFFSET) !=
+            (ssize_t)sizeof(c))
+        rc = kvshm_fail(err, -EIO, "cannot write %s", path);
+out:
+    close(fd);
+    return rc;
+}
+
 static int make_data(const struct args *a, mpikvs_error_t *err)
 {
     struct kvshm_region_spec s = spec_of(a, a->tag);
@@ -70,6 +118,8 @@ static int make_data(const struct args *a, mpikvs_error_t *err)
     s.fill = fill_data;
     s.fill_arg = (void *)a;
     rc = kvshm_region_create(&s, &r, err);
+    if (rc == MPIKVS_OK && (a->sparse || a->max_ranks))
+        rc = doctor_data(a, r->path, err);
     if (rc == MPIKVS_OK)
         printf("%s\n", r->path);
     kvshm_region_close(&r);
@@ -167,6 +217,10 @@ static int parse(int argc, char **argv, struct args *a)
             a->nodes = (uint32_t)strtoul(v, NULL, 10);
         else if (!strcmp(argv[i], "--table"))
             a->table = v;
+        else if (!strcmp(argv[i], "--sparse"))
+            a->sparse = strtoull(v, NULL, 10);
+        else if (!strcmp(argv[i], "--max-ranks"))
+            a->max_ranks = strtoull(v, NULL, 10);
         else
             return -1;
     }
