@@ -816,23 +816,24 @@ static void print_table(const struct tctx *c, double write_s,
            "(published: at that fence); seconds: the slowest rank's time "
            "in mpikvs_get; fence_ms: the slowest rank's mpikvs_fence, "
            "entered by all together\n");
-    printf("%5s %10s %10s %10s %10s %9s %9s %8s %9s %6s %8s %7s %8s\n",
+    printf("%5s %10s %10s %10s %10s %9s %9s %8s %7s %9s %6s %8s %7s %8s\n",
            "epoch", "gets", "direct", "remote", "tier_hits", "tier_rate",
-           "published", "dropped", "hit_rate", "wrong", "seconds", "Mget/s",
-           "fence_ms");
+           "published", "dropped", "stalls", "hit_rate", "wrong", "seconds",
+           "Mget/s", "fence_ms");
     for (uint64_t e = 0; e < o->epochs; e++) {
         const struct epoch_row *r = &rows[e];
         char tr[16], hr[16];
         pct(tr, sizeof tr, tier_rate(&r->st));
         pct(hr, sizeof hr, ratio(r->hits, r->gets));
-        printf("%5llu %10llu %10llu %10llu %10llu %9s %9llu %8llu %9s %6llu "
-               "%8.3f %7.3f %8.1f\n",
+        printf("%5llu %10llu %10llu %10llu %10llu %9s %9llu %8llu %7llu %9s "
+               "%6llu %8.3f %7.3f %8.1f\n",
                (unsigned long long)e + 1, (unsigned long long)r->gets,
                (unsigned long long)r->st.direct,
                (unsigned long long)r->st.remote,
                (unsigned long long)r->st.tier_hits, tr,
                (unsigned long long)r->st.tier_published,
-               (unsigned long long)r->st.tier_dropped, hr,
+               (unsigned long long)r->st.tier_dropped,
+               (unsigned long long)r->st.tier_stalls, hr,
                (unsigned long long)r->wrong, r->seconds,
                r->seconds > 0 ? (double)r->gets / r->seconds * 1e-6 : 0.0,
                r->fence_seconds * 1e3);
@@ -925,10 +926,12 @@ static void print_json(const struct tctx *c, double write_s,
                (unsigned long long)r->st.tier_misses);
         json_num("tier_hit_rate", tier_rate(&r->st), ", ");
         printf("\"tier_published\": %llu, \"tier_dropped\": %llu, "
+               "\"tier_stalls\": %llu, "
                "\"checksum_retries\": %llu, \"invalidations\": %llu, "
                "\"seconds\": %.6f, \"fence_seconds\": %.6f}%s\n",
                (unsigned long long)r->st.tier_published,
                (unsigned long long)r->st.tier_dropped,
+               (unsigned long long)r->st.tier_stalls,
                (unsigned long long)r->st.checksum_retries,
                (unsigned long long)r->st.invalidations, r->seconds,
                r->fence_seconds, e + 1 < o->epochs ? "," : "");

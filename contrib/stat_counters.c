@@ -51,12 +51,15 @@ static const struct stat_counter_group dht_group = {
 };
 
 /* The node tier's counters: other nodes' keys the tier answered or not,
- * entries published (the node's first rank) and remote hits dropped. */
+ * entries published (the node's first rank), remote hits dropped, and
+ * lookups that found the tier unreadable (a writer gone in mid-publication,
+ * or damage). */
 static const struct stat_counter tier_counters[] = {
     COUNTER("tier_hits", tier_hits),
     COUNTER("tier_misses", tier_misses),
     COUNTER("published", tier_published),
     COUNTER("dropped", tier_dropped),
+    COUNTER("stalls", tier_stalls),
 };
 
 static const struct stat_counter_group tier_group = {

@@ -257,7 +257,8 @@ static json_t *tier_json(const struct stat_node_report *n,
     const struct kvshm_tier_stats *s = &t->stats;
 
     return json_pack("{s:s, s:s?, s:s?, s:s?, s:I, s:I, s:f, s:I, s:I, "
-                     "s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:o}",
+                     "s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+                     "s:o}",
                      "prefix", t->prefix, "table",
                      table ? table->table : NULL, "index_region",
                      t->index ? t->index->name : NULL, "entries_region",
@@ -273,7 +274,9 @@ static json_t *tier_json(const struct stat_node_report *n,
                      "updates", INT(s->updates), "rebuilds",
                      INT(s->rebuilds), "rebuild_failures",
                      INT(s->rebuild_failures), "growths", INT(s->growths),
-                     "clears", INT(s->clears), "writer_pid",
+                     "clears", INT(s->clears), "dropped",
+                     INT(s->dropped), "repairs", INT(s->repairs),
+                     "writer_pid",
                      s->writer_pid ? json_integer(INT(s->writer_pid))
                                    : json_null());
 }

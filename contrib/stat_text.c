@@ -265,13 +265,15 @@ static void print_tier(FILE *f, const char *indent,
     fprintf(f, "%stier %s: %llu entries in %llu buckets, load factor "
                "%.2f; %s live, %s dead; %s used of an entries region of %s "
                "(at most %s); %llu updates, %llu rebuilds (%llu skipped), "
-               "%llu growths, %llu clears; %s\n",
+               "%llu growths, %llu clears; %llu entries dropped, %llu "
+               "repairs; %s\n",
             indent, t->prefix, (unsigned long long)s->entries,
             (unsigned long long)s->nbuckets, s->load_factor, live, dead,
             used, region, max, (unsigned long long)s->updates,
             (unsigned long long)s->rebuilds,
             (unsigned long long)s->rebuild_failures,
             (unsigned long long)s->growths, (unsigned long long)s->clears,
+            (unsigned long long)s->dropped, (unsigned long long)s->repairs,
             writer);
 }
 

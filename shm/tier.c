@@ -16,12 +16,16 @@
  * the middle of a publication; every offset is therefore checked against
  * the snapshot of entries_top before it is followed, and a chain walk is
  * bounded by the entry count, so a torn read costs a retry, never a fault
- * or a loop.  Key and value bytes are read with plain memcmp/memcpy, the
- * usual seqlock compromise: what such a racy read returns is thrown away
- * unless the sequence proves it was stable.  Then the value is checked
- * against the entry's checksum as well: the sequence cannot vouch for a
- * writer that died in mid-publication, so a hit is only ever a value that
- * verifies.
+ * or a loop.  Both regions are mapped for their largest size, beyond the
+ * end of their files: every limit (buckets, entries_top) is taken from
+ * the file sizes, never from the mappings (a read past the end of a file
+ * is a SIGBUS), and the entry count from the control block is capped by
+ * what entries_top can hold.  Key and value bytes are read with plain
+ * memcmp/memcpy, the usual seqlock compromise: what such a racy read
+ * returns is thrown away unless the sequence proves it was stable.  Then
+ * the value is checked against the entry's checksum as well: the sequence
+ * cannot vouch for a writer that died in mid-publication, so a hit is
+ * only ever a value that verifies.
  *
  * A writer killed in mid-publication leaves seq odd and possibly a half
  * written value or half linked chain.  The next writer repairs before it
@@ -57,7 +61,10 @@ struct kvshm_tier {
     struct kvshm_tier_control  *ctl;
     struct kvshm_tier_bucket   *buckets;
     unsigned char              *ebase;       /* entries region mapping */
-    uint64_t                    max_buckets; /* what the index mapping holds */
+    uint64_t                    max_buckets; /* what the index file holds
+                                              * (its mapping is larger: a
+                                              * read past the file is a
+                                              * SIGBUS) */
     uint64_t                    seed;
     bool                        writer;
     bool                        claimed;     /* writer_pid is ours */
@@ -208,8 +215,18 @@ static int check_tier_spec(const struct kvshm_tier_spec *spec,
     return MPIKVS_OK;
 }
 
+/* The buckets an index of len bytes holds. */
+static uint64_t buckets_in(uint64_t len)
+{
+    return len < KVSHM_TIER_BUCKETS_OFFSET
+               ? 0
+               : (len - KVSHM_TIER_BUCKETS_OFFSET) /
+                     sizeof(struct kvshm_tier_bucket);
+}
+
 /* Point the tier at the parts of its mapped regions.  The index mapping
- * was reserved for the most buckets the tier may ever have. */
+ * was reserved for the most buckets the tier may ever have; what may be
+ * read is what its file holds. */
 static void attach(struct kvshm_tier *t)
 {
     char *index = t->index->base;
@@ -218,8 +235,30 @@ static void attach(struct kvshm_tier *t)
     t->buckets = (struct kvshm_tier_bucket *)(index +
                                               KVSHM_TIER_BUCKETS_OFFSET);
     t->ebase = t->entries->base;
-    t->max_buckets = (t->index->map_len - KVSHM_TIER_BUCKETS_OFFSET) /
-                     sizeof(struct kvshm_tier_bucket);
+    t->max_buckets = buckets_in(t->index->size);
+}
+
+/* A reader's limits after the writer grew a region: the file sizes again
+ * (a system call, only when a snapshot is past the limits it knows). */
+static void refresh_limits(struct kvshm_tier *t)
+{
+    kvshm_region_refresh(t->index);
+    kvshm_region_refresh(t->entries);
+    t->max_buckets = buckets_in(t->index->size);
+}
+
+/*
+ * The most steps a chain walk may take: the control block's entry count,
+ * but never more entries than fit below top (a count of 1e19 over a
+ * cyclic chain would never end).
+ */
+static inline uint64_t walk_bound(uint64_t entries, uint64_t top)
+{
+    uint64_t fit = top > ENTRIES_START ? (top - ENTRIES_START) /
+                                             MIN_ENTRY_SIZE
+                                       : 0;
+
+    return entries < fit ? entries : fit;
 }
 
 void kvshm_tier_spec_for_bytes(struct kvshm_tier_spec *spec, uint64_t bytes,
@@ -402,7 +441,7 @@ static int open_tier(const char *dir, const char *job, const char *node,
     if (rc != MPIKVS_OK)
         goto fail;
     index_len = t->index->map_len;
-    if (t->index->size < KVSHM_TIER_BUCKETS_OFFSET ||
+    if (buckets_in(t->index->size) == 0 ||
         index_len < KVSHM_TIER_BUCKETS_OFFSET ||
         t->entries->map_len > KVSHM_TIER_MAX_BYTES) {
         rc = kvshm_fail(err, MPIKVS_ERR_CORRUPT,
@@ -592,11 +631,13 @@ static void rebuild(struct kvshm_tier *t, uint64_t new_buckets)
                                     new_buckets *
                                         sizeof(struct kvshm_tier_bucket));
 
-    if (new_buckets > t->max_buckets ||
+    /* the index grows (its file) up to its mapping */
+    if (new_buckets > buckets_in(t->index->map_len) ||
         kvshm_region_grow(t->index, need, NULL) != MPIKVS_OK) {
         ctl->rebuild_failures++;
         return;
     }
+    t->max_buckets = buckets_in(t->index->size);
     top = sweep(t, ctl->entries_top);   /* outside: readers go on */
     publish_begin(t);
     relink(t, new_buckets, top);
@@ -672,14 +713,16 @@ struct place {
 
 /*
  * The writer's walk of key's chain, bounded like a reader's: at most
- * entries + 1 steps, every link inside the entries in use, and a chain
- * that ends where its bucket's tail says.  false: the index is damaged.
+ * walk_bound() + 1 steps, every link inside the entries in use, and a
+ * chain that ends where its bucket's tail says.  false: the index is
+ * damaged.  control_sane() has checked entries_top.
  */
 static bool find(struct kvshm_tier *t, uint64_t hash, const void *key,
                  size_t key_len, struct place *p)
 {
     struct kvshm_tier_control *ctl = t->ctl;
     uint64_t top = ctl->entries_top, steps = 0, off;
+    uint64_t bound = walk_bound(ctl->entries, top) + 1;
     struct kvshm_tier_entry *e = NULL;
 
     *p = (struct place){.b = &t->buckets[hash & (ctl->nbuckets - 1)]};
@@ -688,7 +731,7 @@ static bool find(struct kvshm_tier *t, uint64_t hash, const void *key,
         if (e)
             p->prev = e;
         e = entry_in(t, off, top);
-        if (!e || ++steps > ctl->entries + 1)
+        if (!e || ++steps > bound)
             return false;
         if (e->hash == hash && e->key_len == key_len &&
             memcmp(entry_key(e), key, key_len) == 0) {
@@ -844,7 +887,8 @@ static inline void prefetch_entry(const struct kvshm_tier_entry *e)
 
 /*
  * Follow the chain of hash in a snapshot (nbuckets, top, entries).
- * Anything out of bounds means the snapshot raced a publication.
+ * Anything out of bounds means the snapshot raced a publication, or a
+ * region is damaged: limits past the files are never read.
  */
 static enum walk_result walk(const struct kvshm_tier *t, uint64_t hash,
                              const void *key, size_t key_len,
@@ -852,10 +896,10 @@ static enum walk_result walk(const struct kvshm_tier *t, uint64_t hash,
                              uint64_t entries, struct kvshm_tier_entry **found,
                              uint32_t *value_len)
 {
-    uint64_t off, steps = 0;
+    uint64_t off, steps = 0, bound = walk_bound(entries, top);
 
     if (nbuckets == 0 || (nbuckets & (nbuckets - 1)) ||
-        nbuckets > t->max_buckets || top > t->entries->map_len)
+        nbuckets > t->max_buckets || top > t->entries->size)
         return WALK_TORN;
     off = (uint64_t)LOAD(&t->buckets[hash & (nbuckets - 1)].head) *
           KVSHM_TIER_UNIT;
@@ -863,7 +907,7 @@ static enum walk_result walk(const struct kvshm_tier *t, uint64_t hash,
         struct kvshm_tier_entry *e;
         uint32_t klen;
 
-        if (off < ENTRIES_START || off + sizeof(*e) > top || ++steps > entries)
+        if (off < ENTRIES_START || off + sizeof(*e) > top || ++steps > bound)
             return WALK_TORN;
         e = entry_at(t, off);
         prefetch_entry(e);
@@ -937,7 +981,7 @@ static int lookup(struct kvshm_tier *t, const void *key, size_t key_len,
     for (;;) {
         struct kvshm_tier_entry *e = NULL;
         enum walk_result r;
-        uint64_t s1, s2, sum = 0;
+        uint64_t s1, s2, sum = 0, nbuckets, top;
         uint32_t vlen = 0;
         bool whole = false;
 
@@ -948,8 +992,12 @@ static int lookup(struct kvshm_tier *t, const void *key, size_t key_len,
                 return rc;
             continue;
         }
-        r = walk(t, hash, key, key_len, LOAD(&ctl->nbuckets),
-                 LOAD(&ctl->entries_top), LOAD(&ctl->entries), &e, &vlen);
+        nbuckets = LOAD(&ctl->nbuckets);
+        top = LOAD(&ctl->entries_top);
+        if (nbuckets > t->max_buckets || top > t->entries->size)
+            refresh_limits(t);   /* the writer grew a region, or damage */
+        r = walk(t, hash, key, key_len, nbuckets, top, LOAD(&ctl->entries),
+                 &e, &vlen);
         if (r == WALK_FOUND) {
             sum = LOAD(&e->checksum);
             if (!value)

@@ -83,9 +83,10 @@ run() {
 }
 
 # The epoch rows of a table: "epoch gets direct remote tier_hits tier_rate
-# published dropped hit_rate wrong ..." (lines that start with a number).
+# published dropped stalls hit_rate wrong ..." (lines that start with a
+# number).
 rows() {
-    awk '$1 ~ /^[0-9]+$/ && NF >= 13' "$1"
+    awk '$1 ~ /^[0-9]+$/ && NF >= 14' "$1"
 }
 
 # check_epochs NAME OUT EPOCHS: the tier's behaviour in a table.
@@ -99,7 +100,9 @@ check_epochs() {
     ok
     if grep -q '^checked [0-9]* values: wrong=0$' "$out"; then ok; else
         bad "$name: no 'checked N values: wrong=0'" "$out"; fi
-    w=$(rows "$out" | awk '$10 != 0' | wc -l)
+    if grep -q '^epoch .* dropped  *stalls  *hit_rate  *wrong ' "$out"; then ok; else
+        bad "$name: no column heading '... dropped stalls hit_rate wrong ...'" "$out"; fi
+    w=$(rows "$out" | awk '$11 != 0' | wc -l)
     if [ "$w" -eq 0 ]; then ok; else
         bad "$name: $w epochs with wrong values" "$out"; fi
     r1=$(rows "$out" | awk '$1 == 1 { print $4 }')
@@ -166,7 +169,7 @@ if run "$tmp/js" 2 2 --tier --json --keys 5000 --ops 2000 --epochs 2 \
     --latency 500; then ok; else
     bad "json: exit $?" "$tmp/js"; fi
 for want in '"benchmark": "dht-tier"' '"epoch": 2' '"tier_hit": {"gets": ' \
-    '"checked": ' '"wrong": 0'; do
+    '"tier_stalls": ' '"checked": ' '"wrong": 0'; do
     if grep -qF -- "$want" "$tmp/js"; then ok; else
         bad "json: no '$want'" "$tmp/js"; fi
 done

@@ -177,7 +177,7 @@ else
         has "$text" "^ *node  *[0-9]"
     check "text: the columns" has "$text" "gets *hits *misses *direct *remote *retries *invalidated *puts *updates *evictions *hit% *direct%"
     check "text: made by libmpikvs outside Slurm" has "$text" "by libmpikvs, outside a Slurm step"
-    check "text: the node tier's counters" has "$text" "tier_hits *tier_misses *published *dropped"
+    check "text: the node tier's counters" has "$text" "tier_hits *tier_misses *published *dropped *stalls"
     check "listing: the job's two data regions, alive" \
         [ "$(grep -c "^$jobid .* kvs-data .*alive (mapped by pid" <<<"$listing")" = 2 ]
     check "the watched run printed the same as the unwatched one" \
@@ -208,8 +208,9 @@ check "the crashed job left its region" \
 rep=$("$stat_bin" -d "$shm" --json "$live")
 t=nodes.0.tables.0
 check "live job: gets 1200" [ "$(jget $t.counters.dht.node.gets <<<"$rep")" = 1200 ]
-check "live job: the node tier's counters are reported (no tier: 0 hits)" \
-    [ "$(jget $t.counters.tier.node.tier_hits <<<"$rep")" = 0 ]
+check "live job: the node tier's counters are reported (no tier: 0 hits, 0 stalls)" cond '
+    [ "$(jget $t.counters.tier.node.tier_hits <<<"$rep")" = 0 ] &&
+    [ "$(jget $t.counters.tier.node.tier_stalls <<<"$rep")" = 0 ]'
 check "live job: hits 800, misses 400" cond '
     [ "$(jget $t.counters.dht.node.hits <<<"$rep")" = 800 ] &&
     [ "$(jget $t.counters.dht.node.misses <<<"$rep")" = 400 ]'
@@ -287,6 +288,7 @@ check "Slurm not asked: state unknown" has "$out" "^job 777: unknown (slurm: not
 check "made by the plugin for step 0" has "$out" "by spank_mpikvs for step 0"
 check "the layout" has "$out" "layout mpikvs.777.nodex.layout: job scope, made by step 0; node 0 of 2 (mpikvs\[1-2\]), 2 tasks here"
 check "the tier under its table" has "$out" "    tier kvs: 20 entries in 64 buckets, load factor 0.31"
+check "the tier's dropped entries and repairs" has "$out" "0 clears; 0 entries dropped, 0 repairs; no writer$"
 check "no counters yet" has "$out" "DHT counters: none yet"
 rep=$("$stat_bin" -d "$shm" --slurm-timeout 0 --json 777)
 check "--json: the tier's entries, buckets and load factor" cond '
@@ -296,6 +298,9 @@ check "--json: the tier's entries, buckets and load factor" cond '
     [ "$(jget nodes.0.tiers.0.table <<<"$rep")" = kvs ]'
 check "--json: live bytes of 20 entries of 16+32 bytes" \
     [ "$(jget nodes.0.tiers.0.live_bytes <<<"$rep")" = 1600 ]
+check "--json: a whole tier: nothing dropped, no repair" cond '
+    [ "$(jget nodes.0.tiers.0.dropped <<<"$rep")" = 0 ] &&
+    [ "$(jget nodes.0.tiers.0.repairs <<<"$rep")" = 0 ]'
 check "--json: the layout" cond '
     [ "$(jget nodes.0.layouts.0.scope <<<"$rep")" = job ] &&
     [ "$(jget nodes.0.layouts.0.nnodes <<<"$rep")" = 2 ]'
