@@ -5,6 +5,11 @@
 #       (MPIKVS_*) may choose the jobs' nodes, config or regions; as
 #       root, Open MPI's consent to run as root; OMPI_MCA_btl exported
 #       (self,vader,tcp: tcp is what two virtual nodes talk over).
+#   plain_mpirun_prog NAME   the program tests/mpi/NAME of a script that
+#       runs one: sets prog, mpirun (MPIRUN, default mpirun) and limit
+#       (MPITEST_TIMEOUT, default 120 s) and exports MPITEST_WATCHDOG
+#       (10 s less); exits 1 saying why when mpirun or the program is
+#       missing.
 #   plain_mpirun_asan PROGRAM   true when PROGRAM, a libtool wrapper or
 #       the binary itself, is a sanitizer build; then ASAN_OPTIONS gets
 #       detect_leaks=0 and is exported: what MPI keeps until exit is not
@@ -30,4 +35,20 @@ plain_mpirun_asan() {
     ldd "$pm_real" 2>/dev/null | grep -q asan || return 1
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
     export ASAN_OPTIONS
+}
+
+plain_mpirun_prog() {
+    prog="${top_builddir:-.}/tests/mpi/$1"
+    mpirun="${MPIRUN:-mpirun}"
+    limit="${MPITEST_TIMEOUT:-120}"
+    if ! command -v "$mpirun" >/dev/null 2>&1; then
+        echo "FAIL: $mpirun not found" >&2
+        exit 1
+    fi
+    if [ ! -x "$prog" ]; then
+        echo "FAIL: $prog is missing (make check builds it)" >&2
+        exit 1
+    fi
+    MPITEST_WATCHDOG=$((limit > 20 ? limit - 10 : limit))
+    export MPITEST_WATCHDOG
 }

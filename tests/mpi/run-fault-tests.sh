@@ -25,25 +25,11 @@
 
 LC_ALL=C
 export LC_ALL
-prog="${top_builddir:-.}/tests/mpi/test_fault"
-mpirun="${MPIRUN:-mpirun}"
-limit="${MPITEST_TIMEOUT:-120}"
-
-if ! command -v "$mpirun" >/dev/null 2>&1; then
-    echo "FAIL: $mpirun not found" >&2
-    exit 1
-fi
-if [ ! -x "$prog" ]; then
-    echo "FAIL: $prog is missing (make check builds it)" >&2
-    exit 1
-fi
-
 . "${top_srcdir:-.}/tests/plain-mpirun.sh"
 plain_mpirun_env
+plain_mpirun_prog test_fault
 asan=0
 plain_mpirun_asan "$prog" && asan=1
-MPITEST_WATCHDOG=$((limit > 20 ? limit - 10 : limit))
-export MPITEST_WATCHDOG
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-fault.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT

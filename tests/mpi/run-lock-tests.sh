@@ -24,27 +24,14 @@
 
 LC_ALL=C
 export LC_ALL
-prog="${top_builddir:-.}/tests/mpi/test_locks"
-mpirun="${MPIRUN:-mpirun}"
-limit="${MPITEST_TIMEOUT:-120}"
-
-if ! command -v "$mpirun" >/dev/null 2>&1; then
-    echo "FAIL: $mpirun not found" >&2
-    exit 1
-fi
-if [ ! -x "$prog" ]; then
-    echo "FAIL: $prog is missing (make check builds it)" >&2
-    exit 1
-fi
-
 . "${top_srcdir:-.}/tests/plain-mpirun.sh"
 plain_mpirun_env
+plain_mpirun_prog test_locks
 xs="-x OMPI_MCA_btl -x OMPI_MCA_osc -x MPITEST_WATCHDOG"
 plain_mpirun_asan "$prog" && xs="$xs -x ASAN_OPTIONS"
 # the lock modes need MPI atomics on the own rank (see run-mpi-tests.sh)
 OMPI_MCA_osc=pt2pt
-MPITEST_WATCHDOG=$((limit > 20 ? limit - 10 : limit))
-export OMPI_MCA_osc MPITEST_WATCHDOG
+export OMPI_MCA_osc
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-locks.XXXXXX") || exit 1
 bg=
