@@ -327,6 +327,19 @@ static int remove_plant(int dirfd, const char *dir, const char *name,
     return -1;
 }
 
+/* What is under a name that this step did not make and may not remove:
+ * the step fails, naming it. */
+static int refuse_taken(const char *dir, const char *name,
+                        const struct step *s, struct seen *seen)
+{
+    plugin_error("job %u step %u: %s/%s already exists (%s of uid %u gid "
+                 "%u, not made by this step): it was left behind, remove it",
+                 s->job, s->step, dir, name, kvshm_file_type(seen->st.st_mode),
+                 (unsigned)seen->st.st_uid, (unsigned)seen->st.st_gid);
+    forget(seen);
+    return -1;
+}
+
 /* Make sure nothing is under a table's region name before it is made:
  * a plant is removed; a region of the job's user or anything of root's is
  * left alone and the step fails, naming it. */
@@ -344,14 +357,7 @@ static int clear_name(int dirfd, const char *dir, const char *name,
             return -1;
         case FOUND_OURS:
         case FOUND_KEPT:
-            plugin_error("job %u step %u: %s/%s already exists (%s of uid "
-                         "%u, not made by this step): it was left behind, "
-                         "remove it",
-                         s->job, s->step, dir, name,
-                         kvshm_file_type(seen.st.st_mode),
-                         (unsigned)seen.st.st_uid);
-            forget(&seen);
-            return -1;
+            return refuse_taken(dir, name, s, &seen);
         case FOUND_PLANT:
             rc = remove_plant(dirfd, dir, name, s, &seen);
             forget(&seen);
@@ -640,14 +646,7 @@ static int make_or_join(const struct node_work *w, int dirfd)
             /* a step's layout is made by that step only */
             __attribute__((fallthrough));
         case FOUND_KEPT:
-            plugin_error("job %u step %u: %s/%s already exists (%s of uid "
-                         "%u gid %u, not made by this step): it was left "
-                         "behind, remove it",
-                         s->job, s->step, dir, name,
-                         kvshm_file_type(seen.st.st_mode),
-                         (unsigned)seen.st.st_uid, (unsigned)seen.st.st_gid);
-            forget(&seen);
-            return -1;
+            return refuse_taken(dir, name, s, &seen);
         case FOUND_PLANT:
             rc = remove_plant(dirfd, dir, name, s, &seen);
             forget(&seen);

@@ -9,7 +9,7 @@
 #                (lockfree over osc pt2pt and ucx; the two lock modes)
 #   late-close   a rank comes to mpikvs_close only after the others have
 #                returned from it: they return MPIKVS_ERR_STALLED within
-#                MPIKVS_CLOSE_TIMEOUT (the program sets 3 s) with a message
+#                MPIKVS_CLOSE_TIMEOUT (the program sets 1 s) with a message
 #                that names it, and so does the late rank
 #   die-locked   in the coarse-lock mode a rank takes rank 0's window lock
 #                and SIGKILLs itself while the others run operations that

@@ -374,7 +374,7 @@ static void late_close(const char *mode)
         if (kvs)
             mpikvs_close(&kvs);
     }
-    setenv("MPIKVS_CLOSE_TIMEOUT", "3", 1);
+    setenv("MPIKVS_CLOSE_TIMEOUT", "1", 1);
     kvs = open_table(mode);
     mt_phase("late-close: close");
     if (rank != late) {
@@ -384,7 +384,7 @@ static void late_close(const char *mode)
                                          "MPIKVS_ERR_STALLED", rc,
                mpikvs_strerror(rc));
         EXPECT(strstr(msg, "MPIKVS_CLOSE_TIMEOUT") &&
-               strstr(msg, "within 3 s"),
+               strstr(msg, "within 1 s"),
                "the message names the timeout: \"%s\"", msg);
         EXPECT(kvs == NULL, "the handle is gone after a failed close");
         mt_note("returned from close: %s", msg);
