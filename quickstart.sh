@@ -111,7 +111,7 @@ run)
     fi
     say "mpirun -np ${RANKS:-2} mpikvs-reactive-transport --compare $*"
     mpirun --oversubscribe -np "${RANKS:-2}" \
-        ./build/contrib/mpikvs-reactive-transport --compare \
+        ./build/examples/reactive-transport/mpikvs-reactive-transport --compare \
         --config etc/examples/reactive-transport.json \
         --csv build/reactive-transport.csv \
         --plot build/reactive-transport.svg "$@"

@@ -14,9 +14,13 @@ AC_DEFUN([MPIKVS_CHECK_XXHASH], [
     [AC_MSG_ERROR([xxhash >= 0.8 (XXH3) not found; install libxxhash-dev])])
 ])
 
+# Check is needed by `make check` only: without it the library, the plugin
+# and the tools still build, and `make check` stops with what to install.
 AC_DEFUN([MPIKVS_CHECK_CHECK], [
-  PKG_CHECK_MODULES([CHECK], [check >= 0.9.10], [],
-    [AC_MSG_ERROR([Check (unit tests) not found; install check])])
+  PKG_CHECK_MODULES([CHECK], [check >= 0.9.10], [have_check=yes],
+    [have_check=no
+     AC_MSG_WARN([Check (unit tests) not found: `make check` needs it; install check])])
+  AM_CONDITIONAL([MPIKVS_HAVE_CHECK], [test "$have_check" = yes])
 ])
 
 # libslurm, for mpikvs-stat to ask slurmctld whether a region's job is
@@ -38,15 +42,26 @@ AC_DEFUN([MPIKVS_CHECK_LIBSLURM], [
   AC_SUBST([SLURM_LIBS])
 ])
 
-# SUNDIALS CVODE (stiff BDF with a dense direct solver) for the
-# reactive-transport demo.  Debian's libsundials-dev has no pkg-config
-# files, so look for the header and the libraries.
+# SUNDIALS CVODE (stiff BDF with a dense direct solver), needed only by the
+# reactive-transport demo.  --enable-demo requires it, --disable-demo skips
+# it, and by default the demo is built when it is found.  Debian's
+# libsundials-dev has no pkg-config files, so look for the header and the
+# libraries.
 AC_DEFUN([MPIKVS_CHECK_SUNDIALS], [
-  AC_CHECK_HEADER([cvode/cvode.h], [],
-    [AC_MSG_ERROR([SUNDIALS CVODE not found; install libsundials-dev])])
-  AC_CHECK_LIB([sundials_cvode], [CVodeCreate], [:],
-    [AC_MSG_ERROR([libsundials_cvode not found; install libsundials-dev])],
-    [-lsundials_nvecserial])
+  AC_ARG_ENABLE([demo],
+    [AS_HELP_STRING([--enable-demo],
+      [build the reactive-transport demo, which needs SUNDIALS CVODE (default: when found)])],
+    [], [enable_demo=auto])
+  have_sundials=no
+  AS_IF([test "$enable_demo" != no], [
+    AC_CHECK_HEADER([cvode/cvode.h],
+      [AC_CHECK_LIB([sundials_cvode], [CVodeCreate], [have_sundials=yes], [],
+        [-lsundials_nvecserial])])])
+  AS_CASE([$enable_demo:$have_sundials],
+    [yes:no], [AC_MSG_ERROR([--enable-demo: SUNDIALS CVODE not found; install libsundials-dev])],
+    [auto:no], [AC_MSG_WARN([SUNDIALS CVODE not found: the reactive-transport demo is not built; install libsundials-dev])])
+  AS_IF([test "$have_sundials" = yes], [enable_demo=yes], [enable_demo=no])
   SUNDIALS_LIBS="-lsundials_cvode -lsundials_sunlinsoldense -lsundials_sunmatrixdense -lsundials_nvecserial -lm"
   AC_SUBST([SUNDIALS_LIBS])
+  AM_CONDITIONAL([MPIKVS_DEMO], [test "$enable_demo" = yes])
 ])

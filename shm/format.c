@@ -1,5 +1,5 @@
 /*
- * format.c - the computed layout id and the header checksum.
+ * format.c - the computed format id and the header checksum.
  */
 #include <xxhash.h>
 
@@ -7,15 +7,15 @@
 
 /*
  * A number someone has to remember to bump does not get bumped: the
- * layout id is derived from the size and offset of every field a reader
+ * format id is derived from the size and offset of every field a reader
  * interprets, so a layout change refuses old regions by itself.
  */
-uint64_t kvshm_layout_id(void)
+uint64_t kvshm_format_id(void)
 {
 #define F(type, field) offsetof(struct type, field)
     const uint64_t shape[] = {
         sizeof(struct kvshm_header),
-        F(kvshm_header, kind), F(kvshm_header, layout_id),
+        F(kvshm_header, kind), F(kvshm_header, format_id),
         F(kvshm_header, size), F(kvshm_header, max_size),
         F(kvshm_header, header_size), F(kvshm_header, flags),
         F(kvshm_header, created), F(kvshm_header, uid),

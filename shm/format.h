@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job_config.h"    /* KVSHM_TABLE_NAME_MAX */
+
 #define KVSHM_MAGIC          "MPIKVSrg"     /* 8 bytes, no terminator kept */
 #define KVSHM_FORMAT_VERSION 2u    /* 2: fine-lock words carry an epoch */
 #define KVSHM_HEADER_SIZE    256u
@@ -44,7 +46,7 @@ struct kvshm_header {
     char     magic[8];          /* KVSHM_MAGIC */
     uint32_t format_version;    /* KVSHM_FORMAT_VERSION */
     uint32_t kind;              /* enum kvshm_kind */
-    uint64_t layout_id;         /* kvshm_layout_id() of the writer */
+    uint64_t format_id;         /* kvshm_format_id() of the writer */
     uint64_t size;              /* file size at creation */
     uint64_t max_size;          /* growable: largest size; else == size */
     uint32_t header_size;       /* KVSHM_HEADER_SIZE */
@@ -185,7 +187,7 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
 #define KVSHM_SLOT_CHECKSUM_SEED UINT64_C(0x6d70696b76732d31) /* "mpikvs-1" */
 #define KVSHM_SLOT_OCCUPIED  UINT64_C(1)
 #define KVSHM_SLOT_INVALID   UINT64_C(2)
-#define KVSHM_TABLE_TAG_MAX  17u     /* = KVSHM_TABLE_NAME_MAX of job_config.h */
+#define KVSHM_TABLE_TAG_MAX  KVSHM_TABLE_NAME_MAX
 
 struct kvshm_data_control {
     uint64_t key_size;
@@ -289,11 +291,11 @@ _Static_assert(sizeof(struct kvshm_layout_control) == 256,
                "layout control block is four cache lines");
 
 /*
- * The layout id: a hash of the size and placement of everything in the
+ * The format id: a hash of the size and placement of everything in the
  * format.  A change of layout changes it by itself; a change of meaning
  * with the same layout needs a KVSHM_FORMAT_VERSION bump.
  */
-uint64_t kvshm_layout_id(void);
+uint64_t kvshm_format_id(void);
 
 /* XXH3-64 of the header bytes before its checksum field. */
 uint64_t kvshm_header_checksum(const struct kvshm_header *h);

@@ -1,40 +1,26 @@
 ##
-# shm/: the MPI-free core (regions, tier, config, rounding) shared by the library, the SPANK
-# plugin and the tools, as one convenience library.
+# shm/: the shared-memory formats and regions: region create/open/check,
+# data regions, the read-only tier, the job layout and the read-only scan
+# mpikvs-stat uses.  Built on common/.
 ##
 noinst_LTLIBRARIES += shm/libkvshm.la
+
+SHM_CPPFLAGS = $(COMMON_CPPFLAGS) -I$(top_srcdir)/shm
 
 shm_libkvshm_la_SOURCES = \
 	shm/data_region.c \
 	shm/data_region.h \
-	shm/errors.c \
-	shm/errors_internal.h \
 	shm/format.c \
 	shm/format.h \
-	shm/job_config.c \
-	shm/job_config.h \
 	shm/job_layout.c \
 	shm/job_layout.h \
-	shm/layout.h \
-	shm/mpikvs_errors.h \
 	shm/region.c \
 	shm/region.h \
-	shm/round.c \
-	shm/round.h \
-	shm/size.c \
-	shm/size.h \
+	shm/scan.c \
+	shm/scan.h \
 	shm/tier.c \
 	shm/tier.h
 # End of shm_libkvshm_la_SOURCES
-shm_libkvshm_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS) $(JANSSON_CFLAGS)
-shm_libkvshm_la_LIBADD = $(XXHASH_LIBS) $(JANSSON_LIBS) -lm -lpthread
-
-include_HEADERS += \
-	shm/mpikvs_errors.h
-# End of include_HEADERS
-
-# mpikvs-stat's read-only view of a data region
-shm_libkvshm_la_SOURCES += \
-	shm/scan.c \
-	shm/scan.h
-# End of shm_libkvshm_la_SOURCES (scan)
+shm_libkvshm_la_CPPFLAGS = $(SHM_CPPFLAGS)
+shm_libkvshm_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS)
+shm_libkvshm_la_LIBADD = common/libcommon.la $(XXHASH_LIBS) -lpthread

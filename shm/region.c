@@ -323,7 +323,7 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
     memcpy(h->magic, KVSHM_MAGIC, sizeof(h->magic));
     h->format_version = KVSHM_FORMAT_VERSION;
     h->kind = spec->kind;
-    h->layout_id = kvshm_layout_id();
+    h->format_id = kvshm_format_id();
     h->size = spec->size;
     h->max_size = max_size;
     h->header_size = KVSHM_HEADER_SIZE;
@@ -399,12 +399,12 @@ int kvshm_header_check(const struct kvshm_header *h, uint64_t file_size,
                           "computed %016llx)", what,
                           (unsigned long long)h->checksum,
                           (unsigned long long)kvshm_header_checksum(h));
-    if (h->layout_id != kvshm_layout_id())
+    if (h->format_id != kvshm_format_id())
         return kvshm_fail(err, MPIKVS_ERR_VERSION,
-                          "%s has layout id %016llx, this mpikvs expects "
+                          "%s has format id %016llx, this mpikvs expects "
                           "%016llx (made by an incompatible build)",
-                          what, (unsigned long long)h->layout_id,
-                          (unsigned long long)kvshm_layout_id());
+                          what, (unsigned long long)h->format_id,
+                          (unsigned long long)kvshm_format_id());
 
     growable = h->flags & KVSHM_FLAG_GROWABLE;
     if (h->kind == 0 || h->kind > KVSHM_KIND_MAX ||

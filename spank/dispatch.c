@@ -5,7 +5,6 @@
  * contexts), in slurmstepd (remote) and for the job epilog.  Each entry
  * point hands its context's work to that context's file.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,31 +15,6 @@
 #include "size.h"
 
 SPANK_PLUGIN(mpikvs, 1);
-
-struct plugin mpikvs_plugin;
-
-void plugin_error(const char *fmt, ...)
-{
-    char text[sizeof(mpikvs_plugin.failure) - sizeof(PLUGIN_NAME ": ")];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    if (mpikvs_plugin.child_reports) {   /* the parent logs it */
-        size_t len = strcspn(text, "\n");
-        text[len] = '\n';
-        /* a line is short: one write; if the parent is gone, nobody
-         * is left to tell */
-        ssize_t written = write(mpikvs_plugin.report_fd, text, len + 1);
-        (void)written;
-        return;
-    }
-    slurm_error("%s: %s", PLUGIN_NAME, text);
-    if (!mpikvs_plugin.failure[0])
-        snprintf(mpikvs_plugin.failure, sizeof(mpikvs_plugin.failure),
-                 "%s: %s", PLUGIN_NAME, text);
-}
 
 static int option_size(int val, const char *optarg, int remote);
 static int option_config(int val, const char *optarg, int remote);

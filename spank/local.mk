@@ -12,10 +12,11 @@ spank_spank_mpikvs_la_SOURCES = \
 	spank/namespace.c \
 	spank/plugin.h \
 	spank/site.c \
+	spank/state.c \
 	spank/stepd.c
 # End of spank_spank_mpikvs_la_SOURCES
-spank_spank_mpikvs_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
-spank_spank_mpikvs_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS) $(JANSSON_CFLAGS)
+spank_spank_mpikvs_la_CPPFLAGS = $(SHM_CPPFLAGS) $(SLURM_CPPFLAGS)
+spank_spank_mpikvs_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS)
 spank_spank_mpikvs_la_LIBADD = shm/libkvshm.la
 spank_spank_mpikvs_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version \
 	-shared -Wl,--version-script=$(top_srcdir)/spank/spank_mpikvs.map

@@ -2,7 +2,8 @@
  * plugin.h - what the files of spank_mpikvs share.
  *
  * As in NVIDIA's pyxis, one file per Slurm context: dispatch.c (the
- * entry points Slurm calls and the options), site.c (plugstack.conf
+ * entry points Slurm calls and the options), state.c (the plugin's state
+ * and its error reporting, which every other file uses), site.c (plugstack.conf
  * arguments), alloc.c (sbatch, salloc and srun on the submit side:
  * validate, carry the config), stepd.c (slurmstepd: make the node's
  * regions and the layout), namespace.c (doing that inside the job's

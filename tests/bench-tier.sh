@@ -20,7 +20,7 @@
 
 LC_ALL=C
 export LC_ALL
-bench="${top_builddir:-.}/contrib/mpikvs-bench"
+bench="${top_builddir:-.}/mpikvs-bench/mpikvs-bench"
 src="${top_srcdir:-.}"
 mpirun="${MPIRUN:-mpirun}"
 limit="${BENCH_TIER_TIMEOUT:-300}"

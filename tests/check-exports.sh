@@ -1,7 +1,7 @@
 #!/bin/sh
 # libmpikvs exports only mpikvs_* symbols: anything else is an internal
 # name leaking into every application that links it.
-lib=${top_builddir:-.}/.libs/libmpikvs.so
+lib=${top_builddir:-.}/libmpikvs/.libs/libmpikvs.so
 if [ ! -f "$lib" ]; then
     echo "check-exports: $lib not built" >&2
     exit 1

@@ -458,9 +458,9 @@ START_TEST(test_lifecycle)
                   KVSHM_FORMAT_VERSION);
     ck_assert_msg(h->kind == KVSHM_KIND_DATA, "kind %u, expected %u",
                   h->kind, KVSHM_KIND_DATA);
-    ck_assert_msg(h->layout_id == kvshm_layout_id(), "layout_id %" PRIx64
-                  ", expected kvshm_layout_id() %" PRIx64, h->layout_id,
-                  kvshm_layout_id());
+    ck_assert_msg(h->format_id == kvshm_format_id(), "format_id %" PRIx64
+                  ", expected kvshm_format_id() %" PRIx64, h->format_id,
+                  kvshm_format_id());
     ck_assert_msg(h->size == size && h->max_size == size,
                   "size/max_size %" PRIu64 "/%" PRIu64 ", expected %" PRIu64
                   " for both (fixed)", h->size, h->max_size, size);
@@ -968,7 +968,7 @@ static const char *field_at(size_t off)
         { offsetof(struct kvshm_header, magic), "magic" },
         { offsetof(struct kvshm_header, format_version), "format_version" },
         { offsetof(struct kvshm_header, kind), "kind" },
-        { offsetof(struct kvshm_header, layout_id), "layout_id" },
+        { offsetof(struct kvshm_header, format_id), "format_id" },
         { offsetof(struct kvshm_header, size), "size" },
         { offsetof(struct kvshm_header, max_size), "max_size" },
         { offsetof(struct kvshm_header, header_size), "header_size" },
@@ -1092,9 +1092,9 @@ START_TEST(test_version)
     expect_open("data", &o, MPIKVS_ERR_VERSION, "format_version 0");
 
     h = orig;
-    h.layout_id ^= 1;
+    h.format_id ^= 1;
     write_header("data", &h, true);
-    expect_open("data", &o, MPIKVS_ERR_VERSION, "layout_id changed, "
+    expect_open("data", &o, MPIKVS_ERR_VERSION, "format_id changed, "
                 "checksum fixed");
 
     write_header("data", &orig, false);

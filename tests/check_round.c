@@ -686,7 +686,7 @@ START_TEST(key_from_doubles_places_every_field)
         field_double("a", 5, 0, 0), field_int64("n", 8),
         field_double("b", 17, 0, 16), field_double("c", 3, 1e-6, 32),
     };
-    struct kvshm_layout key = {.fields = f, .nfields = 4, .size = 48};
+    struct kvshm_record key = {.fields = f, .nfields = 4, .size = 48};
     unsigned char out[64], want[16];
     double in[4] = {0.0012345678, -42, -DBL_MAX, 5e-7};
     mpikvs_error_t err = {0};
@@ -746,7 +746,7 @@ START_TEST(key_from_doubles_places_every_field)
 }
 END_TEST
 
-static void expect_key_error(const struct kvshm_layout *key, const double *in,
+static void expect_key_error(const struct kvshm_record *key, const double *in,
                              size_t n, const char *text)
 {
     unsigned char out[128];
@@ -770,7 +770,7 @@ START_TEST(key_from_doubles_errors_name_the_field_and_value)
         field_double("H", 6, 0, 0), field_double("O", 6, 0, 8),
         field_int64("cell", 16), field_double("Ca", 6, 1e-12, 24),
     };
-    struct kvshm_layout key = {.fields = f, .nfields = 4, .size = 32};
+    struct kvshm_record key = {.fields = f, .nfields = 4, .size = 32};
     double in[4] = {1, 2, 3, 4};
 
     in[3] = NAN;
@@ -796,18 +796,18 @@ START_TEST(key_from_doubles_errors_name_the_field_and_value)
 
     struct kvshm_field g[2] = {field_double("x", 4, 0, 0),
                                field_bytes("tag", 4, 8)};
-    struct kvshm_layout kb = {.fields = g, .nfields = 2, .size = 12};
+    struct kvshm_record kb = {.fields = g, .nfields = 2, .size = 12};
     expect_key_error(&kb, in, 2, "field 1 (tag) is bytes[4]: it cannot come "
                      "from a double");
 
-    struct kvshm_layout raw = {.fields = NULL, .size = 80};
+    struct kvshm_record raw = {.fields = NULL, .size = 80};
     expect_key_error(&raw, in, 1, "the key is 80 raw bytes, not fields: it "
                      "cannot be made from doubles (give the key fields in "
                      "the config)");
 
     /* layouts the config would refuse */
     struct kvshm_field h[1] = {field_double("x", 16, 0, 0)};
-    struct kvshm_layout kh = {.fields = h, .nfields = 1, .size = 16};
+    struct kvshm_record kh = {.fields = h, .nfields = 1, .size = 16};
     h[0].width = 8;
     expect_key_error(&kh, in, 1, "field 0 (x): a double of 16 digits takes "
                      "16 bytes, not 8 (a bad layout)");
@@ -829,7 +829,7 @@ START_TEST(key_to_text_renders_every_type)
         field_double("pH", 3, 0, 16), field_int64("n", 24),
         field_double("big", 17, 0, 32), field_bytes("b", 3, 48),
     };
-    struct kvshm_layout key = {.fields = f, .nfields = 5, .size = 48};
+    struct kvshm_record key = {.fields = f, .nfields = 5, .size = 48};
     unsigned char k[64] = {0};
     char buf[256];
     double in[5] = {0.00123449, 1e-13, -7.0, 42, DBL_TRUE_MIN};
@@ -856,7 +856,7 @@ START_TEST(key_to_text_renders_every_type)
         field_double("x", 1, 0, 0), field_int64("i", 8),
         field_bytes("b", 3, 16), field_double("y", 2, 0, 19),
     };
-    struct kvshm_layout kg = {.fields = g, .nfields = 4, .size = 27};
+    struct kvshm_record kg = {.fields = g, .nfields = 4, .size = 27};
     struct kvshm_decimal d;
     memset(k, 0, sizeof k);
     kvshm_round_decimal(-DBL_MAX, 1, 0, &d);
@@ -873,7 +873,7 @@ START_TEST(key_to_text_renders_every_type)
                   "text '%s' (%d), expected '%s'", buf, n, want);
 
     /* a raw key is hex */
-    struct kvshm_layout raw = {.size = 4};
+    struct kvshm_record raw = {.size = 4};
     unsigned char r[4] = {0xde, 0xad, 0x00, 0x01};
     n = kvshm_key_to_text(&raw, r, buf, sizeof buf);
     ck_assert_msg(n == 8 && strcmp(buf, "dead0001") == 0, "raw: '%s' (%d)",
@@ -916,7 +916,7 @@ START_TEST(equal_within_digits_iff_equal_keys)
 {
     struct rng r = {seed ^ UINT64_C(0x5eed)};
     struct kvshm_field f[1];
-    struct kvshm_layout key = {.fields = f, .nfields = 1};
+    struct kvshm_record key = {.fields = f, .nfields = 1};
     unsigned char ka[16], kb[16];
     uint64_t equal = 0, differ = 0;
 

@@ -1,6 +1,9 @@
 ##
 # tests/: Check unit tests, and checks of the built artefacts.
 ##
+# The tests see every internal header: they check the parts from inside.
+TESTS_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/libmpikvs
+
 TESTS_ENVIRONMENT = \
 	CK_DEFAULT_TIMEOUT=300 \
 	top_builddir=$(top_builddir) top_srcdir=$(top_srcdir)
@@ -24,22 +27,27 @@ TESTS += \
 # End of TESTS
 
 tests_check_config_SOURCES = tests/check_config.c
+tests_check_config_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_config_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_job_layout_SOURCES = tests/check_job_layout.c tests/shm_check.h
+tests_check_job_layout_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_job_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
 tests_check_job_layout_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_region_SOURCES = tests/check_region.c tests/shm_check.h
+tests_check_region_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_region_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
 tests_check_region_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_round_SOURCES = tests/check_round.c
+tests_check_round_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_round_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_round_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_tier_SOURCES = tests/check_tier.c
+tests_check_tier_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_tier_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_tier_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lpthread
 
@@ -69,18 +77,22 @@ TESTS += \
 # End of TESTS (stat)
 
 tests_stat_check_scan_SOURCES = tests/stat/check_scan.c tests/shm_check.h
+tests_stat_check_scan_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_stat_check_scan_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
 tests_stat_check_scan_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lpthread
 
 tests_stat_json_get_SOURCES = tests/stat/json_get.c
+tests_stat_json_get_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_stat_json_get_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_stat_json_get_LDADD = $(JANSSON_LIBS)
 
 tests_stat_stat_job_SOURCES = tests/stat/stat_job.c
+tests_stat_stat_job_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_stat_stat_job_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_stat_stat_job_LDADD = libmpikvs.la $(MPI_LIBS)
+tests_stat_stat_job_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 tests_stat_stat_region_SOURCES = tests/stat/stat_region.c
+tests_stat_stat_region_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_stat_stat_region_LDADD = shm/libkvshm.la
 
 EXTRA_DIST += \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # mpikvs-config as a user runs it: outputs and exit statuses.
 src=${top_srcdir:-.}
-cfg="${top_builddir:-.}/contrib/mpikvs-config"
+cfg="${top_builddir:-.}/mpikvs-config/mpikvs-config"
 chem="$src/etc/examples/chemistry.json"
 pass=0
 fail=0

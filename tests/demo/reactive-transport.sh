@@ -20,7 +20,7 @@ LC_ALL=C
 export LC_ALL
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
-prog="$top_builddir/contrib/mpikvs-reactive-transport"
+prog="$top_builddir/examples/reactive-transport/mpikvs-reactive-transport"
 config="$top_srcdir/etc/examples/reactive-transport.json"
 mpirun=${MPIRUN:-mpirun}
 limit=${DEMO_TIMEOUT:-120}

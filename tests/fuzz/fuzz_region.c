@@ -7,7 +7,7 @@
  *   mode & 3 == 2: a tier, then a 4-byte little-endian length n of its
  *                  index region, the index region, its entries region
  *   mode & 4:      make the header(s) look right first (magic, version,
- *                  layout id, name, owner, sizes, checksums), so that the
+ *                  format id, name, owner, sizes, checksums), so that the
  *                  fuzzer spends its time behind the header too
  *
  * The image is checked in memory (kvshm_header_check; the data control
@@ -98,7 +98,7 @@ static void fix_header(unsigned char *img, size_t len, uint32_t kind,
     memcpy(h->magic, KVSHM_MAGIC, sizeof(h->magic));
     h->format_version = KVSHM_FORMAT_VERSION;
     h->kind = kind;
-    h->layout_id = kvshm_layout_id();
+    h->format_id = kvshm_format_id();
     h->header_size = KVSHM_HEADER_SIZE;
     h->flags &= KVSHM_FLAG_GROWABLE;
     h->size = len;

@@ -7,6 +7,7 @@ check_PROGRAMS += tests/fuzz/replay_config
 tests_fuzz_replay_config_SOURCES = \
 	tests/fuzz/fuzz_config.c \
 	tests/fuzz/replay.c
+tests_fuzz_replay_config_CPPFLAGS = $(TESTS_CPPFLAGS)
 # End of tests_fuzz_replay_config_SOURCES
 tests_fuzz_replay_config_LDADD = shm/libkvshm.la
 
@@ -19,10 +20,12 @@ check_PROGRAMS += \
 tests_fuzz_replay_region_SOURCES = \
 	tests/fuzz/fuzz_region.c \
 	tests/fuzz/replay.c
+tests_fuzz_replay_region_CPPFLAGS = $(TESTS_CPPFLAGS)
 # End of tests_fuzz_replay_region_SOURCES
 tests_fuzz_replay_region_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS)
 tests_fuzz_replay_region_LDADD = shm/libkvshm.la $(XXHASH_LIBS)
 tests_fuzz_region_seeds_SOURCES = tests/fuzz/region_seeds.c
+tests_fuzz_region_seeds_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_fuzz_region_seeds_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS)
 tests_fuzz_region_seeds_LDADD = shm/libkvshm.la $(XXHASH_LIBS)
 
@@ -36,9 +39,9 @@ EXTRA_DIST += \
 FUZZ_SECONDS = 60
 fuzz_config_inputs = \
 	$(srcdir)/tests/fuzz/fuzz_config.c \
-	$(srcdir)/shm/errors.c \
-	$(srcdir)/shm/job_config.c \
-	$(srcdir)/shm/size.c
+	$(srcdir)/common/errors.c \
+	$(srcdir)/common/job_config.c \
+	$(srcdir)/common/size.c
 # End of fuzz_config_inputs
 
 fuzz_region_inputs = \
@@ -50,13 +53,13 @@ if FUZZING
 tests/fuzz/fuzz_config: $(fuzz_config_inputs)
 	$(AM_V_CCLD)$(MKDIR_P) tests/fuzz && \
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -I$(srcdir)/shm $(JANSSON_CFLAGS) $(fuzz_config_inputs) \
+	    -I$(srcdir)/include -I$(srcdir)/common -I$(srcdir)/shm $(JANSSON_CFLAGS) $(fuzz_config_inputs) \
 	    $(JANSSON_LIBS) -lm -o $@
 
 tests/fuzz/fuzz_region: $(fuzz_region_inputs)
 	$(AM_V_CCLD)$(MKDIR_P) tests/fuzz && \
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -I$(srcdir)/shm -I$(builddir) $(XXHASH_CFLAGS) $(JANSSON_CFLAGS) \
+	    -I$(srcdir)/include -I$(srcdir)/common -I$(srcdir)/shm -I$(builddir) $(XXHASH_CFLAGS) $(JANSSON_CFLAGS) \
 	    $(fuzz_region_inputs) $(XXHASH_LIBS) $(JANSSON_LIBS) -lm -lpthread \
 	    -o $@
 

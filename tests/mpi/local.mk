@@ -20,33 +20,37 @@ TESTS += \
 # End of TESTS (mpi)
 
 tests_mpi_test_basic_SOURCES = tests/mpi/test_basic.c
+tests_mpi_test_basic_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_basic_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_mpi_test_basic_LDADD = libmpikvs.la $(MPI_LIBS)
+tests_mpi_test_basic_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
-# Built from the library's sources with its test hooks (mpi-kvs/slot.h),
+# Built from the library's sources with its test hooks (libmpikvs/slot.h),
 # which libmpikvs itself does not have.
-tests_mpi_test_fault_SOURCES = tests/mpi/test_fault.c $(libmpikvs_la_SOURCES)
-tests_mpi_test_fault_CPPFLAGS = $(AM_CPPFLAGS) -DKVS_TEST_HOOKS
+tests_mpi_test_fault_SOURCES = tests/mpi/test_fault.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_fault_CPPFLAGS = $(TESTS_CPPFLAGS) -DKVS_TEST_HOOKS
 tests_mpi_test_fault_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
 tests_mpi_test_fault_LDADD = shm/libkvshm.la $(MPI_LIBS)
 # the test moves the library's wall clock (test_fault.c)
 tests_mpi_test_fault_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=clock_gettime
 
 tests_mpi_test_corrupt_SOURCES = tests/mpi/test_corrupt.c
+tests_mpi_test_corrupt_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_corrupt_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_mpi_test_corrupt_LDADD = libmpikvs.la shm/libkvshm.la $(MPI_LIBS)
+tests_mpi_test_corrupt_LDADD = libmpikvs/libmpikvs.la shm/libkvshm.la $(MPI_LIBS)
 
 tests_mpi_test_tier_SOURCES = tests/mpi/test_tier.c
-tests_mpi_test_tier_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/shm
+tests_mpi_test_tier_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_tier_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
-tests_mpi_test_tier_LDADD = libmpikvs.la shm/libkvshm.la $(MPI_LIBS) -lpthread
+tests_mpi_test_tier_LDADD = libmpikvs/libmpikvs.la shm/libkvshm.la $(MPI_LIBS) -lpthread
 
 tests_mpi_test_torture_SOURCES = tests/mpi/test_torture.c
+tests_mpi_test_torture_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_torture_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_mpi_test_torture_LDADD = libmpikvs.la $(MPI_LIBS)
+tests_mpi_test_torture_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 # built from the library's sources: it holds bucket locks itself
-tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_la_SOURCES)
+tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_locks_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
 tests_mpi_test_locks_LDADD = shm/libkvshm.la $(MPI_LIBS)
 

@@ -13,8 +13,9 @@ TESTS += \
 # End of TESTS (slurm)
 
 tests_slurm_kvs_steps_SOURCES = tests/slurm/kvs_steps.c
+tests_slurm_kvs_steps_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_slurm_kvs_steps_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_slurm_kvs_steps_LDADD = libmpikvs.la $(MPI_LIBS)
+tests_slurm_kvs_steps_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 EXTRA_DIST += \
 	tests/slurm/checks.sh \

@@ -15,7 +15,7 @@ top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 . "$top_srcdir/tests/slurm/checks.sh"
 slurm_test_needs
-bench=$build/contrib/mpikvs-bench
+bench=$build/mpikvs-bench/mpikvs-bench
 steps=$build/tests/slurm/kvs_steps
 
 . "$top_srcdir/tests/slurm/cluster.sh"
@@ -231,7 +231,7 @@ cp "$top_srcdir/tests/slurm/demo-job.sh" "$work/demo-job.sh"
 chmod 644 "$work/rt.json"
 chmod 755 "$work/demo-job.sh"
 batch_job "$work/demo.out" 120 \
-    as "$user" env RT_PROGRAM="$build/contrib/mpikvs-reactive-transport" \
+    as "$user" env RT_PROGRAM="$build/examples/reactive-transport/mpikvs-reactive-transport" \
     sbatch -N2 -n4 -o "$work/demo.out" --dht-size=64M \
     --dht-config="$work/rt.json" "$work/demo-job.sh" \
     --nx 24 --ny 20 --steps 8 --no-plot --csv "$work/demo.csv"

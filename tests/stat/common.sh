@@ -8,7 +8,7 @@
 # any check failed.
 
 build=$(cd "${top_builddir:-.}" && pwd)
-stat_bin=$build/contrib/mpikvs-stat
+stat_bin=$build/mpikvs-stat/mpikvs-stat
 stat_job=$build/tests/stat/stat_job
 stat_region=$build/tests/stat/stat_region
 json_get=$build/tests/stat/json_get

@@ -87,7 +87,7 @@ static void make_inputs(const struct round_opts *o, double *in)
 
 /* The POET shape: species sp0 .. and the time step dt, last. */
 static void make_layout(const struct round_opts *o, struct kvshm_field *f,
-                        struct kvshm_layout *key)
+                        struct kvshm_record *key)
 {
     uint32_t w = kvshm_double_width((uint32_t)o->digits);
 
@@ -172,7 +172,7 @@ static double time_reference(const struct round_opts *o, const double *in)
 
 /* ---- the timed passes -------------------------------------------------- */
 
-static int run_passes(const struct round_opts *o, const struct kvshm_layout *key,
+static int run_passes(const struct round_opts *o, const struct kvshm_record *key,
                       const double *in, unsigned char *ring,
                       struct result *res)
 {
@@ -377,7 +377,7 @@ int bench_round_main(int argc, char **argv)
 {
     struct round_opts o;
     struct kvshm_field fields[MAX_FIELDS];
-    struct kvshm_layout key;
+    struct kvshm_record key;
     struct result res = {0};
     int rc = round_options(argc, argv, &o);
 

@@ -397,7 +397,7 @@ static void parse_field(struct ctx *c, const char *path, json_t *v,
 }
 
 static void parse_layout(struct ctx *c, const char *path, json_t *v,
-                         bool is_key, struct kvshm_layout *out)
+                         bool is_key, struct kvshm_record *out)
 {
     static const char *const key_keys[] = {"key_size", "fields",
                                            "default_digits", "zero_below",
@@ -864,7 +864,7 @@ static json_t *share_json(const struct kvshm_share *s)
     return json_real(s->fraction);
 }
 
-static json_t *layout_json(const struct kvshm_layout *l, bool is_key)
+static json_t *layout_json(const struct kvshm_record *l, bool is_key)
 {
     json_t *o = json_object(), *fields;
 

@@ -1,14 +1,14 @@
 /*
- * layout.h - the byte layout of a table's keys and values.
+ * record.h - the byte layout of a table's keys and values.
  *
- * A layout is either raw bytes of a fixed size (no fields) or a list of
+ * A record is either raw bytes of a fixed size (no fields) or a list of
  * fields placed one after the other.  Key fields are canonical: a double
  * is rounded to its significant digits and stored as an integer mantissa
  * and a decimal exponent (round.h), never as a rounded double, so every
  * rank makes the same bytes for the same rounded value.
  */
-#ifndef MPIKVS_SHM_LAYOUT_H
-#define MPIKVS_SHM_LAYOUT_H
+#ifndef MPIKVS_COMMON_RECORD_H
+#define MPIKVS_COMMON_RECORD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -34,10 +34,10 @@ struct kvshm_field {
     uint32_t              width;       /* bytes it takes there */
 };
 
-struct kvshm_layout {
+struct kvshm_record {
     struct kvshm_field *fields;        /* NULL: raw bytes of size */
     size_t              nfields;
     size_t              size;          /* bytes of a whole key or value */
 };
 
-#endif /* MPIKVS_SHM_LAYOUT_H */
+#endif /* MPIKVS_COMMON_RECORD_H */

@@ -1,6 +1,6 @@
 /*
- * open.c - mpikvs_open, mpikvs_close, mpikvs_fence, mpikvs_round_key and
- * the error reporting every call shares.
+ * open.c - mpikvs_open and mpikvs_close, and what an open handle tells
+ * (mpikvs_key_size, mpikvs_value_size).
  *
  * Opening is a sequence of steps that can fail on some ranks and not on
  * others (a config a node cannot read, a /dev/shm that is too small).
@@ -9,7 +9,6 @@
  * same error: a collective call must never leave half the job waiting.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,37 +17,6 @@
 
 #include "errors_internal.h"
 #include "handle.h"
-#include "round.h"
-
-/* mpikvs_open's detail for a caller who has no handle to ask. */
-static _Thread_local mpikvs_error_t open_error;
-
-int kvs_fail(mpikvs_t *kvs, int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    kvshm_vfail(kvs ? &kvs->err : &open_error, code, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc)
-{
-    char text[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-
-    MPI_Error_string(mpi_rc, text, &len);
-    return kvs_fail(kvs, MPIKVS_ERR_MPI,
-                    "%s failed: %s (for the window across nodes and the lock "
-                    "modes, Open MPI needs OMPI_MCA_osc=ucx or pt2pt)",
-                    what, text);
-}
-
-const char *mpikvs_last_error(const mpikvs_t *kvs)
-{
-    return kvs ? kvs->err.text : open_error.text;
-}
 
 size_t mpikvs_key_size(const mpikvs_t *kvs)
 {
@@ -700,50 +668,4 @@ int mpikvs_close(mpikvs_t **kvsp)
     rc = teardown(*kvsp, true);
     *kvsp = NULL;
     return rc;
-}
-
-int mpikvs_fence(mpikvs_t *kvs)
-{
-    int rc;
-
-    if (!kvs)
-        return MPIKVS_ERR_INVAL;
-    /* Stores to the own node's memory before the barrier are seen by the
-     * node's ranks after it. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (kvs->locked_all && (rc = kvs_flush_nodes(kvs)) != MPIKVS_OK)
-        return rc;
-    /* The node's remote hits into its tier, before the barrier that lets
-     * the next epoch read them. */
-    int tier_rc = kvs_tier_publish(kvs);
-    rc = MPI_Barrier(kvs->comm);
-    if (rc != MPI_SUCCESS)
-        return kvs_mpi_fail(kvs, "MPI_Barrier in mpikvs_fence", rc);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    return tier_rc;
-}
-
-int mpikvs_round_key(mpikvs_t *kvs, const double *in, size_t n, void *key)
-{
-    mpikvs_error_t err;
-    int rc;
-
-    if (!kvs)
-        return MPIKVS_ERR_INVAL;
-    if (!kvs->table)
-        return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
-                        "mpikvs_round_key needs a job config with key "
-                        "fields (options.config or MPIKVS_CONFIG)");
-    if (!kvs->table->key.fields)
-        return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
-                        "table '%s' has a raw key of %zu bytes: no fields "
-                        "to round",
-                        kvs->table->name, kvs->table->key.size);
-    if (!in || !key)
-        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
-                        "mpikvs_round_key: in and key must not be NULL");
-    rc = kvshm_key_from_doubles(&kvs->table->key, in, n, key, &err);
-    if (rc != MPIKVS_OK)
-        return kvs_fail(kvs, rc, "%s", err.text);
-    return MPIKVS_OK;
 }

@@ -476,7 +476,7 @@ static const char *field_name(const struct kvshm_field *f)
 }
 
 /* A layout the key cannot have come from: the config rejects these. */
-static int check_field(const struct kvshm_layout *key, size_t i,
+static int check_field(const struct kvshm_record *key, size_t i,
                        mpikvs_error_t *err)
 {
     const struct kvshm_field *f = &key->fields[i];
@@ -521,7 +521,7 @@ static int check_field(const struct kvshm_layout *key, size_t i,
 /* Why field i of the key cannot be made from x: the message, and
  * MPIKVS_ERR_INVAL.  Off the hot path, which only knows that it failed. */
 __attribute__((noinline, cold))
-static int field_error(const struct kvshm_layout *key, size_t i, double x,
+static int field_error(const struct kvshm_record *key, size_t i, double x,
                        mpikvs_error_t *err)
 {
     const struct kvshm_field *f = &key->fields[i];
@@ -555,7 +555,7 @@ static int field_error(const struct kvshm_layout *key, size_t i, double x,
                       f->digits);
 }
 
-int kvshm_key_from_doubles(const struct kvshm_layout *key, const double *in,
+int kvshm_key_from_doubles(const struct kvshm_record *key, const double *in,
                            size_t n, void *key_out, mpikvs_error_t *err)
 {
     unsigned char *out = key_out;
@@ -649,7 +649,7 @@ static void put_decimal(struct text *t, const struct kvshm_decimal *d,
     put_str(t, rest);
 }
 
-int kvshm_key_to_text(const struct kvshm_layout *key, const void *key_bytes,
+int kvshm_key_to_text(const struct kvshm_record *key, const void *key_bytes,
                       char *buf, size_t len)
 {
     struct text t = {.buf = buf, .len = len};

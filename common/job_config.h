@@ -16,13 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "format.h"
-#include "layout.h"
+#include "record.h"
 #include "mpikvs_errors.h"
 
 #define KVSHM_CONFIG_VERSION      1
-/* terminator included; the data region's header keeps the name */
-#define KVSHM_TABLE_NAME_MAX      KVSHM_TABLE_TAG_MAX
+/* terminator included; the data region's header keeps the name, and it is
+ * the prefix of its regions' tags (shm/format.h) */
+#define KVSHM_TABLE_NAME_MAX      17u
 #define KVSHM_SLOTS_DEFAULT       4u
 #define KVSHM_SLOTS_MAX           64u
 #define KVSHM_CONFIG_MAX_BYTES    (1u << 20)
@@ -50,8 +50,8 @@ struct kvshm_table_config {
     char                name[KVSHM_TABLE_NAME_MAX];
     struct kvshm_share  size;        /* of the node's --dht-size */
     uint64_t            bytes;       /* resolved: kvshm_config_resolve() */
-    struct kvshm_layout key;
-    struct kvshm_layout value;
+    struct kvshm_record key;
+    struct kvshm_record value;
     uint32_t            slots_per_bucket;
     enum kvshm_mode     mode;
     struct {

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "layout.h"
+#include "record.h"
 #include "mpikvs_errors.h"
 
 #define KVSHM_EXP_BIAS 400
@@ -64,14 +64,14 @@ int kvshm_decode_decimal(const unsigned char *in, uint32_t digits,
  * n must equal key->nfields and no field may be bytes[n].  key_out gets
  * key->size bytes.  Returns MPIKVS_OK or MPIKVS_ERR_INVAL with err saying
  * which field and value (e.g. "field 3 (Ca): nan is not a number"). */
-int kvshm_key_from_doubles(const struct kvshm_layout *key, const double *in,
+int kvshm_key_from_doubles(const struct kvshm_record *key, const double *in,
                            size_t n, void *key_out, mpikvs_error_t *err);
 
 /* Render a key as text, one "name=value" per field separated by spaces
  * (doubles as mantissa and exponent, "1.2345e-03"; int64 in decimal;
  * bytes in hex).  A raw key renders as hex.  Returns the length the text
  * needs (snprintf-style, terminator excluded), or a negative code. */
-int kvshm_key_to_text(const struct kvshm_layout *key, const void *key_bytes,
+int kvshm_key_to_text(const struct kvshm_record *key, const void *key_bytes,
                       char *buf, size_t len);
 
 #endif /* MPIKVS_SHM_ROUND_H */

@@ -1,0 +1,25 @@
+/*
+ * fence.c - mpikvs_fence: the epoch boundary of the cache.
+ */
+#include "handle.h"
+
+int mpikvs_fence(mpikvs_t *kvs)
+{
+    int rc;
+
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    /* Stores to the own node's memory before the barrier are seen by the
+     * node's ranks after it. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (kvs->locked_all && (rc = kvs_flush_nodes(kvs)) != MPIKVS_OK)
+        return rc;
+    /* The node's remote hits into its tier, before the barrier that lets
+     * the next epoch read them. */
+    int tier_rc = kvs_tier_publish(kvs);
+    rc = MPI_Barrier(kvs->comm);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Barrier in mpikvs_fence", rc);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return tier_rc;
+}

@@ -1,0 +1,33 @@
+##
+# libmpikvs/: the library, the distributed hash table over MPI RMA.  Its
+# public headers are in include/; the headers here are its own.
+##
+lib_LTLIBRARIES += libmpikvs/libmpikvs.la
+
+libmpikvs_libmpikvs_la_SOURCES = \
+	libmpikvs/batch.c \
+	libmpikvs/env.c \
+	libmpikvs/errors.c \
+	libmpikvs/fence.c \
+	libmpikvs/handle.h \
+	libmpikvs/locks.c \
+	libmpikvs/nodes.c \
+	libmpikvs/open.c \
+	libmpikvs/ops.c \
+	libmpikvs/osc.c \
+	libmpikvs/round_key.c \
+	libmpikvs/slot.c \
+	libmpikvs/slot.h \
+	libmpikvs/stats.c \
+	libmpikvs/tier.c
+# End of libmpikvs_libmpikvs_la_SOURCES
+libmpikvs_libmpikvs_la_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/libmpikvs
+libmpikvs_libmpikvs_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
+libmpikvs_libmpikvs_la_LIBADD = shm/libkvshm.la $(MPI_LIBS)
+libmpikvs_libmpikvs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 \
+	-export-symbols-regex '^mpikvs_'
+
+include_HEADERS += \
+	include/mpikvs.h \
+	include/mpikvs_errors.h
+# End of include_HEADERS
