@@ -6,8 +6,10 @@
 #         reactive-transport demo with and without the cache
 #         (mpirun -np ${RANKS:-2} mpikvs-reactive-transport --compare ARGS).
 #   test  installs what is missing, then: a -Werror build and `make check`,
-#         `make distcheck`, and an ASan+UBSan build and `make check`; fails
-#         if any test fails or an mpikvs region is left in /dev/shm.
+#         a build without Check and SUNDIALS and a program linked through
+#         mpikvs.pc (tests/configure-minimal.sh), `make distcheck`, and an
+#         ASan+UBSan build and `make check`; fails if any test fails or an
+#         mpikvs region is left in /dev/shm.
 set -eu
 cd "$(dirname "$0")"
 top=$(pwd)
@@ -100,7 +102,9 @@ cmd=${1:-}
 case "$cmd" in
 run)
     install_missing
-    build build --enable-werror
+    # --enable-demo: the main job is the demo, so a missing SUNDIALS is
+    # configure's error, not a missing program later
+    build build --enable-werror --enable-demo
     # The main job: the reactive-transport demo, without and with the
     # cache, under a plain mpirun; it prints the summary and leaves the
     # CSV and the picture in build/.
@@ -123,6 +127,18 @@ test)
     shm_ours >"$shm_before"
     build build --enable-werror
     check_in build "check"
+    say "include paths: each program and library sees only what it uses"
+    if ! tests/include-paths.sh build >build/include-paths.log; then
+        cat build/include-paths.log
+        exit 1
+    fi
+    tail -n 1 build/include-paths.log
+    say "configure without Check and SUNDIALS; link through mpikvs.pc"
+    if ! tests/configure-minimal.sh >build/configure-minimal.log 2>&1; then
+        cat build/configure-minimal.log
+        exit 1
+    fi
+    tail -n 1 build/configure-minimal.log
     say "make distcheck"
     if ! make -C build -s distcheck \
             DISTCHECK_CONFIGURE_FLAGS="--enable-werror --quiet" >/dev/null; then

@@ -66,10 +66,12 @@ EXTRA_DIST += \
 	man/mpikvs-stat.1.in
 # End of EXTRA_DIST (man, mpikvs-stat)
 
-# mpikvs-reactive-transport(1)
+# mpikvs-reactive-transport(1), installed with the program
+if MPIKVS_DEMO
 man_MANS += \
 	man/mpikvs-reactive-transport.1
 # End of man_MANS (reactive transport)
+endif
 
 EXTRA_DIST += \
 	man/mpikvs-reactive-transport.1.in

@@ -19,6 +19,7 @@ examples_reactive_transport_mpikvs_reactive_transport_SOURCES = \
 	examples/reactive-transport/options.h \
 	examples/reactive-transport/report.c \
 	examples/reactive-transport/report.h \
+	examples/reactive-transport/rt.c \
 	examples/reactive-transport/rt.h \
 	examples/reactive-transport/run.c \
 	examples/reactive-transport/run.h

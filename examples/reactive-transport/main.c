@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <mpi.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,73 +20,6 @@
 #include "report.h"
 #include "rt.h"
 #include "run.h"
-
-static int world_rank(void)
-{
-    int rank = 0, up = 0;
-
-    if (MPI_Initialized(&up) == MPI_SUCCESS && up)
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    return rank;
-}
-
-static int vfail(struct rt_err *err, bool echo, const char *fmt, va_list ap)
-{
-    if (err) {
-        /* fmt may print err->text itself: format into a copy */
-        char text[sizeof(err->text)];
-        vsnprintf(text, sizeof(text), fmt, ap);
-        memcpy(err->text, text, sizeof(text));
-        err->echo = echo;
-    }
-    return -1;
-}
-
-int rt_fail(struct rt_err *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vfail(err, false, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-int rt_echo(struct rt_err *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vfail(err, true, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-void rt_abort(const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, "%s: rank %d: ", RT_PROG, world_rank());
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (ending the job: the ranks can no longer agree on "
-                    "a clean stop)\n");
-    MPI_Abort(MPI_COMM_WORLD, RT_EXIT_FAIL);
-    exit(RT_EXIT_FAIL);   /* MPI_Abort does not return; if it did */
-}
-
-void rt_mpi(int rc, const char *call)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-
-    if (rc == MPI_SUCCESS)
-        return;
-    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof(text), "MPI error %d", rc);
-    rt_abort("%s failed: %s", call, text);
-}
 
 static void on_signal(int sig)
 {
@@ -148,7 +80,7 @@ static int simulate(const struct rt_options *o, struct outcome *out)
     cell_t initial, injected, *ref = NULL;
     bool need_cache = o->mode != RT_MODE_REFERENCE;
     bool need_fields = o->plot || o->fields;
-    int rank = world_rank(), failed, rc = -1;
+    int rank = rt_world_rank(), failed, rc = -1;
 
     /* every rank computes the same initial water: chem_solve is a pure
      * function of its input */

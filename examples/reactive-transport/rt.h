@@ -13,6 +13,7 @@
  *   cache.c      keys, batch get/put, reuse   (cache.h)
  *   run.c        one simulation run, timing   (run.h)
  *   report.c     summary, CSV, fields, gnuplot (report.h)
+ *   rt.c         failures on their way up, failed MPI calls (rt.h)
  *   main.c       MPI, the order of the runs, exit status
  */
 #ifndef MPIKVS_RT_H
@@ -45,6 +46,9 @@ int rt_fail(struct rt_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int rt_echo(struct rt_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* This process's rank in MPI_COMM_WORLD, 0 before MPI_Init. */
+int rt_world_rank(void);
 
 /* Check the return code of an MPI call.  A failed MPI call leaves no
  * safe way to agree with the other ranks (every collective might hang),

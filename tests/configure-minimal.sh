@@ -1,0 +1,247 @@
+#!/bin/sh
+#
+# configure-minimal.sh - the build of a site that has neither Check nor
+# SUNDIALS, and what an installed libmpikvs gives a user:
+#
+#   - configure with Check and SUNDIALS hidden (a pkg-config directory of
+#     every system .pc file but check.pc, and the cache variable
+#     ac_cv_header_cvode_cvode_h=no) says what it leaves out, and `make`
+#     builds the library, the plugin and the tools but not the demo,
+#     and each of them sees only the source directories it uses
+#     (include-paths.sh);
+#   - `make check` and `make dist` then fail, saying to install check;
+#   - configure --enable-demo without SUNDIALS fails, saying what to
+#     install;
+#   - `make install`: the headers installed are exactly include/*.h, each
+#     compiles alone; mpikvs.pc is valid and enough on its own (no other
+#     .pc file), a program links with `pkg-config --cflags --libs mpikvs`
+#     and mpicc alone, dynamically with -lmpikvs only, and statically with
+#     `pkg-config --static`, and runs.
+#
+# It configures and builds a tree of its own (a minute or two), so it is
+# not part of `make check`; quickstart.sh test runs it once.  Prints "ok"
+# or "FAIL" per check; exits 1 on any failure.
+#
+# Environment: top_srcdir (default: this script's ..; autoreconf must
+# have been run there), MPICC (default mpicc), KEEP=1 keeps the scratch
+# directory.
+
+LC_ALL=C
+export LC_ALL
+top_srcdir=${top_srcdir:-$(dirname "$0")/..}
+top_srcdir=$(cd "$top_srcdir" && pwd) || exit 1
+mpicc=${MPICC:-mpicc}
+
+[ -x "$top_srcdir/configure" ] ||
+    { echo "FAIL: $top_srcdir/configure is missing; run autoreconf -fi"; exit 1; }
+command -v "$mpicc" >/dev/null 2>&1 || { echo "FAIL: $mpicc not found"; exit 1; }
+command -v pkg-config >/dev/null 2>&1 || { echo "FAIL: pkg-config not found"; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-minimal.XXXXXX") || exit 1
+if [ "${KEEP:-}" = 1 ]; then
+    echo "scratch directory: $work"
+else
+    trap 'rm -rf "$work"' EXIT
+fi
+trap 'exit 130' INT TERM
+
+passed=0
+failed=0
+ok() { echo "ok: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# check TEXT COMMAND...: ok if COMMAND succeeds
+check() {
+    what=$1
+    shift
+    if "$@"; then ok "$what"; else fail "$what"; fi
+}
+# has FILE TEXT: FILE holds TEXT (fixed string); else show FILE
+has() {
+    grep -qF -- "$2" "$1" && return 0
+    echo "  '$2' is not in $1:"
+    sed 's/^/  | /' "$1"
+    return 1
+}
+# built FILE: the link made FILE; else show the compiler's output
+built() {
+    [ -x "$1" ] && return 0
+    sed 's/^/  | /' "$work/app.out"
+    return 1
+}
+# says TEXT COMMAND...: COMMAND's output holds TEXT
+says() {
+    text=$1
+    shift
+    out=$("$@" 2>&1)
+    echo "  $*: $out"
+    printf '%s\n' "$out" | grep -qF -- "$text"
+}
+# finish: the tally, and the exit status
+finish() {
+    echo "configure-minimal: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit $?
+}
+
+# Every .pc file of the default search path (and PKG_CONFIG_PATH) but
+# check.pc, as symlinks in one directory: with PKG_CONFIG_LIBDIR there,
+# pkg-config finds everything it finds on this machine except Check.
+pc=$work/pc
+mkdir "$pc"
+for dir in $(printf '%s:%s' "${PKG_CONFIG_PATH:-}" \
+        "$(pkg-config --variable pc_path pkg-config)" | tr ':' ' '); do
+    for f in "$dir"/*.pc; do
+        [ -f "$f" ] || continue
+        name=$(basename "$f")
+        [ "$name" = check.pc ] || [ -e "$pc/$name" ] || ln -s "$f" "$pc/$name"
+    done
+done
+unset PKG_CONFIG_PATH
+PKG_CONFIG_LIBDIR=$pc
+export PKG_CONFIG_LIBDIR
+check "Check is hidden from pkg-config" sh -c '! pkg-config --exists check'
+check "jansson is still found" pkg-config --exists jansson
+
+# Configure without Check and SUNDIALS.  The cache file makes the second
+# configure (--enable-demo) quick; both see the same machine.
+build=$work/build
+inst=$work/inst
+mkdir "$build"
+echo "# configure without Check and SUNDIALS"
+(cd "$build" && "$top_srcdir/configure" --cache-file="$work/config.cache" \
+    --prefix="$inst" --enable-werror ac_cv_header_cvode_cvode_h=no) \
+    >"$work/configure.out" 2>"$work/configure.err"
+rc=$?
+check "configure succeeds (exit $rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || { cat "$work/configure.err"; finish; }
+check "configure warns that make check needs Check" \
+    has "$work/configure.err" "Check (unit tests) not found: \`make check\` needs it; install check"
+check "configure warns that the demo is left out" \
+    has "$work/configure.err" "SUNDIALS CVODE not found: the reactive-transport demo is not built; install libsundials-dev"
+check "configure's summary: no demo" \
+    has "$work/configure.out" "demo:         no"
+check "configure's summary: no make check" \
+    has "$work/configure.out" "make check:   no"
+
+echo "# make"
+make -C "$build" -s -j2 >"$work/make.out" 2>&1
+rc=$?
+check "make builds (exit $rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || { tail -n 40 "$work/make.out"; finish; }
+for f in libmpikvs/.libs/libmpikvs.so libmpikvs/.libs/libmpikvs.a \
+        spank/.libs/spank_mpikvs.so mpikvs-stat/mpikvs-stat \
+        mpikvs-config/mpikvs-config mpikvs-bench/mpikvs-bench; do
+    check "built $f" [ -f "$build/$f" ]
+done
+check "the demo is not built" \
+    [ ! -e "$build/examples/reactive-transport/mpikvs-reactive-transport" ]
+check "each target sees only the directories it uses (include-paths.sh)" \
+    "$top_srcdir/tests/include-paths.sh" "$build"
+
+echo "# make check and make dist without Check"
+make -C "$build" -s check >"$work/check.out" 2>&1
+rc=$?
+check "make check fails (exit $rc)" [ "$rc" -ne 0 ]
+check "make check says to install check" has "$work/check.out" \
+    "make check: the tests need Check, which configure did not find; install check"
+make -C "$build" -s dist >"$work/dist.out" 2>&1
+rc=$?
+check "make dist fails (exit $rc)" [ "$rc" -ne 0 ]
+check "make dist says to install check" has "$work/dist.out" \
+    "make dist: the tests need Check"
+rm -rf "$build"/mpikvs-[0-9]*   # the tree make dist left behind
+
+echo "# configure --enable-demo without SUNDIALS"
+mkdir "$work/demo"
+(cd "$work/demo" && "$top_srcdir/configure" --cache-file="$work/config.cache" \
+    --prefix="$inst" --enable-werror --enable-demo \
+    ac_cv_header_cvode_cvode_h=no) >"$work/demo.out" 2>&1
+rc=$?
+check "configure --enable-demo fails (exit $rc)" [ "$rc" -ne 0 ]
+check "configure --enable-demo says what to install" has "$work/demo.out" \
+    "error: --enable-demo: SUNDIALS CVODE not found; install libsundials-dev"
+
+echo "# make install: headers and mpikvs.pc"
+make -C "$build" -s install >"$work/install.out" 2>&1
+rc=$?
+check "make install (exit $rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || { tail -n 40 "$work/install.out"; finish; }
+for f in lib/libmpikvs.so lib/libmpikvs.a lib/slurm/spank_mpikvs.so \
+        bin/mpikvs-stat bin/mpikvs-config bin/mpikvs-bench \
+        lib/pkgconfig/mpikvs.pc share/man/man3/mpikvs.3; do
+    check "installed $f" [ -f "$inst/$f" ]
+done
+check "the demo is not installed" [ ! -e "$inst/bin/mpikvs-reactive-transport" ]
+check "nor its man page" \
+    [ ! -e "$inst/share/man/man1/mpikvs-reactive-transport.1" ]
+want=$(cd "$top_srcdir/include" && ls ./*.h | sed "s,^\./,,")
+got=$(cd "$inst/include" && ls)
+check "the headers installed are exactly include/*.h ($(printf "%s " $got))" \
+    [ "$want" = "$got" ]
+for h in $got; do
+    # alone, twice (its guard), warnings as errors
+    printf '#include <%s>\n#include <%s>\n' "$h" "$h" >"$work/alone.c"
+    check "$h compiles alone" "$mpicc" -std=c11 -Wall -Wextra -Werror \
+        -fsyntax-only -I"$inst/include" "$work/alone.c"
+done
+
+# mpikvs.pc and nothing else: no other .pc file in the search path
+mkdir "$work/nopc"
+PKG_CONFIG_LIBDIR=$work/nopc
+PKG_CONFIG_PATH=$inst/lib/pkgconfig
+export PKG_CONFIG_PATH
+check "pkg-config --validate mpikvs" pkg-config --validate mpikvs
+flags=$(pkg-config --cflags --libs mpikvs)
+check "pkg-config --cflags --libs mpikvs needs no other .pc ($flags)" \
+    [ -n "$flags" ]
+check "a dynamic link needs only -lmpikvs" \
+    [ "$(pkg-config --libs mpikvs | tr -s ' ' | sed 's/ $//')" = "-L$inst/lib -lmpikvs" ]
+static=$(pkg-config --static --libs mpikvs)
+rc=0
+for l in -lmpikvs -ljansson -lxxhash -lm -lpthread; do
+    case " $static " in *" $l "*) ;; *) rc=1 ;; esac
+done
+check "pkg-config --static adds jansson, xxhash, libm, pthreads ($static)" \
+    [ "$rc" -eq 0 ]
+
+# A user's program: mpikvs_strerror at run time; mpikvs_open and
+# mpikvs_close referenced, so that a static link must resolve all of the
+# library (jansson, xxhash, libm, pthreads) and MPI.
+cat >"$work/app.c" <<'EOF'
+#include <mpikvs.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 99) {   /* never: only for the linker */
+        mpikvs_t *kvs = NULL;
+        mpikvs_open(MPI_COMM_WORLD, NULL, &kvs);
+        mpikvs_close(&kvs);
+    }
+    printf("%s\n", mpikvs_strerror(MPIKVS_ERR_EXISTS));
+    return 0;
+}
+EOF
+want_text="region already exists"
+# shellcheck disable=SC2046,SC2086
+"$mpicc" "$work/app.c" $(pkg-config --cflags --libs mpikvs) \
+    -o "$work/app-dynamic" >"$work/app.out" 2>&1
+check "dynamic link with mpicc and pkg-config" built "$work/app-dynamic"
+check "the dynamic program uses libmpikvs.so" \
+    sh -c "readelf -d '$work/app-dynamic' | grep -q 'NEEDED.*libmpikvs\.so'"
+check "the dynamic program runs" \
+    says "$want_text" env LD_LIBRARY_PATH="$inst/lib" "$work/app-dynamic"
+
+# Static: a directory with only libmpikvs.a, first on the path
+mkdir "$work/static"
+ln -s "$inst/lib/libmpikvs.a" "$work/static/libmpikvs.a"
+# shellcheck disable=SC2046,SC2086
+"$mpicc" "$work/app.c" $(pkg-config --cflags mpikvs) -L"$work/static" \
+    $static -o "$work/app-static" >>"$work/app.out" 2>&1
+check "static link with mpicc and pkg-config --static" built "$work/app-static"
+check "the static program does not use libmpikvs.so" \
+    sh -c "! readelf -d '$work/app-static' | grep -q 'NEEDED.*libmpikvs'"
+check "the static program runs" says "$want_text" "$work/app-static"
+
+finish
