@@ -1,7 +1,7 @@
 /*
- * bench.h - what the subcommands of mpikvs-bench share: option parsing,
- * the per-operation timer, percentiles, and the cleanup of a private shm
- * directory on exit or on a fatal signal.
+ * bench.h - what the subcommands of mpikvs-bench share (bench.c): option
+ * parsing, the per-operation timer, percentiles, and the cleanup of a
+ * private shm directory on exit or on a fatal signal.
  *
  * Exit statuses of every subcommand: 0 done, 1 a run-time failure,
  * 2 bad usage.
@@ -25,12 +25,6 @@
 #define BENCH_EXIT_USAGE 2
 #define BENCH_MAX_LIST   32u     /* values in one --load/--readers list */
 #define BENCH_MAX_CHILDREN 1024u /* forked workers the cleanup can kill */
-
-/* Subcommands: argv[0] is the subcommand's name.  Only dht uses MPI (it
- * calls MPI_Init and MPI_Finalize itself); the others run without mpirun. */
-int bench_dht_main(int argc, char **argv);
-int bench_round_main(int argc, char **argv);
-int bench_tier_main(int argc, char **argv);
 
 /* --- option values ---------------------------------------------------
  * Each parser prints "mpikvs-bench: <sub>: invalid value '<arg>' for

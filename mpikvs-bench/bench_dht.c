@@ -1,8 +1,8 @@
 /*
  * bench_dht.c - "mpikvs-bench dht": the synthetic benchmark of the DHT
  * paper (Luebke et al., ICCS 2025, section 4.2) against libmpikvs, run
- * under mpirun or srun; its options, and the helpers its --tier mode
- * (bench_dht_tier.c) shares.
+ * under mpirun or srun, and its options; the --tier mode is
+ * bench_dht_tier.c, the helpers both share bench_dht_common.c.
  *
  * Keys, values and random numbers are those of bench_keys.h: 80-byte
  * keys made from 64-bit numbers, 104-byte values made from the keys, so
@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "bench_subcommands.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "bench_dht.h"
+#include "bench_dht_tier.h"
 #include "bench_keys.h"
 #include "mpikvs.h"
 #include "size.h"
@@ -96,22 +98,6 @@ static inline uint64_t pair_number(const struct ctx *c, uint64_t r,
     uint64_t d = bench_draw(bench_stream_base(c->o->seed, r,
                                               BENCH_STREAM_PAIRS), i);
     return c->o->dist == DIST_ZIPF ? bench_zipf_next(&c->zipf, d) : d;
-}
-
-/* ---- failures ----------------------------------------------------------
- * A failed call on one rank leaves the others in a collective: after the
- * message, MPI_Abort ends the whole job with status 1. */
-
-void dht_fail(const mpikvs_t *kvs, int rank, const char *call, int rc)
-{
-    const char *more = mpikvs_last_error(kvs);
-
-    fprintf(stderr, "%s: %s: rank %d: %s: %s%s%s%s\n", BENCH_PROG, SUB,
-            rank, call, mpikvs_strerror(rc), more && *more ? " (" : "",
-            more && *more ? more : "", more && *more ? ")" : "");
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL);
-    exit(BENCH_EXIT_FAIL);
 }
 
 static void fail(const struct ctx *c, const char *call, int rc)
@@ -275,29 +261,9 @@ static void run_phase(struct ctx *c, enum phase ph, struct local *l)
 
 /* ---- figures of the job ------------------------------------------------- */
 
-void dht_job_stats(mpikvs_t *kvs, int rank, mpikvs_stats_t *st)
-{
-    int rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, st);
-
-    if (rc != MPIKVS_OK)
-        dht_fail(kvs, rank, "mpikvs_stats", rc);
-}
-
 static void job_stats(struct ctx *c, mpikvs_stats_t *st)
 {
     dht_job_stats(c->kvs, c->rank, st);
-}
-
-void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
-                    mpikvs_stats_t *d)
-{
-    _Static_assert(sizeof(mpikvs_stats_t) % sizeof(uint64_t) == 0,
-                   "the stats are 64-bit counters only");
-    const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
-    uint64_t *z = (uint64_t *)d;
-
-    for (size_t i = 0; i < sizeof(mpikvs_stats_t) / sizeof(uint64_t); i++)
-        z[i] = y[i] - x[i];
 }
 
 /* Combine the ranks' figures of a phase on rank 0. */
@@ -327,33 +293,6 @@ static void reduce_phase(const struct ctx *c, const struct local *l,
     r->rank_ops_s = rate_sum / (double)c->np;
 }
 
-/* Nodes as libmpikvs sees them (bench_dht.h). */
-void dht_count_nodes(int np, int *nodes, bool *virtual_nodes)
-{
-    MPI_Comm local;
-    int lr, leader, real;
-    const char *v = getenv("MPIKVS_VIRTUAL_NODES");
-
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                        MPI_INFO_NULL, &local);
-    MPI_Comm_rank(local, &lr);
-    leader = lr == 0;
-    MPI_Allreduce(&leader, &real, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Comm_free(&local);
-    *nodes = real;
-    *virtual_nodes = false;
-    if (v && *v) {
-        char *end;
-        errno = 0;
-        unsigned long n = strtoul(v, &end, 10);
-        if (!errno && *end == '\0' && v[0] != '-' && n >= 1 &&
-            n <= (unsigned long)np) {
-            *nodes = (int)n;
-            *virtual_nodes = true;
-        }
-    }
-}
-
 /* Bucket memory per node: twice the bytes of every pair the run may
  * store, spread over the nodes; at least 64 MiB, in whole MiB. */
 static uint64_t default_size(const struct ctx *c)
@@ -376,16 +315,6 @@ static double direct_fraction(const mpikvs_stats_t *s)
 {
     uint64_t n = s->direct + s->remote;
     return n ? (double)s->direct / (double)n : -1.0;
-}
-
-void dht_size_text(uint64_t bytes, char *buf, size_t len)
-{
-    if (!bytes)
-        snprintf(buf, len, "the job's size");
-    else if (bytes < (UINT64_C(1) << 20))
-        snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
-    else
-        snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
 }
 
 static void print_table(const struct ctx *c, const struct row *rows)
@@ -489,20 +418,16 @@ static void print_json(const struct ctx *c, const struct row *rows)
         else
             printf("      \"hit_rate\": null,\n");
         json_u64("wrong", r->wrong, true);
-        printf("      \"stats\": {\"gets\": %llu, \"hits\": %llu, "
-               "\"misses\": %llu, \"direct\": %llu, \"remote\": %llu, "
-               "\"checksum_retries\": %llu, \"invalidations\": %llu, "
-               "\"puts\": %llu, \"updates\": %llu, \"evictions\": %llu},\n",
-               (unsigned long long)r->st.gets,
-               (unsigned long long)r->st.hits,
-               (unsigned long long)r->st.misses,
-               (unsigned long long)r->st.direct,
-               (unsigned long long)r->st.remote,
-               (unsigned long long)r->st.checksum_retries,
-               (unsigned long long)r->st.invalidations,
-               (unsigned long long)r->st.puts,
-               (unsigned long long)r->st.updates,
-               (unsigned long long)r->st.evictions);
+        /* the DHT's counters (mpikvs_counters.h), by their field names */
+        const char *sep = "";
+        printf("      \"stats\": {");
+#define JSON_COUNTER(name, label, text)                                 \
+        printf("%s\"" #name "\": %llu", sep,                            \
+               (unsigned long long)r->st.name);                         \
+        sep = ", ";
+        MPIKVS_COUNTERS_DHT(JSON_COUNTER)
+#undef JSON_COUNTER
+        printf("},\n");
         if (df >= 0)
             printf("      \"direct_fraction\": %.6f\n", df);
         else

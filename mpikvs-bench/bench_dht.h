@@ -1,9 +1,9 @@
 /*
  * bench_dht.h - what the two runs of "mpikvs-bench dht" share: the
  * options (parsed in bench_dht.c), and the helpers both use around
- * libmpikvs.  bench_dht.c runs the paper's write/read/mixed benchmark,
- * bench_dht_tier.c the --tier mode (epochs of zipf reads over the node
- * tier).
+ * libmpikvs (bench_dht_common.c).  bench_dht.c runs the paper's
+ * write/read/mixed benchmark, bench_dht_tier.c the --tier mode (epochs
+ * of zipf reads over the node tier, bench_dht_tier.h).
  */
 #ifndef MPIKVS_CONTRIB_BENCH_DHT_H
 #define MPIKVS_CONTRIB_BENCH_DHT_H
@@ -34,10 +34,6 @@ struct dht_opts {
     const char *config;       /* --config, or NULL */
     const char *table;        /* --table, else NULL: the config's first */
 };
-
-/* --tier: the whole run, after MPI_Init and the options (every rank).
- * Returns the exit status; MPI_Finalize is the caller's. */
-int dht_tier_run(const struct dht_opts *o, int rank, int np);
 
 /* A failed call on one rank leaves the others in a collective: print the
  * call, its code's text and the library's message, then MPI_Abort the

@@ -1,6 +1,6 @@
 /*
  * bench_dht_tier.c - "mpikvs-bench dht --tier": the node tier of libmpikvs
- * (mpi-kvs/tier.c, "The node tier" in mpikvs(3)) under the load it is
+ * (libmpikvs/tier.c, "The node tier" in mpikvs(3)) under the load it is
  * made for, skewed reads of other nodes' keys epoch after epoch.
  *
  *   open     a config whose table has a tier: the job's under spank_mpikvs,
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "bench_dht.h"
+#include "bench_dht_tier.h"
 #include "bench_keys.h"
 #include "job_config.h"
 #include "job_layout.h"

@@ -1,6 +1,6 @@
 /*
  * bench_round.c - "mpikvs-bench round": the cost of making canonical keys
- * from doubles (shm/round.h), the step every lookup of a POET-like
+ * from doubles (common/round.h), the step every lookup of a POET-like
  * surrogate cache starts with.
  *
  * The key is a layout of --fields double fields of --digits significant
@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "bench_subcommands.h"
 
 #include <errno.h>
 #include <float.h>

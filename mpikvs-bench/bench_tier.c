@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "bench_subcommands.h"
 
 #include <errno.h>
 #include <getopt.h>

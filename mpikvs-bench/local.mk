@@ -5,13 +5,17 @@ bin_PROGRAMS += mpikvs-bench/mpikvs-bench
 
 mpikvs_bench_mpikvs_bench_SOURCES = \
 	mpikvs-bench/mpikvs-bench.c \
+	mpikvs-bench/bench.c \
 	mpikvs-bench/bench.h \
 	mpikvs-bench/bench_dht.c \
 	mpikvs-bench/bench_dht.h \
+	mpikvs-bench/bench_dht_common.c \
 	mpikvs-bench/bench_dht_tier.c \
+	mpikvs-bench/bench_dht_tier.h \
 	mpikvs-bench/bench_keys.c \
 	mpikvs-bench/bench_keys.h \
 	mpikvs-bench/bench_round.c \
+	mpikvs-bench/bench_subcommands.h \
 	mpikvs-bench/bench_tier.c
 # End of mpikvs_bench_mpikvs_bench_SOURCES
 mpikvs_bench_mpikvs_bench_CPPFLAGS = $(SHM_CPPFLAGS)

@@ -1,0 +1,85 @@
+/*
+ * bench_dht_common.c - what the two runs of "mpikvs-bench dht" share
+ * (bench_dht.h): failing the whole job, the job's counters, the nodes as
+ * libmpikvs sees them, and sizes as text.  bench_dht.c (the paper's
+ * phases) and bench_dht_tier.c (--tier) both call these; neither calls
+ * the other's helpers.
+ */
+#include <errno.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "bench_dht.h"
+#include "mpikvs.h"
+
+#define SUB DHT_SUB
+
+/* A failed call on one rank leaves the others in a collective: after the
+ * message, MPI_Abort ends the whole job with status 1. */
+void dht_fail(const mpikvs_t *kvs, int rank, const char *call, int rc)
+{
+    const char *more = mpikvs_last_error(kvs);
+
+    fprintf(stderr, "%s: %s: rank %d: %s: %s%s%s%s\n", BENCH_PROG, SUB,
+            rank, call, mpikvs_strerror(rc), more && *more ? " (" : "",
+            more && *more ? more : "", more && *more ? ")" : "");
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL);
+    exit(BENCH_EXIT_FAIL);
+}
+
+void dht_job_stats(mpikvs_t *kvs, int rank, mpikvs_stats_t *st)
+{
+    int rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, st);
+
+    if (rc != MPIKVS_OK)
+        dht_fail(kvs, rank, "mpikvs_stats", rc);
+}
+
+void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
+                    mpikvs_stats_t *d)
+{
+#define DIFF_COUNTER(name, label, text) d->name = b->name - a->name;
+    MPIKVS_COUNTERS(DIFF_COUNTER)
+#undef DIFF_COUNTER
+}
+
+/* Nodes as libmpikvs sees them (bench_dht.h). */
+void dht_count_nodes(int np, int *nodes, bool *virtual_nodes)
+{
+    MPI_Comm local;
+    int lr, leader, real;
+    const char *v = getenv("MPIKVS_VIRTUAL_NODES");
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                        MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &lr);
+    leader = lr == 0;
+    MPI_Allreduce(&leader, &real, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_free(&local);
+    *nodes = real;
+    *virtual_nodes = false;
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(v, &end, 10);
+        if (!errno && *end == '\0' && v[0] != '-' && n >= 1 &&
+            n <= (unsigned long)np) {
+            *nodes = (int)n;
+            *virtual_nodes = true;
+        }
+    }
+}
+
+void dht_size_text(uint64_t bytes, char *buf, size_t len)
+{
+    if (!bytes)
+        snprintf(buf, len, "the job's size");
+    else if (bytes < (UINT64_C(1) << 20))
+        snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+    else
+        snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
+}

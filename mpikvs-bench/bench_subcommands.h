@@ -1,0 +1,14 @@
+/*
+ * bench_subcommands.h - the subcommands of mpikvs-bench, each in a file
+ * of its own, that main (mpikvs-bench.c) dispatches to.
+ */
+#ifndef MPIKVS_BENCH_SUBCOMMANDS_H
+#define MPIKVS_BENCH_SUBCOMMANDS_H
+
+/* Subcommands: argv[0] is the subcommand's name.  Only dht uses MPI (it
+ * calls MPI_Init and MPI_Finalize itself); the others run without mpirun. */
+int bench_dht_main(int argc, char **argv);
+int bench_round_main(int argc, char **argv);
+int bench_tier_main(int argc, char **argv);
+
+#endif /* MPIKVS_BENCH_SUBCOMMANDS_H */
