@@ -133,6 +133,7 @@ test)
         exit 1
     fi
     tail -n 1 build/include-paths.log
+    tests/call-circles.sh build
     say "configure without Check and SUNDIALS; link through mpikvs.pc"
     if ! tests/configure-minimal.sh >build/configure-minimal.log 2>&1; then
         cat build/configure-minimal.log

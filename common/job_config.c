@@ -844,17 +844,26 @@ int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
         else if (t->bytes == 0)
             problem(&c, path, "not given, and nothing is left for this "
                               "table");
-        /* caching "off" keeps nothing: no memory goes to a tier */
-        if (!t->tier.enabled || t->tier.caching == KVSHM_CACHING_OFF) {
-            t->tier.bytes = 0;
-            continue;
-        }
-        if (t->tier.size.bytes)
-            t->tier.bytes = t->tier.size.bytes;
-        else
-            t->tier.bytes = share_of(t->tier.size.fraction, t->bytes);
+        t->tier.bytes = kvshm_tier_bytes(t, t->bytes);
     }
     return c.failed ? MPIKVS_ERR_INVAL : MPIKVS_OK;
+}
+
+uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
+                          uint64_t table_bytes)
+{
+    /* caching "off" keeps nothing: no memory goes to a tier */
+    if (!t->tier.enabled || t->tier.caching == KVSHM_CACHING_OFF)
+        return 0;
+    if (t->tier.size.bytes)
+        return t->tier.size.bytes;
+    return share_of(t->tier.size.fraction, table_bytes);
+}
+
+void kvshm_diag_line(struct kvshm_diag *diag, const char *line)
+{
+    if (diag)
+        diag_add(diag, line);
 }
 
 static json_t *share_json(const struct kvshm_share *s)

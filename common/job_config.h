@@ -28,6 +28,13 @@
 #define KVSHM_CONFIG_MAX_BYTES    (1u << 20)
 #define KVSHM_CONFIG_MAX_ERRORS   32u
 
+/* The SPANK plugin carries the validated config (JSON) and the path it
+ * came from in the job's environment under these names, which Slurm
+ * prefixes with SLURM_SPANK_ (spank_mpikvs(8)); MPIKVS_CONFIG is the
+ * library's, a file path. */
+#define KVSHM_JOB_CONFIG_VAR      "MPIKVS_JOB_CONFIG_JSON"
+#define KVSHM_JOB_CONFIG_PATH_VAR "MPIKVS_JOB_CONFIG_PATH"
+
 enum kvshm_mode {
     KVSHM_MODE_LOCKFREE = 0,
     KVSHM_MODE_FINE_LOCK,
@@ -97,6 +104,14 @@ int kvshm_config_load(const char *path, struct kvshm_config **out,
  * problems in diag) when the sizes add up to more than node_bytes. */
 int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
                          struct kvshm_diag *diag);
+
+/* The bytes of a table's tier out of table_bytes: 0 when it has none
+ * (disabled, or caching off), its absolute size, or its share. */
+uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
+                          uint64_t table_bytes);
+
+/* Add one problem line (without its '\n') to diag, which may be NULL. */
+void kvshm_diag_line(struct kvshm_diag *diag, const char *line);
 
 /* The config with every default filled in, as JSON text (malloc'd; NULL
  * on allocation failure).  Parsing it gives the same config. */

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mpikvs_counters.h"
 #include "mpikvs_errors.h"
 
 #ifdef __cplusplus
@@ -74,25 +75,12 @@ enum mpikvs_scope {
     MPIKVS_SCOPE_JOB  = 2       /* every rank (collective) */
 };
 
+/* A uint64_t field for each counter of MPIKVS_COUNTERS, in its order:
+ * mpikvs_counters.h lists them and says what each counts. */
 typedef struct mpikvs_stats {
-    uint64_t gets;              /* lookups, single and batched */
-    uint64_t hits;
-    uint64_t misses;
-    uint64_t direct;            /* lookups served from own node's memory */
-    uint64_t remote;            /* lookups that went through MPI */
-    uint64_t checksum_retries;  /* slot reads that did not verify */
-    uint64_t invalidations;     /* slots marked invalid after retries */
-    uint64_t puts;
-    uint64_t updates;           /* puts that replaced a key's value */
-    uint64_t evictions;         /* puts that pushed out another key */
-    uint64_t tier_hits;         /* other nodes' keys found in the node tier */
-    uint64_t tier_misses;       /* ... not found there (then gone remote) */
-    uint64_t tier_published;    /* entries published into the node tier */
-    uint64_t tier_dropped;      /* remote hits not published: a full
-                                 * buffer or a full tier */
-    uint64_t tier_stalls;       /* times the tier was unreadable (its
-                                 * writer died publishing): skipped until
-                                 * the next fence */
+#define MPIKVS_STATS_FIELD_(name, label, text) uint64_t name;
+    MPIKVS_COUNTERS(MPIKVS_STATS_FIELD_)
+#undef MPIKVS_STATS_FIELD_
 } mpikvs_stats_t;
 
 /*

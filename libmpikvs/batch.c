@@ -203,8 +203,8 @@ static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
         written[p[j].copy] = 1;
         if (rc == MPIKVS_OK &&
             MPI_Put(image, (int)kvs->slot_size, MPI_BYTE, target,
-                    (MPI_Aint)(kvs_bucket_disp(kvs, p[j].home.bucket) + 8 +
-                               s * kvs->slot_size),
+                    (MPI_Aint)(kvs_bucket_disp(kvs, p[j].home.bucket) +
+                               kvshm_bucket_slot_offset(kvs->slot_size, s)),
                     (int)kvs->slot_size, MPI_BYTE, kvs->win) != MPI_SUCCESS)
             rc = kvs_mpi_fail(kvs, "MPI_Put in a batch", MPI_ERR_OTHER);
         if (rc == MPIKVS_OK) {

@@ -4,7 +4,9 @@
  * The SPANK plugin (spank_mpikvs(8)) exports MPIKVS_LAYOUT to every task
  * of a step; the job layout region it names carries everything else.
  * Without the plugin, MPIKVS_CONFIG, MPIKVS_SHM_DIR and
- * MPIKVS_VIRTUAL_NODES are the ones a user sets by hand;
+ * MPIKVS_VIRTUAL_NODES are the ones a user sets by hand (under it, an
+ * MPIKVS_CONFIG must name the job's config, whose --dht-config path the
+ * plugin's SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH tells for messages);
  * MPIKVS_CLOSE_TIMEOUT bounds mpikvs_close in either case.
  */
 #include <stdlib.h>
@@ -24,6 +26,7 @@ void kvs_env_read(struct mpikvs_env *env)
     env->shm_dir = nonempty("MPIKVS_SHM_DIR");
     env->layout = nonempty("MPIKVS_LAYOUT");
     env->config = nonempty("MPIKVS_CONFIG");
+    env->job_config_path = nonempty("SLURM_SPANK_" KVSHM_JOB_CONFIG_PATH_VAR);
     env->close_timeout = nonempty("MPIKVS_CLOSE_TIMEOUT");
     env->virtual_nodes = 0;
     if ((v = nonempty("MPIKVS_VIRTUAL_NODES"))) {

@@ -11,6 +11,7 @@
 #include "data_region.h"
 #include "job_config.h"
 #include "job_layout.h"
+#include "plan.h"
 #include "mpikvs.h"
 #include "region.h"
 
@@ -30,7 +31,9 @@ struct mpikvs_home {
 struct mpikvs_env {
     const char *shm_dir;        /* MPIKVS_SHM_DIR, or NULL */
     const char *layout;         /* MPIKVS_LAYOUT: the SPANK plugin's */
-    const char *config;         /* MPIKVS_CONFIG */
+    const char *config;         /* MPIKVS_CONFIG: a file path */
+    const char *job_config_path;/* SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH: the
+                                 * job's --dht-config, for messages */
     unsigned    virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, 0 if unset */
     const char *close_timeout;  /* MPIKVS_CLOSE_TIMEOUT, or NULL */
 };
@@ -50,6 +53,8 @@ struct mpikvs {
     struct kvshm_config      *config;      /* NULL without one */
     struct kvshm_job_layout  *layout;      /* the plugin's, or NULL */
     const struct kvshm_table_config *table;
+    const struct kvshm_job_table *job_table; /* the layout's entry of the
+                                              * table: its plan */
 
     /* this node's data region */
     struct kvshm_region      *region;
@@ -81,7 +86,7 @@ struct mpikvs {
     bool                      tier_created;/* by us: removed at close */
     bool                      tier_skip;   /* it stalled: misses until the
                                             * next fence (tier.c) */
-    uint64_t                  tier_bytes;  /* the config's share (no plugin) */
+    uint64_t                  tier_bytes;  /* the plan's (no plugin) */
     char                      tier_prefix[KVSHM_TAG_MAX];
     char                      tier_job[KVSHM_JOB_MAX];
     char                      tier_node[KVSHM_NODE_MAX];
@@ -142,13 +147,10 @@ int kvs_bucket_unlock(mpikvs_t *kvs, int target, uint64_t disp,
 int kvs_locks_open(mpikvs_t *kvs);
 void kvs_locks_close(mpikvs_t *kvs);
 
-/* The node tier (tier.c).  kvs_tier_share: the bytes of a table's tier
- * when the library makes the regions itself.  kvs_tier_open: collective
+/* The node tier (tier.c).  kvs_tier_open: collective
  * over the node.  kvs_tier_lookup: MPIKVS_OK, MPIKVS_MISS or an error.
  * kvs_tier_record: keep a remote hit for the next fence, where
  * kvs_tier_publish (collective over the node) publishes the node's. */
-uint64_t kvs_tier_share(const struct kvshm_table_config *t,
-                        uint64_t size_per_node);
 int kvs_tier_open(mpikvs_t *kvs, const char *job, const char *node);
 void kvs_tier_close(mpikvs_t *kvs);
 int kvs_tier_lookup(mpikvs_t *kvs, const void *key, void *value);
@@ -160,15 +162,6 @@ static inline uint64_t kvs_bucket_disp(const mpikvs_t *kvs,
                                            uint64_t bucket)
 {
     return kvs->buckets_offset + bucket * kvs->bucket_size;
-}
-
-static inline void kvs_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
 }
 
 /* Counters are written by their rank only: a plain increment, made

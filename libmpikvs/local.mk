@@ -29,5 +29,6 @@ libmpikvs_libmpikvs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 \
 
 include_HEADERS += \
 	include/mpikvs.h \
+	include/mpikvs_counters.h \
 	include/mpikvs_errors.h
 # End of include_HEADERS

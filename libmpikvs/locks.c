@@ -38,22 +38,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "handle.h"
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
+#include "spin.h"
 
 static int fetch_op(mpikvs_t *kvs, int target, uint64_t disp, MPI_Op op,
                     int64_t arg, uint64_t *before)
@@ -87,22 +78,12 @@ static int swap(mpikvs_t *kvs, int target, uint64_t disp, uint64_t expect,
  * an oversubscribed node needs it), and give up after the timeout. */
 static int back_off(mpikvs_t *kvs, unsigned attempt, uint64_t *deadline)
 {
-    if (attempt < 16) {
-        kvs_cpu_relax();
+    if (kvshm_spin_wait(attempt, 16, MPIKVS_LOCK_TIMEOUT_MS, deadline))
         return MPIKVS_OK;
-    }
-    sched_yield();
-    if (attempt % 64 == 0) {
-        uint64_t now = now_ms();
-        if (!*deadline)
-            *deadline = now + MPIKVS_LOCK_TIMEOUT_MS;
-        else if (now > *deadline)
-            return kvs_fail(kvs, MPIKVS_ERR_STALLED,
-                            "a bucket lock has been held for %u s: did a "
-                            "rank of this job die while holding it?",
-                            MPIKVS_LOCK_TIMEOUT_MS / 1000);
-    }
-    return MPIKVS_OK;
+    return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                    "a bucket lock has been held for %u s: did a rank of "
+                    "this job die while holding it?",
+                    MPIKVS_LOCK_TIMEOUT_MS / 1000);
 }
 
 static bool stale(const mpikvs_t *kvs, uint64_t word)

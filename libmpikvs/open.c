@@ -61,8 +61,51 @@ static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
                     "coarse-lock", s);
 }
 
-/* The config: the options', else MPIKVS_CONFIG, else the one the plugin
- * validated at submit time and put in the job layout. */
+/* Under the plugin, a config given to mpikvs_open (what names where:
+ * options.config or MPIKVS_CONFIG) must be the job's, the one the plugin
+ * checked at submission and made the regions for: the same content with
+ * every default filled in (the path was the submit host's). */
+static int check_job_config(mpikvs_t *kvs, const char *path, const char *what,
+                            const struct mpikvs_env *env)
+{
+    const char *job = kvs->layout->config_text;
+    const char *undo = strcmp(what, "MPIKVS_CONFIG") == 0
+                           ? "unset MPIKVS_CONFIG"
+                           : "leave options.config NULL";
+    char job_name[300];
+    char *mine;
+    bool same;
+
+    if (env->job_config_path)
+        snprintf(job_name, sizeof(job_name), "--dht-config=%s",
+                 env->job_config_path);
+    else
+        snprintf(job_name, sizeof(job_name), "its --dht-config");
+    if (!job)
+        return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
+                        "%s (%s) is not the job's config: the job has none "
+                        "(it was submitted without --dht-config); %s, or "
+                        "submit the job with --dht-config=%s",
+                        path, what, undo, path);
+    mine = kvshm_config_dump(kvs->config);
+    if (!mine)
+        return kvs_fail(kvs, -ENOMEM, "out of memory comparing %s with the "
+                                      "job's config", path);
+    same = strcmp(mine, job) == 0;
+    free(mine);
+    if (same)
+        return MPIKVS_OK;
+    return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
+                    "%s (%s) is not the job's config (%s, checked at "
+                    "submission), for which spank_mpikvs made the job's "
+                    "regions: %s to use the job's, or submit the job with "
+                    "--dht-config=%s",
+                    path, what, job_name, undo, path);
+}
+
+/* The config, parsed once: the options', else MPIKVS_CONFIG, else the one
+ * the plugin validated at submit time and put in the job layout.  Under
+ * the plugin a given one must be that one (check_job_config). */
 static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
                        const struct mpikvs_env *env)
 {
@@ -83,6 +126,12 @@ static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
         kvshm_diag_free(&diag);
         return MPIKVS_ERR_CONFIG;
     }
+    if (path && kvs->layout &&
+        (rc = check_job_config(kvs, path,
+                               opt->config ? "options.config"
+                                           : "MPIKVS_CONFIG",
+                               env)) != MPIKVS_OK)
+        return rc;
     if (opt->table) {
         kvs->table = kvshm_config_table(kvs->config, opt->table);
         if (!kvs->table)
@@ -119,56 +168,130 @@ static struct kvshm_data_shape kvs_shape(const mpikvs_t *kvs)
     return s;
 }
 
+/* Under the plugin: the layout's entry of the table, whose plan the
+ * plugin worked out. */
+static int find_job_table(mpikvs_t *kvs)
+{
+    const char *table = kvs->table ? kvs->table->name
+                                   : KVSHM_PLAN_DEFAULT_TABLE;
+
+    for (size_t i = 0; i < kvs->layout->ntables; i++)
+        if (strcmp(kvs->layout->tables[i].name, table) == 0) {
+            kvs->job_table = &kvs->layout->tables[i];
+            return MPIKVS_OK;
+        }
+    return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
+                    "the job has no table '%s' on node %s (the plugin made "
+                    "the tables of --dht-config, or one table 'kvs' "
+                    "without it)",
+                    table, kvs->layout->node);
+}
+
+/* Without the plugin: the table's plan, from the same function the
+ * plugin uses (shm/plan.h), for the shape the options and the config
+ * ask for and size_per_node. */
+static int plan_own_table(mpikvs_t *kvs, uint64_t size_per_node)
+{
+    struct kvshm_table_shape want = {
+        .key_size = kvs->key_size, .value_size = kvs->value_size,
+        .slots_per_bucket = kvs->slots, .mode = (uint32_t)kvs->mode};
+    struct kvshm_plan_input in = {
+        .dht_size = size_per_node, .config = kvs->config, .own_table = true,
+        .table = kvs->table ? kvs->table->name : NULL, .shape = &want};
+    struct kvshm_diag diag;
+    struct kvshm_plan plan;
+    int rc = kvshm_plan_make(&in, &plan, &diag);
+
+    if (rc != MPIKVS_OK) {
+        size_t len = diag.text ? strcspn(diag.text, "\n") : 0;
+        kvs_fail(kvs, rc, "%.*s", (int)len,
+                 diag.text ? diag.text : "out of memory");
+        kvshm_diag_free(&diag);
+        return rc;
+    }
+    kvs->slot_size = plan.tables[0].shape.slot_size;
+    kvs->bucket_size = plan.tables[0].shape.bucket_size;
+    kvs->nbuckets = plan.tables[0].shape.nbuckets;
+    /* the table's memory holds its node tier too */
+    kvs->tier_bytes = plan.tables[0].tier_bytes;
+    kvshm_plan_free(&plan);
+    return MPIKVS_OK;
+}
+
+/* Under the plugin: the shape from the layout's plan, where the options
+ * ask for it (else the region refuses them when it is attached), and the
+ * buckets from the region. */
+static void take_job_plan(mpikvs_t *kvs)
+{
+    const struct kvshm_table_shape *plan = &kvs->job_table->shape;
+    struct kvshm_table_shape want = {
+        .key_size = kvs->key_size, .value_size = kvs->value_size,
+        .slots_per_bucket = kvs->slots, .mode = (uint32_t)kvs->mode};
+
+    if (plan->key_size && want.key_size == plan->key_size &&
+        want.value_size == plan->value_size &&
+        want.slots_per_bucket == plan->slots_per_bucket &&
+        want.mode == plan->mode) {
+        kvs->slot_size = plan->slot_size;
+        kvs->bucket_size = plan->bucket_size;
+        kvs->nbuckets = plan->nbuckets;
+        return;
+    }
+    /* no plan of the shape (no job config): these buckets, as many as
+     * the region holds (attach_region) */
+    kvshm_shape_sizes(&want);
+    kvs->slot_size = want.slot_size;
+    kvs->bucket_size = want.bucket_size;
+    kvs->nbuckets = 0;
+}
+
 static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
                    const struct mpikvs_env *env, uint64_t *size_per_node)
 {
     const struct kvshm_table_config *t;
-    struct kvshm_data_shape shape;
+    const struct kvshm_table_shape *plan = NULL;
     int rc = load_config(kvs, opt, env);
 
     if (rc != MPIKVS_OK)
         return rc;
     t = kvs->table;
+    if (kvs->layout) {
+        if ((rc = find_job_table(kvs)) != MPIKVS_OK)
+            return rc;
+        if (kvs->job_table->shape.key_size)
+            plan = &kvs->job_table->shape;
+    }
+    /* the layout's plan is the job config's shape */
     if ((rc = pick_size(kvs, "key_size", opt->key_size,
-                        t ? t->key.size : 0, &kvs->key_size)) ||
+                        plan ? plan->key_size : t ? t->key.size : 0,
+                        &kvs->key_size)) ||
         (rc = pick_size(kvs, "value_size", opt->value_size,
-                        t ? t->value.size : 0, &kvs->value_size)))
+                        plan ? plan->value_size : t ? t->value.size : 0,
+                        &kvs->value_size)))
         return rc;
-    kvs->mode = t ? t->mode : KVSHM_MODE_LOCKFREE;
+    kvs->mode = plan ? (enum kvshm_mode)plan->mode
+                : t  ? t->mode
+                     : KVSHM_MODE_LOCKFREE;
     if (opt->mode && (rc = parse_mode(kvs, opt->mode, &kvs->mode)))
         return rc;
     kvs->slots = opt->slots_per_bucket ? opt->slots_per_bucket
+                 : plan                ? plan->slots_per_bucket
                  : t                   ? t->slots_per_bucket
                                        : KVSHM_SLOTS_DEFAULT;
     if (kvs->slots > KVSHM_SLOTS_MAX)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "slots_per_bucket %llu is out of range 1..%u",
                         (unsigned long long)kvs->slots, KVSHM_SLOTS_MAX);
+    if (kvs->layout) {
+        *size_per_node = opt->size_per_node ? opt->size_per_node
+                                            : kvs->job_table->data_bytes;
+        take_job_plan(kvs);
+        return MPIKVS_OK;
+    }
     *size_per_node = opt->size_per_node  ? opt->size_per_node
                      : t && t->size.bytes ? t->size.bytes
                                           : MPIKVS_DEFAULT_SIZE;
-    shape = kvs_shape(kvs);
-    kvs->slot_size = kvshm_slot_size(&shape);
-    kvs->bucket_size = kvshm_bucket_size(&shape);
-    /* the table's memory holds its node tier too (the plugin's regions
-     * come sized already) */
-    kvs->tier_bytes = kvs->layout ? 0 : kvs_tier_share(t, *size_per_node);
-    if (kvs->tier_bytes >= *size_per_node)
-        return kvs_fail(kvs, MPIKVS_ERR_TOOSMALL,
-                        "table '%s': its tier takes all of the %llu bytes "
-                        "per node",
-                        t->name, (unsigned long long)*size_per_node);
-    kvs->nbuckets = (*size_per_node - kvs->tier_bytes) / kvs->bucket_size;
-    if (kvs->nbuckets == 0)
-        return kvs_fail(kvs, MPIKVS_ERR_TOOSMALL,
-                        "%llu bytes per node cannot hold one bucket of %llu "
-                        "bytes (%llu slots of %zu-byte keys and %zu-byte "
-                        "values)",
-                        (unsigned long long)*size_per_node,
-                        (unsigned long long)kvs->bucket_size,
-                        (unsigned long long)kvs->slots, kvs->key_size,
-                        kvs->value_size);
-    return MPIKVS_OK;
+    return plan_own_table(kvs, *size_per_node);
 }
 
 /* Every rank must have asked for the same table: a rank with other sizes
@@ -314,25 +437,25 @@ static void point_into_region(mpikvs_t *kvs)
     }
 }
 
-/* The table's data region tag: the layout's, or "<table>-data". */
+/* The table's data region tag: the layout's (find_job_table found the
+ * table's entry), or "<table>-data". */
 static int data_tag(mpikvs_t *kvs, char *tag, size_t len)
 {
-    const char *table = kvs->table ? kvs->table->name : "kvs";
+    const char *table = kvs->table ? kvs->table->name
+                                   : KVSHM_PLAN_DEFAULT_TABLE;
 
-    if (!kvs->layout) {
-        snprintf(tag, len, "%s-data", table);
+    if (!kvs->layout) {   /* the job-scope tag, as the plugin's would be */
+        char prefix[KVSHM_TIER_PREFIX_MAX], data[KVSHM_TAG_MAX];
+        mpikvs_error_t err;
+        int rc = kvshm_table_tags(KVSHM_SCOPE_JOB, 0, table, prefix, data,
+                                  &err);
+        if (rc != MPIKVS_OK)
+            return kvs_fail(kvs, rc, "%s", err.text);
+        snprintf(tag, len, "%s", data);
         return MPIKVS_OK;
     }
-    for (size_t i = 0; i < kvs->layout->ntables; i++)
-        if (strcmp(kvs->layout->tables[i].name, table) == 0) {
-            snprintf(tag, len, "%s", kvs->layout->tables[i].data_tag);
-            return MPIKVS_OK;
-        }
-    return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
-                    "the job has no table '%s' on node %s (the plugin made "
-                    "the tables of --dht-config, or one table 'kvs' "
-                    "without it)",
-                    table, kvs->layout->node);
+    snprintf(tag, len, "%s", kvs->job_table->data_tag);
+    return MPIKVS_OK;
 }
 
 static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,

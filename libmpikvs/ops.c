@@ -131,8 +131,8 @@ static int fetch_bucket(mpikvs_t *kvs, int target, uint64_t bucket,
 static int put_slot(mpikvs_t *kvs, int target, uint64_t bucket, uint64_t i,
                     const unsigned char *image)
 {
-    MPI_Aint disp = (MPI_Aint)(kvs_bucket_disp(kvs, bucket) + 8 +
-                               i * kvs->slot_size);
+    MPI_Aint disp = (MPI_Aint)(kvs_bucket_disp(kvs, bucket) +
+                               kvshm_bucket_slot_offset(kvs->slot_size, i));
     int rc = MPI_Put(image, (int)kvs->slot_size, MPI_BYTE, target, disp,
                      (int)kvs->slot_size, MPI_BYTE, kvs->win);
     if (rc != MPI_SUCCESS)
@@ -154,8 +154,8 @@ static int invalidate_remote(mpikvs_t *kvs, int target, uint64_t bucket,
 {
     static const int count = 1;
     uint64_t word = meta | KVSHM_SLOT_INVALID;
-    MPI_Aint disp = (MPI_Aint)(kvs_bucket_disp(kvs, bucket) + 8 +
-                               i * kvs->slot_size);
+    MPI_Aint disp = (MPI_Aint)(kvs_bucket_disp(kvs, bucket) +
+                               kvshm_bucket_slot_offset(kvs->slot_size, i));
     int rc = MPI_Put(&word, count, MPI_UINT64_T, target, disp, count,
                      MPI_UINT64_T, kvs->win);
 

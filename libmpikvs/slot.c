@@ -1,14 +1,10 @@
 /*
  * slot.c - reading and writing the slots of a bucket.
  *
- * Why a torn slot cannot verify.  A writer on the own node stores meta,
- * then key and value, then the checksum with release.  A reader loads the
- * checksum with acquire, copies key and value, and hashes its copy.  If it
- * loaded the checksum of a finished write, acquire makes that write's key
- * and value visible to its copy; bytes of a later write that slip into the
- * copy change the hash.  Either way a copy that mixes two writes hashes to
- * its checksum only by a 64-bit accident.  Slots copied by MPI_Get come
- * with no order at all, and rely on the checksum alone, as in the paper.
+ * The slot's format is format.h's (struct kvshm_slot); it is read as
+ * slot_read.h says, the same protocol mpikvs-stat's scanner uses, which
+ * also says why a torn slot cannot verify.  A writer here stores meta,
+ * then key and value, then the checksum with release (kvs_slot_store).
  */
 #include <sched.h>
 #include <string.h>
@@ -18,6 +14,8 @@
 #include <xxhash.h>
 
 #include "slot.h"
+#include "slot_read.h"
+#include "spin.h"
 
 #ifdef KVS_TEST_HOOKS
 void (*kvs_test_torn_hook)(mpikvs_t *kvs, uint64_t bucket, uint64_t slot);
@@ -25,19 +23,13 @@ void (*kvs_test_torn_hook)(mpikvs_t *kvs, uint64_t bucket, uint64_t slot);
 
 static inline uint64_t *slot_meta(unsigned char *slot)
 {
-    return (uint64_t *)slot;
+    return &((struct kvshm_slot *)slot)->meta;
 }
 
 static inline uint64_t *slot_checksum(const mpikvs_t *kvs,
                                       unsigned char *slot)
 {
-    return (uint64_t *)(slot + kvs->slot_size - 8);
-}
-
-static inline uint64_t checksum(const mpikvs_t *kvs, const void *kv)
-{
-    return XXH3_64bits_withSeed(kv, kvs->key_size + kvs->value_size,
-                                KVSHM_SLOT_CHECKSUM_SEED);
+    return (uint64_t *)(slot + kvshm_slot_checksum_offset(kvs->slot_size));
 }
 
 /* Write stamps: microseconds of the wall clock, which all nodes share
@@ -87,31 +79,27 @@ enum slot_found kvs_slot_find(const mpikvs_t *kvs, unsigned char *bucket,
                               bool shared, const void *key, void *value,
                               uint64_t *torn_slot, uint64_t *torn_meta)
 {
-    size_t kv_len = kvs->key_size + kvs->value_size;
-    unsigned char copy[kv_len];
+    unsigned char copy[kvs->key_size + kvs->value_size];
 
     for (uint64_t i = 0; i < kvs->slots; i++) {
-        unsigned char *slot = kvs_slot_at(kvs, bucket, i);
-        uint64_t meta, sum;
+        uint64_t meta;
 
-        meta = shared ? __atomic_load_n(slot_meta(slot), __ATOMIC_ACQUIRE)
-                      : *slot_meta(slot);
-        /* Compare the key in place first: most slots are other keys. */
-        if (!live(meta) || memcmp(slot + 8, key, kvs->key_size) != 0)
+        switch (kvshm_slot_read(kvs_slot_at(kvs, bucket, i), kvs->slot_size,
+                                kvs->key_size, kvs->value_size, shared, key,
+                                copy, &meta)) {
+        case KVSHM_SLOT_READ_FREE:
+        case KVSHM_SLOT_READ_INVALID:
+        case KVSHM_SLOT_READ_OTHER:
             continue;
-        sum = shared ? __atomic_load_n(slot_checksum(kvs, slot),
-                                       __ATOMIC_ACQUIRE)
-                     : *slot_checksum(kvs, slot);
-        memcpy(copy, slot + 8, kv_len);
-        if (checksum(kvs, copy) == sum &&
-            memcmp(copy, key, kvs->key_size) == 0) {
+        case KVSHM_SLOT_READ_VERIFIED:
             if (value)
                 memcpy(value, copy + kvs->key_size, kvs->value_size);
             return SLOT_HIT;
+        case KVSHM_SLOT_READ_TORN:
+            *torn_slot = i;
+            *torn_meta = meta;
+            return SLOT_TORN;
         }
-        *torn_slot = i;
-        *torn_meta = meta;
-        return SLOT_TORN;
     }
     return SLOT_MISS;
 }
@@ -129,20 +117,21 @@ uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
         now = kvs->last_stamp;
 
     for (uint64_t i = 0; i < kvs->slots; i++) {
-        const unsigned char *slot = bucket + 8 + i * kvs->slot_size;
-        uint64_t meta = __atomic_load_n((const uint64_t *)slot,
-                                        __ATOMIC_RELAXED);
+        const unsigned char *slot =
+            bucket + kvshm_bucket_slot_offset(kvs->slot_size, i);
+        const struct kvshm_slot *sl = (const struct kvshm_slot *)slot;
+        uint64_t meta = __atomic_load_n(&sl->meta, __ATOMIC_RELAXED);
         if (!live(meta)) {
             if (free_slot == UINT64_MAX)
                 free_slot = i;
             continue;
         }
         /* Our key, even in a slot that does not verify: overwrite it. */
-        if (memcmp(slot + 8, key, kvs->key_size) == 0) {
+        if (memcmp(sl->kv, key, kvs->key_size) == 0) {
             *choice = SLOT_UPDATE;
             return i;
         }
-        uint32_t a = age(now, (uint32_t)(meta >> 32));
+        uint32_t a = age(now, (uint32_t)(meta >> KVSHM_SLOT_STAMP_SHIFT));
         if (oldest == UINT64_MAX || a > oldest_age) {
             oldest_age = a;
             oldest = i;
@@ -159,15 +148,18 @@ uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
 void kvs_slot_image(mpikvs_t *kvs, const void *key, const void *value,
                     unsigned char *out)
 {
-    uint64_t meta = KVSHM_SLOT_OCCUPIED | ((uint64_t)next_stamp(kvs) << 32);
+    uint64_t meta = KVSHM_SLOT_OCCUPIED |
+                    ((uint64_t)next_stamp(kvs) << KVSHM_SLOT_STAMP_SHIFT);
+    unsigned char *kv = out + KVSHM_SLOT_KV_OFFSET;
     uint64_t sum;
 
     memset(out, 0, kvs->slot_size);
-    memcpy(out, &meta, 8);
-    memcpy(out + 8, key, kvs->key_size);
-    memcpy(out + 8 + kvs->key_size, value, kvs->value_size);
-    sum = checksum(kvs, out + 8);
-    memcpy(out + kvs->slot_size - 8, &sum, 8);
+    memcpy(out, &meta, sizeof(meta));
+    memcpy(kv, key, kvs->key_size);
+    memcpy(kv + kvs->key_size, value, kvs->value_size);
+    sum = kvshm_slot_checksum(kv, kvs->key_size + kvs->value_size);
+    memcpy(out + kvshm_slot_checksum_offset(kvs->slot_size), &sum,
+           sizeof(sum));
 }
 
 void kvs_slot_store(const mpikvs_t *kvs, unsigned char *slot,
@@ -175,10 +167,12 @@ void kvs_slot_store(const mpikvs_t *kvs, unsigned char *slot,
 {
     uint64_t meta, sum;
 
-    memcpy(&meta, image, 8);
-    memcpy(&sum, image + kvs->slot_size - 8, 8);
+    memcpy(&meta, image, sizeof(meta));
+    memcpy(&sum, image + kvshm_slot_checksum_offset(kvs->slot_size),
+           sizeof(sum));
     __atomic_store_n(slot_meta(slot), meta, __ATOMIC_RELAXED);
-    memcpy(slot + 8, image + 8, kvs->slot_size - 16);
+    memcpy(slot + KVSHM_SLOT_KV_OFFSET, image + KVSHM_SLOT_KV_OFFSET,
+           kvshm_slot_checksum_offset(kvs->slot_size) - KVSHM_SLOT_KV_OFFSET);
     /* Release: a reader that loads this checksum sees the key and value
      * above, so a finished write always verifies. */
     __atomic_store_n(slot_checksum(kvs, slot), sum, __ATOMIC_RELEASE);
@@ -188,7 +182,7 @@ void kvs_slot_backoff(int attempt)
 {
     if (attempt == 0) {
         for (int i = 0; i < 64; i++)
-            kvs_cpu_relax();
+            kvshm_cpu_relax();
         /* On a loaded node the writer may be waiting for this CPU. */
         sched_yield();
     } else {

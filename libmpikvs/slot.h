@@ -28,7 +28,7 @@ enum slot_choice {
 static inline unsigned char *kvs_slot_at(const mpikvs_t *kvs,
                                      unsigned char *bucket, uint64_t i)
 {
-    return bucket + 8 + i * kvs->slot_size;
+    return bucket + kvshm_bucket_slot_offset(kvs->slot_size, i);
 }
 
 /* Look key up in a bucket.  From shared memory (shared == true) every

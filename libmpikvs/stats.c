@@ -1,46 +1,41 @@
 /*
  * stats.c - the counters of a rank, its node, or the whole job.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "handle.h"
 
-#define NCOUNTERS (sizeof(mpikvs_stats_t) / sizeof(uint64_t))
+#define NCOUNTERS MPIKVS_NCOUNTERS
+
+/* The region's block and the public struct are both MPIKVS_COUNTERS:
+ * the same fields in the same places. */
+#define SAME_PLACE(name, label, text)                                   \
+    _Static_assert(offsetof(struct kvshm_rank_stats, name) ==           \
+                       offsetof(mpikvs_stats_t, name),                  \
+                   "counter " #name " has one place in both");
+MPIKVS_COUNTERS(SAME_PLACE)
+#undef SAME_PLACE
+_Static_assert(sizeof(mpikvs_stats_t) == NCOUNTERS * sizeof(uint64_t),
+               "mpikvs_stats_t is MPIKVS_COUNTERS and nothing else");
 
 static void read_block(const struct kvshm_rank_stats *s, mpikvs_stats_t *o)
 {
-    o->gets = __atomic_load_n(&s->gets, __ATOMIC_RELAXED);
-    o->hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
-    o->misses = __atomic_load_n(&s->misses, __ATOMIC_RELAXED);
-    o->direct = __atomic_load_n(&s->direct, __ATOMIC_RELAXED);
-    o->remote = __atomic_load_n(&s->remote, __ATOMIC_RELAXED);
-    o->checksum_retries = __atomic_load_n(&s->checksum_retries,
-                                          __ATOMIC_RELAXED);
-    o->invalidations = __atomic_load_n(&s->invalidations, __ATOMIC_RELAXED);
-    o->puts = __atomic_load_n(&s->puts, __ATOMIC_RELAXED);
-    o->updates = __atomic_load_n(&s->updates, __ATOMIC_RELAXED);
-    o->evictions = __atomic_load_n(&s->evictions, __ATOMIC_RELAXED);
-    o->tier_hits = __atomic_load_n(&s->tier_hits, __ATOMIC_RELAXED);
-    o->tier_misses = __atomic_load_n(&s->tier_misses, __ATOMIC_RELAXED);
-    o->tier_published = __atomic_load_n(&s->tier_published,
-                                        __ATOMIC_RELAXED);
-    o->tier_dropped = __atomic_load_n(&s->tier_dropped, __ATOMIC_RELAXED);
-    o->tier_stalls = __atomic_load_n(&s->tier_stalls, __ATOMIC_RELAXED);
+#define LOAD_COUNTER(name, label, text)                                 \
+    o->name = __atomic_load_n(&s->name, __ATOMIC_RELAXED);
+    MPIKVS_COUNTERS(LOAD_COUNTER)
+#undef LOAD_COUNTER
 }
 
 static void add(mpikvs_stats_t *sum, const mpikvs_stats_t *x)
 {
-    uint64_t *a = (uint64_t *)sum;
-    const uint64_t *b = (const uint64_t *)x;
-
-    for (size_t i = 0; i < NCOUNTERS; i++)
-        a[i] += b[i];
+#define ADD_COUNTER(name, label, text) sum->name += x->name;
+    MPIKVS_COUNTERS(ADD_COUNTER)
+#undef ADD_COUNTER
 }
 
 int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)
 {
-    _Static_assert(sizeof(mpikvs_stats_t) % sizeof(uint64_t) == 0,
-                   "stats are 64-bit counters only");
     mpikvs_stats_t mine;
     int rc;
 

@@ -47,8 +47,8 @@ static size_t record_size(const mpikvs_t *kvs)
     return kvs->key_size + kvs->value_size;
 }
 
-/* The tier's name and size: the plugin's, or "<table>" and the config's
- * share of this table's memory. */
+/* The tier's name and size: the plugin's, or "<table>" and the plan's
+ * (open.c). */
 static bool tier_wanted(const mpikvs_t *kvs, const char **prefix,
                         uint64_t *bytes)
 {
@@ -70,16 +70,6 @@ static bool tier_wanted(const mpikvs_t *kvs, const char **prefix,
     *prefix = t->name;
     *bytes = kvs->tier_bytes;
     return *bytes > 0;
-}
-
-uint64_t kvs_tier_share(const struct kvshm_table_config *t,
-                        uint64_t size_per_node)
-{
-    if (!t || !t->tier.enabled || t->tier.caching == KVSHM_CACHING_OFF)
-        return 0;
-    if (t->tier.size.bytes)
-        return t->tier.size.bytes;
-    return (uint64_t)(t->tier.size.fraction * (double)size_per_node);
 }
 
 static int make_records(mpikvs_t *kvs, uint64_t tier_bytes)

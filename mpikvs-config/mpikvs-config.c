@@ -15,6 +15,7 @@
 
 #include "job_config.h"
 #include "errors_internal.h"
+#include "plan.h"
 #include "round.h"
 #include "size.h"
 
@@ -70,6 +71,7 @@ static int cmd_check(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *size = NULL;
+    struct kvshm_plan plan = {0};
     struct kvshm_config *cfg;
     mpikvs_error_t err;
     uint64_t node = 0;
@@ -101,9 +103,11 @@ static int cmd_check(int argc, char **argv)
     if (!cfg)
         return EXIT_INVALID;
     if (size) {
+        /* the plan the SPANK plugin would make of it (shm/plan.h) */
+        struct kvshm_plan_input in = {.dht_size = node, .config = cfg};
         struct kvshm_diag diag;
-        if (kvshm_config_resolve(cfg, node, &diag) != MPIKVS_OK) {
-            fputs(diag.text, stderr);
+        if (kvshm_plan_make(&in, &plan, &diag) != MPIKVS_OK) {
+            fputs(diag.text ? diag.text : PROG ": out of memory\n", stderr);
             kvshm_diag_free(&diag);
             kvshm_config_free(cfg);
             return EXIT_INVALID;
@@ -112,21 +116,25 @@ static int cmd_check(int argc, char **argv)
     text = kvshm_config_dump(cfg);
     if (!text) {
         fprintf(stderr, PROG ": out of memory\n");
+        kvshm_plan_free(&plan);
         kvshm_config_free(cfg);
         return EXIT_INVALID;
     }
     puts(text);
     free(text);
     /* The division of the node goes to stderr: stdout stays JSON. */
-    for (size_t i = 0; size && i < cfg->ntables; i++) {
+    for (size_t i = 0; size && i < plan.ntables; i++) {
+        const struct kvshm_table_plan *tp = &plan.tables[i];
         const struct kvshm_table_config *t = &cfg->tables[i];
         char bytes[32], tier[32];
-        kvshm_format_bytes(bytes, sizeof(bytes), t->bytes);
-        kvshm_format_bytes(tier, sizeof(tier), t->tier.bytes);
-        fprintf(stderr, "%s: %s of %s per node%s%s\n", t->name, bytes, size,
+        kvshm_format_bytes(bytes, sizeof(bytes),
+                           tp->data_bytes + tp->tier_bytes);
+        kvshm_format_bytes(tier, sizeof(tier), tp->tier_bytes);
+        fprintf(stderr, "%s: %s of %s per node%s%s\n", tp->name, bytes, size,
                 t->tier.enabled ? ", tier " : "",
                 t->tier.enabled ? tier : "");
     }
+    kvshm_plan_free(&plan);
     kvshm_config_free(cfg);
     return EXIT_OK;
 }

@@ -92,15 +92,6 @@ static int usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
-static bool job_part_ok(const char *s)
-{
-    size_t n = strlen(s);
-
-    return n > 0 && n < KVSHM_JOB_MAX &&
-           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                     "0123456789_-") == n;
-}
-
 /* JOBID, REGION or DIR/REGION. */
 static int parse_target(struct options *o, char *arg, char *job_buf)
 {
@@ -113,7 +104,7 @@ static int parse_target(struct options *o, char *arg, char *job_buf)
         snprintf(o->dir, sizeof(o->dir), "%.*s", (int)(slash - arg), arg);
         arg = slash + 1;
     }
-    if (strncmp(arg, "mpikvs.", 7) == 0) {
+    if (kvshm_name_has_prefix(arg)) {
         o->name = arg;
         /* a name that does not parse is still looked for, and reported
          * as what it is */
@@ -122,7 +113,7 @@ static int parse_target(struct options *o, char *arg, char *job_buf)
             o->job = job_buf;
         return EXIT_OK;
     }
-    if (slash || !job_part_ok(arg))
+    if (slash || !kvshm_name_part_ok(arg, KVSHM_JOB_MAX))
         return usage_error("'%s' is neither a job id nor a region name "
                            "(mpikvs.JOB.NODE.TAG)",
                            arg);

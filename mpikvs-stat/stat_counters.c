@@ -8,29 +8,24 @@
 #include "scan.h"
 #include "stat_counters.h"
 
-#define COUNTER(label, field) \
-    {label, #field, offsetof(struct kvshm_rank_stats, field)}
+/* A counter of MPIKVS_COUNTERS (mpikvs_counters.h): its label, its field's
+ * name as the JSON member, its place in the rank's block. */
+#define COUNTER(name, label, text) \
+    {label, #name, offsetof(struct kvshm_rank_stats, name)},
 
 /* The DHT's counters, as libmpikvs counts them (mpikvs(3), mpikvs_stats). */
 static const struct stat_counter dht_counters[] = {
-    COUNTER("gets", gets),
-    COUNTER("hits", hits),
-    COUNTER("misses", misses),
-    COUNTER("direct", direct),
-    COUNTER("remote", remote),
-    COUNTER("retries", checksum_retries),
-    COUNTER("invalidated", invalidations),
-    COUNTER("puts", puts),
-    COUNTER("updates", updates),
-    COUNTER("evictions", evictions),
+    MPIKVS_COUNTERS_DHT(COUNTER)
 };
 
-/* indices into dht_counters[], for the ratios */
-enum { DHT_GETS, DHT_HITS, DHT_MISSES, DHT_DIRECT };
+/* indices into dht_counters[], for the ratios: DHT_gets, ... */
+#define COUNTER_INDEX(name, label, text) DHT_##name,
+enum { MPIKVS_COUNTERS_DHT(COUNTER_INDEX) };
+#undef COUNTER_INDEX
 
 static const struct stat_ratio dht_ratios[] = {
-    {"hit%", "hit_rate", DHT_HITS, DHT_GETS},
-    {"direct%", "direct_share", DHT_DIRECT, DHT_GETS},
+    {"hit%", "hit_rate", DHT_hits, DHT_gets},
+    {"direct%", "direct_share", DHT_direct, DHT_gets},
 };
 
 static const void *dht_block(const void *base,
@@ -55,11 +50,7 @@ static const struct stat_counter_group dht_group = {
  * lookups that found the tier unreadable (a writer gone in mid-publication,
  * or damage). */
 static const struct stat_counter tier_counters[] = {
-    COUNTER("tier_hits", tier_hits),
-    COUNTER("tier_misses", tier_misses),
-    COUNTER("published", tier_published),
-    COUNTER("dropped", tier_dropped),
-    COUNTER("stalls", tier_stalls),
+    MPIKVS_COUNTERS_TIER(COUNTER)
 };
 
 static const struct stat_counter_group tier_group = {

@@ -5,9 +5,10 @@
  * node keeps in a block of its own (format.h: struct kvshm_rank_stats),
  * shown per rank and summed for the node.  The text and JSON outputs
  * know nothing of particular counters: they walk stat_counter_groups[].
- * A new group (the tier's hits, misses, published and dropped entries,
- * say) is a table of struct stat_counter, a block() that finds a rank's
- * block, and one more entry in stat_counter_groups[] (stat_counters.c).
+ * The counters of a group are a list of mpikvs_counters.h (a new counter
+ * there shows up here by itself); a new group is such a list, a block()
+ * that finds a rank's block, and one more entry in stat_counter_groups[]
+ * (stat_counters.c).
  */
 #ifndef MPIKVS_STAT_COUNTERS_H
 #define MPIKVS_STAT_COUNTERS_H

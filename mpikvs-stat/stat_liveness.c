@@ -223,7 +223,8 @@ static void ask_slurm_child(int out, const struct slurm_answer *jobs,
 {
     slurm_init(NULL);
     for (size_t i = 0; i < n; i++) {
-        uint32_t id = (uint32_t)strtoul(jobs[i].job, NULL, 10);
+        uint32_t id = 0;
+        kvshm_slurm_job_id(jobs[i].job, &id);   /* slurm_knows said so */
         job_info_msg_t *msg = NULL;
         if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
             int e = slurm_get_errno();
@@ -442,11 +443,8 @@ close_pipes:
  * step in the header) for a job id Slurm gives (digits, 32 bits). */
 static bool slurm_knows(const struct stat_region *r)
 {
-    size_t len = strlen(r->job);
-
-    return r->job[0] && stat_region_is_slurm(r) && len <= 10 &&
-           strspn(r->job, "0123456789") == len &&
-           strtoull(r->job, NULL, 10) <= UINT32_MAX;
+    return r->job[0] && stat_region_is_slurm(r) &&
+           kvshm_slurm_job_id(r->job, NULL);
 }
 
 /* The Slurm jobs among the regions, each once, with Slurm's verdict;

@@ -13,40 +13,11 @@
 #include "errors_internal.h"
 #include "stat_regions.h"
 
-static const char name_prefix[] = "mpikvs.";
-
-static bool all_digits(const char *s)
-{
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 uint32_t stat_region_kind(const struct stat_region *r)
 {
     if (r->header_read && r->error == MPIKVS_OK)
         return r->header.kind;
-    if (!r->tag[0])
-        return 0;
-    if (ends_with(r->tag, "-data"))
-        return KVSHM_KIND_DATA;
-    if (ends_with(r->tag, "-index"))
-        return KVSHM_KIND_TIER_INDEX;
-    if (ends_with(r->tag, "-entries"))
-        return KVSHM_KIND_TIER_ENTRIES;
-    if (ends_with(r->tag, "layout"))
-        return KVSHM_KIND_LAYOUT;
-    return 0;
+    return kvshm_tag_kind(r->tag);
 }
 
 const char *stat_kind_name(uint32_t kind)
@@ -64,7 +35,7 @@ bool stat_region_is_slurm(const struct stat_region *r)
 {
     if (r->header_read && r->error == MPIKVS_OK)
         return r->header.step != KVSHM_NO_STEP;
-    return all_digits(r->job);
+    return kvshm_job_part_is_slurm(r->job);
 }
 
 time_t stat_region_created(const struct stat_region *r)
@@ -180,7 +151,8 @@ static int compare_jobs(const char *a, const char *b)
     size_t la = strlen(a), lb = strlen(b);
 
     /* Slurm job ids in numeric order */
-    if (all_digits(a) && all_digits(b) && la != lb)
+    if (kvshm_job_part_is_slurm(a) && kvshm_job_part_is_slurm(b) &&
+        la != lb)
         return la < lb ? -1 : 1;
     return strcmp(a, b);
 }
@@ -226,7 +198,7 @@ int stat_regions_find(const char *dir, const struct stat_filter *filter,
         return -1;
     }
     while ((errno = 0, e = readdir(d))) {
-        if (strncmp(e->d_name, name_prefix, sizeof(name_prefix) - 1) != 0)
+        if (!kvshm_name_has_prefix(e->d_name))
             continue;
         if (count == cap) {
             cap = cap ? 2 * cap : 16;

@@ -74,8 +74,8 @@ int stat_regions_find(const char *dir, const struct stat_filter *filter,
 
 void stat_regions_free(struct stat_region_list *list);
 
-/* The region's kind: its header's, else what its tag says ("data" for
- * "<table>-data", ...), else 0. */
+/* The region's kind: its header's, else what its tag says
+ * (kvshm_tag_kind: "data" for "<table>-data", ...), else 0. */
 uint32_t stat_region_kind(const struct stat_region *r);
 
 /* "data", "layout", "tier-index", "tier-entries" or "?". */

@@ -297,22 +297,18 @@ static int read_tier(struct stat_job_report *rep, struct stat_node_report *n,
 {
     /* both regions of the owner the listing read from r's header */
     struct kvshm_tier_reader_opts to = {.expect_uid = (uid_t)r->header.uid};
-    const char *suffix = r->header.kind == KVSHM_KIND_TIER_INDEX
-                             ? "-index" : "-entries";
-    char prefix[KVSHM_TAG_MAX], tag[KVSHM_TAG_MAX + 16], what[4400];
+    char prefix[KVSHM_TAG_MAX], index_tag[KVSHM_TAG_MAX],
+        entries_tag[KVSHM_TAG_MAX], what[4400];
     struct kvshm_tier *tier = NULL;
     struct stat_tier_report *t;
     struct tier_read a;
     mpikvs_error_t err;
     int rc;
 
-    size_t len = strlen(r->tag), slen = strlen(suffix);
-
-    if (len <= slen || strcmp(r->tag + len - slen, suffix) != 0)
+    if (!kvshm_tag_table_prefix(r->tag, r->header.kind, prefix))
         return add_problem(rep, r, MPIKVS_ERR_NAME,
                            "a tier region whose tag does not end in "
                            "-index or -entries");
-    snprintf(prefix, sizeof(prefix), "%.*s", (int)(len - slen), r->tag);
     for (size_t i = 0; i < n->ntiers; i++)
         if (strcmp(n->tiers[i].prefix, prefix) == 0)
             return 0;
@@ -332,10 +328,10 @@ static int read_tier(struct stat_job_report *rep, struct stat_node_report *n,
         return add_problem(rep, r, rc, err.text);
     n->ntiers++;
     snprintf(t->prefix, sizeof(t->prefix), "%s", prefix);
-    snprintf(tag, sizeof(tag), "%s-index", prefix);
-    t->index = find_region(list, r->node, tag);
-    snprintf(tag, sizeof(tag), "%s-entries", prefix);
-    t->entries = find_region(list, r->node, tag);
+    /* the prefix opened the tier: its tags fit */
+    kvshm_tier_tags(prefix, index_tag, entries_tag, NULL);
+    t->index = find_region(list, r->node, index_tag);
+    t->entries = find_region(list, r->node, entries_tag);
     return 0;
 }
 
@@ -405,12 +401,12 @@ void stat_report_free(struct stat_job_report *rep)
 const struct stat_table_report *stat_report_table_of_tier(
     const struct stat_node_report *node, const struct stat_tier_report *t)
 {
-    size_t len = strlen(t->prefix);
+    char prefix[KVSHM_TAG_MAX];
 
-    for (size_t i = 0; i < node->ntables; i++) {
-        const char *tag = node->tables[i].region->tag;
-        if (strncmp(tag, t->prefix, len) == 0 && strcmp(tag + len, "-data") == 0)
+    for (size_t i = 0; i < node->ntables; i++)
+        if (kvshm_tag_table_prefix(node->tables[i].region->tag,
+                                   KVSHM_KIND_DATA, prefix) &&
+            strcmp(prefix, t->prefix) == 0)
             return &node->tables[i];
-    }
     return NULL;
 }

@@ -29,12 +29,13 @@ struct kvshm_data_shape {
 
 static inline uint64_t kvshm_slot_size(const struct kvshm_data_shape *s)
 {
-    return 8 + kvshm_align8(s->key_size + s->value_size) + 8;
+    return KVSHM_SLOT_KV_OFFSET + kvshm_align8(s->key_size + s->value_size) +
+           KVSHM_SLOT_CHECKSUM_SIZE;
 }
 
 static inline uint64_t kvshm_bucket_size(const struct kvshm_data_shape *s)
 {
-    return 8 + s->slots_per_bucket * kvshm_slot_size(s);
+    return kvshm_bucket_slot_offset(kvshm_slot_size(s), s->slots_per_bucket);
 }
 
 /* Where the buckets start in a region with counters for max_ranks ranks:

@@ -13,6 +13,9 @@
 uint64_t kvshm_format_id(void)
 {
 #define F(type, field) offsetof(struct type, field)
+#define COUNTER_NAME(name, label, text) #name ","
+    static const char counter_names[] = MPIKVS_COUNTERS(COUNTER_NAME);
+#undef COUNTER_NAME
     const uint64_t shape[] = {
         sizeof(struct kvshm_header),
         F(kvshm_header, kind), F(kvshm_header, format_id),
@@ -46,15 +49,48 @@ uint64_t kvshm_format_id(void)
         F(kvshm_data_control, state), F(kvshm_data_control, table),
         F(kvshm_data_control, lock_lease),
         F(kvshm_data_control, lock_epoch),
+        F(kvshm_data_control, key_size), F(kvshm_data_control, value_size),
+        F(kvshm_data_control, slots_per_bucket),
+        F(kvshm_data_control, bucket_size), F(kvshm_data_control, nnodes),
+        F(kvshm_data_control, node_index),
+        F(kvshm_tier_control, writer_pid), F(kvshm_tier_control, clears),
+        F(kvshm_tier_bucket, head), F(kvshm_tier_bucket, tail),
+        F(kvshm_tier_entry, hash),
         KVSHM_LOCK_EPOCH_SHIFT, KVSHM_LOCK_WRITER, KVSHM_LOCK_WAITER,
         sizeof(struct kvshm_rank_stats),
         F(kvshm_rank_stats, evictions),
+        /* the counters' names in their order: a renamed or moved counter
+         * is another format, though every offset stays */
+        MPIKVS_NCOUNTERS, XXH3_64bits(counter_names, sizeof(counter_names)),
         KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID,
+        sizeof(struct kvshm_bucket), sizeof(struct kvshm_slot),
+        KVSHM_BUCKET_SLOTS_OFFSET, KVSHM_SLOT_KV_OFFSET,
+        KVSHM_SLOT_CHECKSUM_SIZE, KVSHM_SLOT_CHECKSUM_SEED,
+        KVSHM_SLOT_STAMP_SHIFT,
         sizeof(struct kvshm_layout_control),
         F(kvshm_layout_control, dht_size), F(kvshm_layout_control, scope),
         F(kvshm_layout_control, ntables),
         F(kvshm_layout_control, tables_offset),
         F(kvshm_layout_control, config_len),
+        F(kvshm_layout_control, body_checksum),
+        F(kvshm_layout_control, body_size),
+        F(kvshm_layout_control, request_hash),
+        F(kvshm_layout_control, step), F(kvshm_layout_control, nnodes),
+        F(kvshm_layout_control, node_index),
+        F(kvshm_layout_control, tasks_on_node),
+        F(kvshm_layout_control, nodelist_offset),
+        F(kvshm_layout_control, nodelist_len),
+        F(kvshm_layout_control, config_offset),
+        sizeof(struct kvshm_job_table),
+        F(kvshm_job_table, name), F(kvshm_job_table, data_tag),
+        F(kvshm_job_table, tier_prefix), F(kvshm_job_table, data_bytes),
+        F(kvshm_job_table, tier_bytes), F(kvshm_job_table, shape),
+        sizeof(struct kvshm_table_shape),
+        F(kvshm_table_shape, key_size), F(kvshm_table_shape, value_size),
+        F(kvshm_table_shape, slots_per_bucket),
+        F(kvshm_table_shape, slot_size), F(kvshm_table_shape, bucket_size),
+        F(kvshm_table_shape, nbuckets), F(kvshm_table_shape, max_ranks),
+        F(kvshm_table_shape, mode),
     };
 #undef F
     return XXH3_64bits(shape, sizeof(shape));

@@ -17,9 +17,12 @@
 #include <stdint.h>
 
 #include "job_config.h"    /* KVSHM_TABLE_NAME_MAX */
+#include "mpikvs_counters.h" /* MPIKVS_COUNTERS: the rank stats */
 
 #define KVSHM_MAGIC          "MPIKVSrg"     /* 8 bytes, no terminator kept */
-#define KVSHM_FORMAT_VERSION 2u    /* 2: fine-lock words carry an epoch */
+/* 2: fine-lock words carry an epoch; 3: the job layout's table entries
+ * carry the table's plan (struct kvshm_table_shape) */
+#define KVSHM_FORMAT_VERSION 3u
 #define KVSHM_HEADER_SIZE    256u
 #define KVSHM_CACHELINE      64u
 
@@ -173,8 +176,9 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
  *
  *   header | control block | stats[max_ranks] | buckets[nbuckets]
  *
- * A bucket is a lock word (used by the fine-lock mode) and then
- * slots_per_bucket slots; a slot is
+ * A bucket (struct kvshm_bucket, bucket_size bytes) is a lock word (used
+ * by the fine-lock mode) and then slots_per_bucket slots; a slot (struct
+ * kvshm_slot, slot_size bytes) is
  *
  *   meta (8) | key | value | padding to 8 | checksum (8)
  *
@@ -183,11 +187,41 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
  * victim.  checksum is XXH3-64 of key and value (seeded with
  * KVSHM_SLOT_CHECKSUM_SEED), written by every writer
  * and verified by every reader: a slot that does not verify is never a hit.
+ * How a slot is read while others write it: slot_read.h.
  */
 #define KVSHM_SLOT_CHECKSUM_SEED UINT64_C(0x6d70696b76732d31) /* "mpikvs-1" */
 #define KVSHM_SLOT_OCCUPIED  UINT64_C(1)
 #define KVSHM_SLOT_INVALID   UINT64_C(2)
+#define KVSHM_SLOT_STAMP_SHIFT 32   /* the write stamp in meta */
 #define KVSHM_TABLE_TAG_MAX  KVSHM_TABLE_NAME_MAX
+
+struct kvshm_bucket {
+    uint64_t      lock;         /* KVSHM_LOCK_*: the fine-lock mode's */
+    unsigned char slots[];      /* slots_per_bucket slots of slot_size */
+};
+
+struct kvshm_slot {
+    uint64_t      meta;         /* KVSHM_SLOT_*, stamp << 32 */
+    unsigned char kv[];         /* key, value, padding to 8; then the
+                                 * checksum, the slot's last 8 bytes */
+};
+
+#define KVSHM_BUCKET_SLOTS_OFFSET offsetof(struct kvshm_bucket, slots)
+#define KVSHM_SLOT_KV_OFFSET      offsetof(struct kvshm_slot, kv)
+#define KVSHM_SLOT_CHECKSUM_SIZE  8u
+
+/* Where slot i starts in its bucket, and where a slot keeps its
+ * checksum. */
+static inline uint64_t kvshm_bucket_slot_offset(uint64_t slot_size,
+                                                uint64_t i)
+{
+    return KVSHM_BUCKET_SLOTS_OFFSET + i * slot_size;
+}
+
+static inline uint64_t kvshm_slot_checksum_offset(uint64_t slot_size)
+{
+    return slot_size - KVSHM_SLOT_CHECKSUM_SIZE;
+}
 
 struct kvshm_data_control {
     uint64_t key_size;
@@ -205,7 +239,7 @@ struct kvshm_data_control {
     uint32_t state;             /* KVSHM_DATA_*: buckets laid out yet? */
     char     table[KVSHM_TABLE_TAG_MAX];
     uint8_t  pad0[112 - 88 - KVSHM_TABLE_TAG_MAX];
-    /* the fine-lock mode (mpi-kvs/locks.c): the open that may take the
+    /* the fine-lock mode (libmpikvs/locks.c): the open that may take the
      * bucket locks, and the epoch every lock word it takes carries */
     uint64_t lock_lease;        /* KVSHM_LEASE_OWNER() of its leader; 0: free */
     uint32_t lock_epoch;        /* of the latest fine-lock open */
@@ -240,18 +274,15 @@ struct kvshm_data_control {
 #define KVSHM_DATA_READY       2u
 
 /* One rank's counters, on cache lines of their own: only that rank
- * writes them, anyone may read them (mpikvs-stat). */
+ * writes them, anyone may read them (mpikvs-stat).  One uint64_t per
+ * counter of MPIKVS_COUNTERS (mpikvs_counters.h), in its order: the
+ * fields and the order of mpikvs_stats_t. */
+#define KVSHM_RANK_STATS_WORDS (2 * KVSHM_CACHELINE / 8)
 struct kvshm_rank_stats {
-    uint64_t gets, hits, misses, direct, remote, checksum_retries,
-             invalidations, puts, updates, evictions;
-    /* the node tier: remote-homed gets it answered and did not, entries
-     * this rank published (the leader) and remote hits it dropped (its
-     * buffer or the tier was full) */
-    uint64_t tier_hits, tier_misses, tier_published, tier_dropped;
-    uint64_t tier_stalls;   /* tier lookups that found a writer gone in
-                             * mid-publication (or damage): the epoch's
-                             * gets went to the keys' homes after it */
-    uint64_t pad[1];
+#define KVSHM_RANK_COUNTER_(name, label, text) uint64_t name;
+    MPIKVS_COUNTERS(KVSHM_RANK_COUNTER_)
+#undef KVSHM_RANK_COUNTER_
+    uint64_t pad[KVSHM_RANK_STATS_WORDS - MPIKVS_NCOUNTERS];
 };
 
 #define KVSHM_DATA_CONTROL_OFFSET KVSHM_HEADER_SIZE
@@ -260,6 +291,9 @@ _Static_assert(sizeof(struct kvshm_data_control) == 256,
                "data control block is four cache lines");
 _Static_assert(sizeof(struct kvshm_rank_stats) == 2 * KVSHM_CACHELINE,
                "a rank's counters fill two cache lines");
+_Static_assert(sizeof(struct kvshm_bucket) == 8 &&
+               sizeof(struct kvshm_slot) == 8,
+               "a bucket's lock word and a slot's meta are 8 bytes");
 
 /*
  * The job layout region (job_layout.h), written once by the SPANK plugin:
@@ -289,6 +323,45 @@ struct kvshm_layout_control {
 
 _Static_assert(sizeof(struct kvshm_layout_control) == 256,
                "layout control block is four cache lines");
+
+/* The tier prefix "[s<step>-]<table>" (region_name.h), terminator
+ * included: a field of the layout's table entries. */
+#define KVSHM_TIER_PREFIX_MAX 24u
+
+/*
+ * A table's plan on a node (shm/plan.h works it out): the shape of its
+ * buckets and, in struct kvshm_job_table, the sizes of its regions.
+ * key_size 0: no shape yet (the plugin without a job config; the first
+ * opener lays the buckets out, kvshm_data_format).  nbuckets 0: not
+ * known where max_ranks is not (the submit side).
+ */
+struct kvshm_table_shape {
+    uint64_t key_size;
+    uint64_t value_size;
+    uint64_t slots_per_bucket;
+    uint64_t slot_size;
+    uint64_t bucket_size;
+    uint64_t nbuckets;
+    uint64_t max_ranks;         /* counters of the data region */
+    uint32_t mode;              /* enum kvshm_mode */
+    uint32_t reserved;
+};
+
+/* A layout's table entry: the table's regions on the node and its plan. */
+struct kvshm_job_table {
+    char     name[KVSHM_TABLE_TAG_MAX];
+    char     data_tag[KVSHM_TAG_MAX];          /* "<table>-data" */
+    char     tier_prefix[KVSHM_TIER_PREFIX_MAX]; /* "" without a tier */
+    uint8_t  pad[7];
+    uint64_t data_bytes;                       /* data region size */
+    uint64_t tier_bytes;                       /* both tier regions */
+    struct kvshm_table_shape shape;
+};
+
+_Static_assert(sizeof(struct kvshm_table_shape) == 64,
+               "a table's shape is one cache line");
+_Static_assert(sizeof(struct kvshm_job_table) == 160,
+               "a layout table entry: names, sizes and shape");
 
 /*
  * The format id: a hash of the size and placement of everything in the

@@ -13,46 +13,21 @@
 #include "errors_internal.h"
 #include "job_layout.h"
 
-_Static_assert(sizeof(struct kvshm_job_table) == 96,
-               "a layout table entry keeps its size");
-
-void kvshm_job_layout_tag(enum kvshm_scope scope, uint32_t step, char *buf,
-                          size_t len)
-{
-    if (scope == KVSHM_SCOPE_STEP)
-        snprintf(buf, len, "s%u-layout", step);
-    else
-        snprintf(buf, len, "layout");
-}
-
 int kvshm_job_table_tags(enum kvshm_scope scope, uint32_t step,
                          const char *table, struct kvshm_job_table *out,
                          mpikvs_error_t *err)
 {
-    char prefix[64];
-    int n;
+    /* zeroed: the bytes after the tags go into the layout as they are */
+    char prefix[KVSHM_TIER_PREFIX_MAX] = "", data_tag[KVSHM_TAG_MAX] = "";
+    int rc = kvshm_table_tags(scope, step, table, prefix, data_tag, err);
 
-    if (strlen(table) >= KVSHM_TABLE_TAG_MAX)
-        return kvshm_fail(err, MPIKVS_ERR_NAME,
-                          "table name '%s' is longer than %u characters",
-                          table, KVSHM_TABLE_TAG_MAX - 1);
-    if (scope == KVSHM_SCOPE_STEP)
-        snprintf(prefix, sizeof(prefix), "s%u-%s", step, table);
-    else
-        snprintf(prefix, sizeof(prefix), "%s", table);
-    /* the tier's longest tag is "<prefix>-entries" */
-    if (strlen(prefix) >= KVSHM_TIER_PREFIX_MAX)
-        return kvshm_fail(err, MPIKVS_ERR_NAME,
-                          "region names for table '%s' of step %u are too "
-                          "long (at most %u characters of step prefix and "
-                          "table name): use a shorter table name or job "
-                          "scope",
-                          table, step, KVSHM_TIER_PREFIX_MAX - 1);
+    if (rc != MPIKVS_OK)
+        return rc;
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "%s", table);
-    memcpy(out->tier_prefix, prefix, strlen(prefix) + 1);
-    n = snprintf(out->data_tag, sizeof(out->data_tag), "%s-data", prefix);
-    return n < (int)sizeof(out->data_tag) ? MPIKVS_OK : MPIKVS_ERR_NAME;
+    memcpy(out->tier_prefix, prefix, sizeof(out->tier_prefix));
+    memcpy(out->data_tag, data_tag, sizeof(out->data_tag));
+    return MPIKVS_OK;
 }
 
 uint64_t kvshm_job_request_hash(uint64_t dht_size, const char *config_text)

@@ -7,8 +7,10 @@
  * again; tasks read it (root-owned, 0640, group of the job).  It holds
  * the job id, the scope and the step that made it, the step's nodes and
  * this node's place among them, the tasks on this node, the DHT size per
- * node, each table's region names and sizes, and the validated job config
- * as JSON.  A checksum over the body catches a damaged one.
+ * node, each table's region names and plan (plan.h: the shape of its
+ * buckets, the sizes of its regions), and the validated job config as
+ * JSON.  A checksum over the body catches a damaged one.  The bytes are
+ * format.h's (struct kvshm_layout_control, struct kvshm_job_table).
  *
  *   header | control (256 B) | tables[ntables] | node list | config text
  */
@@ -24,22 +26,10 @@
 
 #define KVSHM_JOB_LAYOUT_MAX_TABLES 64u
 #define KVSHM_JOB_LAYOUT_MAX_TEXT   (1u << 20)  /* node list, config text */
-#define KVSHM_TIER_PREFIX_MAX       24u         /* terminator included */
+/* KVSHM_TIER_PREFIX_MAX and enum kvshm_scope: region_name.h */
 
-enum kvshm_scope {
-    KVSHM_SCOPE_JOB = 1,     /* regions live until the job ends */
-    KVSHM_SCOPE_STEP = 2     /* regions live for one step */
-};
-
-/* A table's regions on the node. */
-struct kvshm_job_table {
-    char     name[KVSHM_TABLE_TAG_MAX];
-    char     data_tag[KVSHM_TAG_MAX];          /* "<table>-data" */
-    char     tier_prefix[KVSHM_TIER_PREFIX_MAX]; /* "" without a tier */
-    uint8_t  pad[7];
-    uint64_t data_bytes;                       /* data region size */
-    uint64_t tier_bytes;                       /* both tier regions */
-};
+/* struct kvshm_job_table, a table's regions on the node and its plan:
+ * format.h, as everything else the region holds. */
 
 /* The layout as a program sees it. */
 struct kvshm_job_layout {
@@ -58,15 +48,12 @@ struct kvshm_job_layout {
     char                   *config_text;   /* JSON, or NULL: no config */
 };
 
-/* Tags of a table's regions in a scope: "[s<step>-]<table>-data" and the
- * tier prefix "[s<step>-]<table>" (tier.h adds "-index"/"-entries"). */
+/* A table's entry with its name and its tags in a scope (kvshm_table_tags:
+ * "[s<step>-]<table>-data" and the tier prefix "[s<step>-]<table>"), the
+ * rest zero.  The layout's own tag: kvshm_job_layout_tag (region_name.h). */
 int kvshm_job_table_tags(enum kvshm_scope scope, uint32_t step,
                          const char *table, struct kvshm_job_table *out,
                          mpikvs_error_t *err);
-
-/* The layout region's tag in a scope: "layout" or "s<step>-layout". */
-void kvshm_job_layout_tag(enum kvshm_scope scope, uint32_t step, char *buf,
-                          size_t len);
 
 /* What a step asked for, as one number: two steps of a job share the
  * job-scope regions only when theirs are equal. */

@@ -14,10 +14,16 @@ shm_libkvshm_la_SOURCES = \
 	shm/format.h \
 	shm/job_layout.c \
 	shm/job_layout.h \
+	shm/plan.c \
+	shm/plan.h \
 	shm/region.c \
 	shm/region.h \
+	shm/region_name.c \
+	shm/region_name.h \
 	shm/scan.c \
 	shm/scan.h \
+	shm/slot_read.h \
+	shm/spin.h \
 	shm/tier.c \
 	shm/tier.h
 # End of shm_libkvshm_la_SOURCES

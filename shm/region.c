@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -21,8 +20,6 @@
 
 #include "errors_internal.h"
 #include "region.h"
-
-static const char name_prefix[] = "mpikvs.";
 
 static const char *kind_name(uint32_t kind)
 {
@@ -33,107 +30,6 @@ static const char *kind_name(uint32_t kind)
     case KVSHM_KIND_LAYOUT:       return "layout";
     default:                      return "unknown";
     }
-}
-
-static bool name_char_ok(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
-
-/* A name part: 1 to max-1 characters of [A-Za-z0-9_-].  Dots separate
- * the parts and slashes would leave the directory, so neither is allowed. */
-static bool name_part_ok(const char *s, size_t max)
-{
-    size_t n = 0;
-
-    if (!s)
-        return false;
-    for (; s[n]; n++)
-        if (!name_char_ok(s[n]) || n + 1 >= max)
-            return false;
-    return n > 0;
-}
-
-void kvshm_name_part_from(const char *text, char *buf, size_t len)
-{
-    size_t i = 0;
-
-    for (; text[i] && i + 1 < len; i++)
-        buf[i] = name_char_ok(text[i]) ? text[i] : '_';
-    buf[i] = '\0';
-}
-
-static int check_name_part(const char *what, const char *s, size_t max,
-                           mpikvs_error_t *err)
-{
-    if (name_part_ok(s, max))
-        return MPIKVS_OK;
-    return kvshm_fail(err, MPIKVS_ERR_NAME,
-                      "invalid region %s '%s': use 1 to %zu characters of "
-                      "A-Z a-z 0-9 _ -",
-                      what, s ? s : "(null)", max - 1);
-}
-
-int kvshm_region_name(char *buf, size_t len, const char *job,
-                      const char *node, const char *tag, mpikvs_error_t *err)
-{
-    int rc;
-
-    if ((rc = check_name_part("job id", job, KVSHM_JOB_MAX, err)) ||
-        (rc = check_name_part("node name", node, KVSHM_NODE_MAX, err)) ||
-        (rc = check_name_part("tag", tag, KVSHM_TAG_MAX, err)))
-        return rc;
-    if ((size_t)snprintf(buf, len, "%s%s.%s.%s", name_prefix, job, node,
-                         tag) >= len)
-        return kvshm_fail(err, MPIKVS_ERR_NAME,
-                          "region name buffer of %zu bytes is too small", len);
-    return MPIKVS_OK;
-}
-
-int kvshm_region_name_parse(const char *name, char *job, char *node, char *tag)
-{
-    char copy[KVSHM_NAME_MAX + 1];
-    char *parts[3], *save = NULL, *p;
-    size_t max[3] = {KVSHM_JOB_MAX, KVSHM_NODE_MAX, KVSHM_TAG_MAX};
-
-    if (!name || strncmp(name, name_prefix, sizeof(name_prefix) - 1) != 0 ||
-        strlen(name) > KVSHM_NAME_MAX)
-        return MPIKVS_ERR_NAME;
-    strcpy(copy, name + sizeof(name_prefix) - 1);
-    /* strtok_r would merge empty parts ("a..b"); count dots first. */
-    int dots = 0;
-    for (p = copy; *p; p++)
-        dots += *p == '.';
-    if (dots != 2)
-        return MPIKVS_ERR_NAME;
-    parts[0] = strtok_r(copy, ".", &save);
-    parts[1] = strtok_r(NULL, ".", &save);
-    parts[2] = strtok_r(NULL, ".", &save);
-    for (int i = 0; i < 3; i++)
-        if (!name_part_ok(parts[i], max[i]))
-            return MPIKVS_ERR_NAME;
-    strcpy(job, parts[0]);
-    strcpy(node, parts[1]);
-    strcpy(tag, parts[2]);
-    return MPIKVS_OK;
-}
-
-void kvshm_unique_id(char *buf, size_t len)
-{
-    uint32_t rnd = 0;
-    struct timespec ts;
-
-    /* pid and time make it unique on the node; the random part keeps a
-     * recycled pid in the same nanosecond from colliding with a leftover. */
-    if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
-        rnd = (uint32_t)clock();
-    clock_gettime(CLOCK_REALTIME, &ts);
-    /* At most 1 + 8 + 1 + 8 + 1 + 8 = 27 characters: fits a job part. */
-    snprintf(buf, len, "u%x-%x-%08x", (unsigned)getpid(),
-             (unsigned)((uint64_t)ts.tv_sec * 1000u +
-                        (uint64_t)ts.tv_nsec / 1000000u),
-             rnd);
 }
 
 static char *join_path(const char *dir, const char *name)
@@ -370,7 +266,7 @@ fail:
 
 static bool header_string_ok(const char *s, size_t max)
 {
-    return memchr(s, '\0', max) != NULL && name_part_ok(s, max);
+    return memchr(s, '\0', max) != NULL && kvshm_name_part_ok(s, max);
 }
 
 int kvshm_header_check(const struct kvshm_header *h, uint64_t file_size,

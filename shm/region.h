@@ -1,16 +1,16 @@
 /*
  * region.h - create, open, map, grow, close and unlink mpikvs regions.
  *
- * A region is a file in a shm directory, named mpikvs.<job>.<node>.<tag>,
- * that starts with a struct kvshm_header (format.h).  Creation is
- * exclusive, with mode 0600 by default, optionally for another owner
- * (the SPANK plugin creates as root for the job user), and reserves the
- * whole size with posix_fallocate: a shm directory that is too small
- * fails here, with a message that says how much was asked and how much is
- * free, and never with a SIGBUS later.  A region appears under its name
- * only when complete (it is built as an O_TMPFILE and linked in), so a
- * creator that dies halfway leaves nothing behind.  Opening validates the whole
- * header before anything else is read.
+ * A region is a file in a shm directory, named mpikvs.<job>.<node>.<tag>
+ * (region_name.h), that starts with a struct kvshm_header (format.h).
+ * Creation is exclusive, with mode 0600 by default, optionally for
+ * another owner (the SPANK plugin creates as root for the job user), and
+ * reserves the whole size with posix_fallocate: a shm directory that is
+ * too small fails here, with a message that says how much was asked and
+ * how much is free, and never with a SIGBUS later.  A region appears
+ * under its name only when complete (it is built as an O_TMPFILE and
+ * linked in), so a creator that dies halfway leaves nothing behind.
+ * Opening validates the whole header before anything else is read.
  *
  * Growable regions are mapped with their maximum size from the start:
  * the file grows under an existing mapping, so addresses handed out
@@ -27,10 +27,10 @@
 
 #include "format.h"
 #include "mpikvs_errors.h"
+#include "region_name.h"   /* the names: mpikvs.<job>.<node>.<tag> */
 
 #define KVSHM_DEFAULT_DIR "/dev/shm"
 #define KVSHM_ANY_UID     ((uid_t)-1)
-#define KVSHM_NAME_MAX    (7 + KVSHM_JOB_MAX + KVSHM_NODE_MAX + KVSHM_TAG_MAX)
 
 struct kvshm_region_spec {
     const char *dir;         /* NULL: KVSHM_DEFAULT_DIR */
@@ -67,26 +67,6 @@ struct kvshm_open_opts {
     uid_t    expect_uid;     /* header uid must match; KVSHM_ANY_UID: any
                               * (0 is not "any": root passes it explicitly) */
 };
-
-/* Fill buf with "mpikvs.<job>.<node>.<tag>".  Each part must be 1 to its
- * maximum - 1 characters of [A-Za-z0-9_-].  Returns MPIKVS_OK or
- * MPIKVS_ERR_NAME. */
-int kvshm_region_name(char *buf, size_t len, const char *job,
-                      const char *node, const char *tag,
-                      mpikvs_error_t *err);
-
-/* A name part made from text (a host or Slurm node name): every
- * character outside [A-Za-z0-9_-] becomes '_', cut to len - 1. */
-void kvshm_name_part_from(const char *text, char *buf, size_t len);
-
-/* Split a region name into its parts (each buffer of its _MAX size).
- * Returns MPIKVS_OK or MPIKVS_ERR_NAME. */
-int kvshm_region_name_parse(const char *name, char *job, char *node,
-                            char *tag);
-
-/* A job id for runs outside Slurm: "u" + pid + time + random, unique on a
- * node.  buf must hold KVSHM_JOB_MAX bytes. */
-void kvshm_unique_id(char *buf, size_t len);
 
 /* Create the region exclusively, reserve its space, write and checksum its
  * header, let spec->fill write the body, and map it read-write.  On failure nothing is left behind.

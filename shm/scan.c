@@ -13,33 +13,31 @@
 #include "errors_internal.h"
 #include "job_config.h"
 #include "scan.h"
-
-#define LOAD_ACQUIRE(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#include "slot_read.h"
 
 enum slot_kind { SLOT_FREE, SLOT_INVALID, SLOT_USED, SLOT_UNVERIFIED };
 
-/* One slot, read in libmpikvs' order (mpi-kvs/slot.c): meta, then the
- * checksum with acquire, then a copy of key and value.  A writer stores
- * meta, key and value, then the checksum with release, so a finished
- * write verifies, and a copy that mixes two writes verifies only by a
- * 64-bit accident. */
+/* One slot, read as libmpikvs reads one (slot_read.h): a slot caught in
+ * the middle of a write does not verify. */
 static enum slot_kind read_slot(const unsigned char *slot,
                                 const struct kvshm_data_control *c,
                                 unsigned char *copy)
 {
-    size_t kv_len = c->key_size + c->value_size;
-    uint64_t meta, sum;
+    uint64_t meta;
 
-    meta = LOAD_ACQUIRE((const uint64_t *)slot);
-    if (!(meta & KVSHM_SLOT_OCCUPIED))
+    switch (kvshm_slot_read(slot, c->slot_size, c->key_size, c->value_size,
+                            true, NULL, copy, &meta)) {
+    case KVSHM_SLOT_READ_FREE:
         return SLOT_FREE;
-    if (meta & KVSHM_SLOT_INVALID)
+    case KVSHM_SLOT_READ_INVALID:
         return SLOT_INVALID;
-    sum = LOAD_ACQUIRE((const uint64_t *)(slot + c->slot_size - 8));
-    memcpy(copy, slot + 8, kv_len);
-    return XXH3_64bits_withSeed(copy, kv_len, KVSHM_SLOT_CHECKSUM_SEED) == sum
-               ? SLOT_USED
-               : SLOT_UNVERIFIED;
+    case KVSHM_SLOT_READ_VERIFIED:
+        return SLOT_USED;
+    case KVSHM_SLOT_READ_OTHER:     /* not without a key */
+    case KVSHM_SLOT_READ_TORN:
+        break;
+    }
+    return SLOT_UNVERIFIED;
 }
 
 int kvshm_data_occupancy(const void *base, const struct kvshm_data_control *c,
@@ -62,7 +60,8 @@ int kvshm_data_occupancy(const void *base, const struct kvshm_data_control *c,
     for (uint64_t b = 0; b < c->nbuckets; b++, bucket += c->bucket_size) {
         bool room = false;
         for (uint64_t i = 0; i < c->slots_per_bucket; i++) {
-            const unsigned char *slot = bucket + 8 + i * c->slot_size;
+            const unsigned char *slot =
+                bucket + kvshm_bucket_slot_offset(c->slot_size, i);
             switch (read_slot(slot, c, copy)) {
             case SLOT_FREE:
                 out->free++;

@@ -7,10 +7,11 @@
  * What a concurrent reader sees.  The control block's bucket geometry is
  * written once, before state becomes KVSHM_DATA_READY with release, so a
  * reader that loads READY with acquire sees all of it.  Slots change all
- * the time: a slot is read as libmpikvs reads one (meta, then the
- * checksum with acquire, then key and value, hashed), so a slot caught in
- * the middle of a write counts as "unverified", never as used, and no
- * value read from a slot is ever trusted as an offset or a length.
+ * the time: a slot is read as libmpikvs reads one (kvshm_slot_read() of
+ * slot_read.h: meta, then the checksum with acquire, then key and value,
+ * hashed), so a slot caught in the middle of a write counts as
+ * "unverified", never as used, and no value read from a slot is ever
+ * trusted as an offset or a length.
  */
 #ifndef MPIKVS_SHM_SCAN_H
 #define MPIKVS_SHM_SCAN_H

@@ -47,6 +47,7 @@
 #include <xxhash.h>
 
 #include "errors_internal.h"
+#include "spin.h"
 #include "tier.h"
 
 #define TIER_SEED       UINT64_C(0x6d70696b76737469)   /* "mpikvsti" */
@@ -77,15 +78,6 @@ enum walk_result { WALK_FOUND, WALK_MISS, WALK_TORN };
 
 #define LOAD(p)        __atomic_load_n((p), __ATOMIC_RELAXED)
 #define STORE(p, v)    __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
 
 static uint64_t pow2_ceil(uint64_t n)
 {
@@ -162,28 +154,6 @@ static void publish_end(struct kvshm_tier *t)
 }
 
 /* ---- creation and opening ---- */
-
-int kvshm_tier_region_names(const char *job, const char *node,
-                            const char *prefix, char *index_name,
-                            char *entries_name, mpikvs_error_t *err)
-{
-    char tag[KVSHM_TAG_MAX + 16];
-    int rc;
-
-    if (!prefix || strlen(prefix) + sizeof("-entries") > KVSHM_TAG_MAX)
-        return kvshm_fail(err, MPIKVS_ERR_NAME,
-                          "invalid tier name '%s': use 1 to %zu characters",
-                          prefix ? prefix : "(null)",
-                          KVSHM_TAG_MAX - sizeof("-entries"));
-    snprintf(tag, sizeof(tag), "%s-index", prefix);
-    rc = kvshm_region_name(index_name, KVSHM_NAME_MAX + 1, job, node, tag,
-                           err);
-    if (rc != MPIKVS_OK)
-        return rc;
-    snprintf(tag, sizeof(tag), "%s-entries", prefix);
-    return kvshm_region_name(entries_name, KVSHM_NAME_MAX + 1, job, node, tag,
-                             err);
-}
 
 static int check_tier_spec(const struct kvshm_tier_spec *spec,
                            uint64_t *max_bytes, uint64_t *initial,
@@ -340,9 +310,10 @@ int kvshm_tier_create(const struct kvshm_tier_spec *spec,
     if (max_buckets > MAX_BUCKETS)
         max_buckets = MAX_BUCKETS;
 
-    char tag[KVSHM_TAG_MAX];
-    snprintf(tag, sizeof(tag), "%s-index", spec->region.tag);
-    rs.tag = tag;
+    char index_tag[KVSHM_TAG_MAX], entries_tag[KVSHM_TAG_MAX];
+    /* the prefix made names above: the tags fit */
+    kvshm_tier_tags(spec->region.tag, index_tag, entries_tag, NULL);
+    rs.tag = index_tag;
     rs.kind = KVSHM_KIND_TIER_INDEX;
     rs.size = round_page(KVSHM_TIER_BUCKETS_OFFSET +
                          buckets * sizeof(struct kvshm_tier_bucket));
@@ -357,7 +328,7 @@ int kvshm_tier_create(const struct kvshm_tier_spec *spec,
     if (rc != MPIKVS_OK)
         goto fail;
 
-    snprintf(tag, sizeof(tag), "%s-entries", spec->region.tag);
+    rs.tag = entries_tag;
     rs.kind = KVSHM_KIND_TIER_ENTRIES;
     rs.size = initial;
     rs.max_size = max_bytes;
@@ -928,14 +899,6 @@ static enum walk_result walk(const struct kvshm_tier *t, uint64_t hash,
     return WALK_MISS;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /*
  * The writer is in mid-publication.  Spin briefly (publications are
  * short), then yield the core (on an oversubscribed node the writer may
@@ -944,19 +907,9 @@ static uint64_t now_ms(void)
 static int wait_for_writer(struct kvshm_tier *t, unsigned *spins,
                            uint64_t *deadline)
 {
-    if (++*spins < 256) {
-        cpu_relax();
-        return MPIKVS_OK;
-    }
-    sched_yield();
-    if (*spins % 64 == 0) {
-        uint64_t now = now_ms();
-        if (*deadline == 0)
-            *deadline = now + t->stall_ms;
-        else if (now >= *deadline)
-            return MPIKVS_ERR_STALLED;
-    }
-    return MPIKVS_OK;
+    return kvshm_spin_wait(++*spins, 256, t->stall_ms, deadline)
+               ? MPIKVS_OK
+               : MPIKVS_ERR_STALLED;
 }
 
 /* How often a lookup re-reads an entry that does not verify under a

@@ -87,12 +87,6 @@ struct kvshm_tier_stats {
     uint64_t lookups, hits, misses, retries;
 };
 
-/* Region names of the tier's two parts (tag "<prefix>-index" and
- * "<prefix>-entries"); buf must hold KVSHM_NAME_MAX bytes. */
-int kvshm_tier_region_names(const char *job, const char *node,
-                            const char *prefix, char *index_name,
-                            char *entries_name, mpikvs_error_t *err);
-
 /* Size a tier of bytes in all (index and entries) for entries of these
  * key and value lengths: every byte reserved at creation, a bucket for
  * each entry that fits.  Sets max_bytes, initial_bytes and buckets. */

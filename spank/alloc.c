@@ -8,6 +8,7 @@
  * job: compute nodes never read the user's file.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,53 +49,52 @@ static bool reserved_name(const char *name)
     return *s == '-';
 }
 
-static int check_tables(const char *path, const struct kvshm_config *cfg)
+static int check_names(const char *path, const struct kvshm_config *cfg)
 {
     int rc = 0;
 
-    for (size_t i = 0; i < cfg->ntables; i++) {
-        const struct kvshm_table_config *t = &cfg->tables[i];
-        char tier[32], table[32];
-        if (reserved_name(t->name)) {
+    for (size_t i = 0; i < cfg->ntables; i++)
+        if (reserved_name(cfg->tables[i].name)) {
             plugin_error("--dht-config=%s: tables.%s: names of the form "
                          "s<digits>-... are kept for step-scope regions",
-                         path, t->name);
+                         path, cfg->tables[i].name);
             rc = -1;
         }
-        if (t->tier.bytes && t->tier.bytes >= t->bytes) {
-            kvshm_format_bytes(tier, sizeof(tier), t->tier.bytes);
-            kvshm_format_bytes(table, sizeof(table), t->bytes);
-            plugin_error("--dht-config=%s: tables.%s.tier.size: %s "
-                         "leaves nothing of the table's %s for its buckets",
-                         path, t->name, tier, table);
-            rc = -1;
-        }
-    }
     return rc;
 }
 
-struct kvshm_config *config_for_request(const char *path, const char *text,
-                                        uint64_t size)
+int config_for_request(const char *path, const char *text, uint64_t size,
+                       uint64_t max_ranks, struct kvshm_config **cfg,
+                       struct kvshm_plan *plan)
 {
-    struct kvshm_config *cfg = NULL;
-    struct kvshm_diag diag;
-    int rc;
+    struct kvshm_plan_input in = {.dht_size = size, .max_ranks = max_ranks};
+    struct kvshm_diag diag = {0};
+    int rc = MPIKVS_OK;
 
-    rc = text ? kvshm_config_parse(text, strlen(text), path, &cfg, &diag)
-              : kvshm_config_load(path, &cfg, &diag);
+    *cfg = NULL;
+    if (path)
+        rc = text ? kvshm_config_parse(text, strlen(text), path, cfg, &diag)
+                  : kvshm_config_load(path, cfg, &diag);
+    in.config = *cfg;
     if (rc == MPIKVS_OK)
-        rc = kvshm_config_resolve(cfg, size, &diag);
+        rc = kvshm_plan_make(&in, plan, &diag);
     if (rc != MPIKVS_OK) {
-        log_diag(&diag, "cannot be used");
+        if (rc == -ENOMEM && !diag.text)
+            plugin_error("out of memory");
+        else
+            log_diag(&diag, "cannot be used");
         kvshm_diag_free(&diag);
-        kvshm_config_free(cfg);
-        return NULL;
+        kvshm_config_free(*cfg);
+        *cfg = NULL;
+        return -1;
     }
-    if (check_tables(path, cfg) != 0) {
-        kvshm_config_free(cfg);
-        return NULL;
+    if (*cfg && check_names(path, *cfg) != 0) {
+        kvshm_plan_free(plan);
+        kvshm_config_free(*cfg);
+        *cfg = NULL;
+        return -1;
     }
-    return cfg;
+    return 0;
 }
 
 /* srun inside a job whose config sbatch or salloc already checked: the
@@ -140,22 +140,24 @@ int alloc_post_opt(spank_t sp, struct plugin *p)
 {
     spank_context_t ctx = spank_context();
     const struct request *r = &p->req;
-    uint64_t size = r->size_given ? r->size : p->site.default_size;
     struct kvshm_config *cfg;
+    struct kvshm_plan plan;
+    uint64_t size;
     char *text;
     int rc;
 
     if (!r->enabled)
         return 0;
-    if (!r->size_given &&
-        site_check_size(&p->site, "default_size", size, 0) != 0)
+    if (site_checked_size(p, 0, &size) != 0)
         return -1;
     if (!r->config_path)
         return 0;
-    cfg = config_for_request(r->config_path,
-                             inherited_config(ctx, r->config_path), size);
-    if (!cfg)
+    /* what the nodes will make of it: refused here if it cannot fit */
+    if (config_for_request(r->config_path,
+                           inherited_config(ctx, r->config_path), size, 0,
+                           &cfg, &plan) != 0)
         return -1;
+    kvshm_plan_free(&plan);
     text = kvshm_config_dump(cfg);
     kvshm_config_free(cfg);
     if (!text) {

@@ -17,14 +17,14 @@
 int cleanup_regions(const char *dir, uint32_t job, const char *node,
                     const char *tag_prefix)
 {
-    char want[KVSHM_JOB_MAX + 16], rjob[KVSHM_JOB_MAX],
-        rnode[KVSHM_NODE_MAX], rtag[KVSHM_TAG_MAX];
-    size_t want_len, prefix_len = strlen(tag_prefix);
+    char want[KVSHM_JOB_MAX], rjob[KVSHM_JOB_MAX], rnode[KVSHM_NODE_MAX],
+        rtag[KVSHM_TAG_MAX];
+    size_t prefix_len = strlen(tag_prefix);
     struct dirent *e;
     int removed = 0, failed = 0;
     DIR *d;
 
-    want_len = (size_t)snprintf(want, sizeof(want), "mpikvs.%u.", job);
+    kvshm_slurm_job_part(job, want, sizeof(want));
     d = opendir(dir);
     if (!d) {
         if (errno == ENOENT)   /* a private /dev/shm already gone */
@@ -35,9 +35,9 @@ int cleanup_regions(const char *dir, uint32_t job, const char *node,
     }
     /* errno tells the end of the list from a failure to read it */
     while ((errno = 0, e = readdir(d))) {
-        if (strncmp(e->d_name, want, want_len) != 0 ||
-            kvshm_region_name_parse(e->d_name, rjob, rnode, rtag) !=
+        if (kvshm_region_name_parse(e->d_name, rjob, rnode, rtag) !=
                 MPIKVS_OK ||
+            strcmp(rjob, want) != 0 ||
             (node && strcmp(rnode, node) != 0) ||
             strncmp(rtag, tag_prefix, prefix_len) != 0)
             continue;
@@ -79,9 +79,9 @@ int cleanup_regions(const char *dir, uint32_t job, const char *node,
 int cleanup_step(void *plugin)
 {
     const struct plugin *p = plugin;
-    char prefix[32];
+    char prefix[KVSHM_TAG_MAX];
 
-    snprintf(prefix, sizeof(prefix), "s%u-", p->here.step);
+    kvshm_step_tag_prefix(p->here.step, prefix, sizeof(prefix));
     return cleanup_regions(p->site.shm_dir, p->here.job, p->here.node,
                            prefix) < 0
                ? -1 : 0;

@@ -22,17 +22,19 @@
 
 #include "job_config.h"
 #include "job_layout.h"
+#include "plan.h"
 
 #define PLUGIN_NAME "spank_mpikvs"
 
 /* The job config travels from the submit side to the nodes as JSON in
  * the job's environment: sbatch puts it in the job control environment
- * (the batch script then sees SLURM_SPANK_MPIKVS_CONFIG), srun in its own
- * environment, which becomes every step's. */
-#define CONFIG_VAR       "MPIKVS_CONFIG"          /* job control name */
-#define CONFIG_PATH_VAR  "MPIKVS_CONFIG_PATH"     /* the file it came from */
-#define CONFIG_ENV       "SLURM_SPANK_MPIKVS_CONFIG"
-#define CONFIG_PATH_ENV  "SLURM_SPANK_MPIKVS_CONFIG_PATH"
+ * (the batch script then sees SLURM_SPANK_MPIKVS_JOB_CONFIG_JSON), srun
+ * in its own environment, which becomes every step's.  Names of their
+ * own: MPIKVS_CONFIG is the library's, a file path (mpikvs(3)). */
+#define CONFIG_VAR       KVSHM_JOB_CONFIG_VAR       /* job control name */
+#define CONFIG_PATH_VAR  KVSHM_JOB_CONFIG_PATH_VAR  /* the file it came from */
+#define CONFIG_ENV       "SLURM_SPANK_" CONFIG_VAR
+#define CONFIG_PATH_ENV  "SLURM_SPANK_" CONFIG_PATH_VAR
 
 /* Bounds of the plugin's waits in slurmstepd: a later step of a job waits
  * for the step making the job's regions on the node at most
@@ -44,8 +46,7 @@
 
 /* Site settings: plugstack.conf arguments. */
 struct site {
-    uint64_t max_size;        /* 0: no limit in bytes */
-    double   max_fraction;    /* 0: none; else of the node's memory */
+    struct kvshm_limits limits;   /* max_size= */
     uint64_t default_size;    /* --dht-config without --dht-size */
     char     shm_dir[256];
     uint32_t min_ranks;       /* counters a data region has at least */
@@ -100,18 +101,24 @@ void plugin_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Each bad one is logged; returns 0 or -1. */
 int site_parse(struct site *site, int ac, char **av);
 
-/* site.c: check a size against the site's maximum; node_memory 0 where
- * it is unknown (on the submit host). Logs and returns -1 when over. */
-int site_check_size(const struct site *site, const char *what,
-                    uint64_t size, uint64_t node_memory);
+/* site.c: the DHT size per node this request asks for (--dht-size or
+ * the site's default_size), checked against the site's limits
+ * (kvshm_limits_check; node_memory 0 where it is unknown, on the submit
+ * host): once per process.  Logs and returns -1 when over. */
+int site_checked_size(const struct plugin *p, uint64_t node_memory,
+                      uint64_t *size);
 
 /* alloc.c: sbatch/salloc/srun: validate the request, carry the config. */
 int alloc_post_opt(spank_t sp, struct plugin *p);
 
-/* alloc.c: load or take the config and fit it to size; logs each
- * problem as one line naming the option and the value. */
-struct kvshm_config *config_for_request(const char *path, const char *text,
-                                        uint64_t size);
+/* alloc.c: load (path) or take (text) the config, parsed once, and
+ * make the node's plan for it (kvshm_plan_make: size per node, max_ranks
+ * counters per data region, 0 where unknown); logs each problem as one
+ * line naming the option and the value.  Without a path, the plan of the
+ * one table "kvs" and NULL.  Returns 0 (*cfg and *plan set) or -1. */
+int config_for_request(const char *path, const char *text, uint64_t size,
+                       uint64_t max_ranks, struct kvshm_config **cfg,
+                       struct kvshm_plan *plan);
 
 /* stepd.c: make this node's regions, the layout, MPIKVS_LAYOUT. */
 int stepd_post_opt(spank_t sp, struct plugin *p);

@@ -33,8 +33,8 @@ static int parse_one(struct site *site, const char *arg)
 
 #define KEY(k) (klen == sizeof(k) - 1 && strncmp(arg, k, klen) == 0)
     if (KEY("max_size")) {
-        if (kvshm_parse_share(v, "max_size", &site->max_size,
-                              &site->max_fraction, &err) != MPIKVS_OK)
+        if (kvshm_parse_share(v, "max_size", &site->limits.max_size,
+                              &site->limits.max_fraction, &err) != MPIKVS_OK)
             return bad(arg, err.text);
     } else if (KEY("default_size")) {
         if (kvshm_parse_size(v, "default_size", 1, &site->default_size,
@@ -82,25 +82,17 @@ int site_parse(struct site *site, int ac, char **av)
     return rc;
 }
 
-int site_check_size(const struct site *site, const char *what,
-                    uint64_t size, uint64_t node_memory)
+int site_checked_size(const struct plugin *p, uint64_t node_memory,
+                      uint64_t *size)
 {
-    uint64_t limit = site->max_size;
-    char want[32], most[32];
+    const struct request *r = &p->req;
+    mpikvs_error_t err;
 
-    if (site->max_fraction > 0 && node_memory)
-        limit = (uint64_t)(site->max_fraction * (double)node_memory);
-    if (!limit || size <= limit)
+    *size = r->size_given ? r->size : p->site.default_size;
+    if (kvshm_limits_check(&p->site.limits,
+                           r->size_given ? "--dht-size" : "default_size",
+                           *size, node_memory, &err) == MPIKVS_OK)
         return 0;
-    kvshm_format_bytes(want, sizeof(want), size);
-    kvshm_format_bytes(most, sizeof(most), limit);
-    if (site->max_fraction > 0)
-        plugin_error("%s=%s is more than this site allows: %s (%g%% of "
-                    "the node's memory)",
-                     what, want, most,
-                     site->max_fraction * 100.0);
-    else
-        plugin_error("%s=%s is more than this site allows: %s",
-                     what, want, most);
+    plugin_error("%s", err.text);
     return -1;
 }

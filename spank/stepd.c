@@ -56,7 +56,7 @@ static int get_step(spank_t sp, struct step *s)
         name = host;
     }
     kvshm_name_part_from(name, s->node, sizeof(s->node));
-    snprintf(s->job_text, sizeof(s->job_text), "%u", s->job);
+    kvshm_slurm_job_part(s->job, s->job_text, sizeof(s->job_text));
     return 0;
 }
 
@@ -81,29 +81,31 @@ static char *step_config_text(spank_t sp)
 
 /* ---- what to make ---- */
 
+/* The layout's table entries: each table's tags in this scope and its
+ * plan. */
 static int plan_tables(const struct plugin *p, const struct step *s,
-                       const struct kvshm_config *cfg, uint64_t size,
+                       const struct kvshm_plan *plan,
                        struct kvshm_job_layout *l)
 {
-    size_t n = cfg ? cfg->ntables : 1;
     mpikvs_error_t err;
 
-    l->tables = calloc(n, sizeof(*l->tables));
+    l->tables = calloc(plan->ntables, sizeof(*l->tables));
     if (!l->tables) {
         plugin_error("out of memory");
         return -1;
     }
-    l->ntables = n;
-    for (size_t i = 0; i < n; i++) {
-        const struct kvshm_table_config *t = cfg ? &cfg->tables[i] : NULL;
+    l->ntables = plan->ntables;
+    for (size_t i = 0; i < plan->ntables; i++) {
+        const struct kvshm_table_plan *tp = &plan->tables[i];
         struct kvshm_job_table *jt = &l->tables[i];
-        if (kvshm_job_table_tags(p->req.scope, s->step, t ? t->name : "kvs",
-                                 jt, &err) != MPIKVS_OK) {
+        if (kvshm_job_table_tags(p->req.scope, s->step, tp->name, jt,
+                                 &err) != MPIKVS_OK) {
             plugin_error("%s", err.text);
             return -1;
         }
-        jt->data_bytes = t ? t->bytes - t->tier.bytes : size;
-        jt->tier_bytes = t ? t->tier.bytes : 0;   /* 0: no tier */
+        jt->data_bytes = tp->data_bytes;
+        jt->tier_bytes = tp->tier_bytes;   /* 0: no tier */
+        jt->shape = tp->shape;
         if (!jt->tier_bytes)
             jt->tier_prefix[0] = '\0';
     }
@@ -113,8 +115,8 @@ static int plan_tables(const struct plugin *p, const struct step *s,
 /* text: the config as it came from the submit side (the canonical dump
  * of a valid config, or NULL); the layout takes it over. */
 static int plan_layout(spank_t sp, const struct plugin *p,
-                       const struct step *s, const struct kvshm_config *cfg,
-                       char *text, uint64_t size, struct kvshm_job_layout *l)
+                       const struct step *s, const struct kvshm_plan *plan,
+                       char *text, struct kvshm_job_layout *l)
 {
     char nodes[4096] = "";
 
@@ -126,7 +128,7 @@ static int plan_layout(spank_t sp, const struct plugin *p,
     l->nnodes = s->nnodes;
     l->node_index = s->node_index;
     l->tasks_on_node = s->tasks;
-    l->dht_size = size;
+    l->dht_size = plan->dht_size;
     if (spank_getenv(sp, "SLURM_STEP_NODELIST", nodes, sizeof(nodes)) !=
         ESPANK_SUCCESS)
         spank_getenv(sp, "SLURM_JOB_NODELIST", nodes, sizeof(nodes));
@@ -136,8 +138,8 @@ static int plan_layout(spank_t sp, const struct plugin *p,
         plugin_error("out of memory");
         return -1;
     }
-    l->request_hash = kvshm_job_request_hash(size, l->config_text);
-    return plan_tables(p, s, cfg, size, l);
+    l->request_hash = kvshm_job_request_hash(l->dht_size, l->config_text);
+    return plan_tables(p, s, plan, l);
 }
 
 static void free_layout(struct kvshm_job_layout *l)
@@ -161,41 +163,45 @@ static struct kvshm_region_spec region_spec(const struct plugin *p,
     return spec;
 }
 
-struct data_fill {
-    const struct kvshm_table_config *table;   /* NULL: no config */
-    uint64_t                         max_ranks;
-};
-
+/* The data region of a table entry, laid out as its plan says: buckets
+ * of its shape after max_ranks counters, or (no shape: no job config)
+ * for its first opener to lay out. */
 static int fill_data(void *base, uint64_t size, void *arg,
                      mpikvs_error_t *err)
 {
-    const struct data_fill *f = arg;
-    const struct kvshm_table_config *t = f->table;
-    struct kvshm_data_shape shape;
+    const struct kvshm_job_table *jt = arg;
+    struct kvshm_data_control *c =
+        (struct kvshm_data_control *)((char *)base +
+                                      KVSHM_DATA_CONTROL_OFFSET);
+    struct kvshm_data_shape shape = {
+        jt->shape.key_size, jt->shape.value_size, jt->shape.slots_per_bucket,
+        jt->shape.mode};
+    int rc;
 
-    if (t) {
-        shape.key_size = t->key.size;
-        shape.value_size = t->value.size;
-        shape.slots_per_bucket = t->slots_per_bucket;
-        shape.mode = (uint32_t)t->mode;
-    }
-    return kvshm_data_init((struct kvshm_data_control *)(
-                               (char *)base + KVSHM_DATA_CONTROL_OFFSET),
-                           size, f->max_ranks, t ? &shape : NULL,
-                           t ? t->name : "kvs", err);
+    rc = kvshm_data_init(c, size, jt->shape.max_ranks,
+                         jt->shape.key_size ? &shape : NULL, jt->name, err);
+    /* plan.c counts the buckets as kvshm_data_init lays them out: the
+     * layout tells the tasks what the region holds */
+    if (rc == MPIKVS_OK && jt->shape.key_size &&
+        c->nbuckets != jt->shape.nbuckets)
+        rc = kvshm_fail(err, MPIKVS_ERR_CORRUPT,
+                        "table %s: the plan has %llu buckets, the region "
+                        "laid out %llu",
+                        jt->name, (unsigned long long)jt->shape.nbuckets,
+                        (unsigned long long)c->nbuckets);
+    return rc;
 }
 
 static int make_tier(const struct plugin *p, const struct step *s,
-                     const struct kvshm_job_table *jt,
-                     const struct kvshm_table_config *t, mpikvs_error_t *err)
+                     const struct kvshm_job_table *jt, mpikvs_error_t *err)
 {
     struct kvshm_tier_spec spec = {.region = region_spec(p, s,
                                                          jt->tier_prefix)};
     struct kvshm_tier *tier = NULL;
     int rc;
 
-    kvshm_tier_spec_for_bytes(&spec, jt->tier_bytes, t->key.size,
-                              t->value.size);
+    kvshm_tier_spec_for_bytes(&spec, jt->tier_bytes, jt->shape.key_size,
+                              jt->shape.value_size);
     rc = kvshm_tier_create(&spec, &tier, err);
     kvshm_tier_close(&tier);
     return rc;
@@ -392,8 +398,8 @@ static int table_names(const struct step *s, const struct kvshm_job_table *jt,
 /* Make table i's regions; *data_made tells whether its data region was
  * made when the tier then failed (the tier removes its own part). */
 static int make_table(const struct plugin *p, const struct step *s,
-                      const struct kvshm_job_table *jt,
-                      struct data_fill *fill, int dirfd, bool *data_made)
+                      const struct kvshm_job_table *jt, int dirfd,
+                      bool *data_made)
 {
     struct kvshm_region_spec spec = region_spec(p, s, jt->data_tag);
     char names[3][KVSHM_NAME_MAX + 1];
@@ -410,13 +416,13 @@ static int make_table(const struct plugin *p, const struct step *s,
         spec.kind = KVSHM_KIND_DATA;
         spec.size = jt->data_bytes;
         spec.fill = fill_data;
-        spec.fill_arg = fill;
+        spec.fill_arg = (void *)jt;
         rc = kvshm_region_create(&spec, &r, &err);
         kvshm_region_close(&r);
         *data_made = rc == MPIKVS_OK;
     }
     if (rc == MPIKVS_OK && jt->tier_bytes)
-        rc = make_tier(p, s, jt, fill->table, &err);
+        rc = make_tier(p, s, jt, &err);
     if (rc != MPIKVS_OK) {
         plugin_error("job %u step %u on %s: table %s: %s", s->job, s->step,
                      s->node, jt->name, err.text);
@@ -450,27 +456,29 @@ static void remove_made(const struct plugin *p, const struct step *s,
         kvshm_region_unlink(p->site.shm_dir, name);
 }
 
-static int make_tables(const struct plugin *p, const struct step *s,
-                       const struct kvshm_config *cfg,
-                       const struct kvshm_job_layout *l, int dirfd)
+/* Counters for this step's tasks, and for later steps' up to the
+ * node's CPUs or the site's minimum. */
+static uint64_t max_ranks(const struct plugin *p, const struct step *s)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    struct data_fill fill;
+    uint64_t n = s->tasks;
+
+    if (n < (uint64_t)(cpus > 0 ? cpus : 1))
+        n = (uint64_t)cpus;
+    if (n < p->site.min_ranks)
+        n = p->site.min_ranks;
+    return n;
+}
+
+static int make_tables(const struct plugin *p, const struct step *s,
+                       const struct kvshm_job_layout *l, int dirfd)
+{
     bool data_made = false;
     size_t i;
 
-    /* counters for this step's tasks, and for later steps' up to the
-     * node's CPUs or the site's minimum */
-    fill.max_ranks = s->tasks;
-    if (fill.max_ranks < (uint64_t)(cpus > 0 ? cpus : 1))
-        fill.max_ranks = (uint64_t)cpus;
-    if (fill.max_ranks < p->site.min_ranks)
-        fill.max_ranks = p->site.min_ranks;
-    for (i = 0; i < l->ntables; i++) {
-        fill.table = cfg ? &cfg->tables[i] : NULL;
-        if (make_table(p, s, &l->tables[i], &fill, dirfd, &data_made) != 0)
+    for (i = 0; i < l->ntables; i++)
+        if (make_table(p, s, &l->tables[i], dirfd, &data_made) != 0)
             break;
-    }
     if (i == l->ntables)
         return 0;
     remove_made(p, s, l, i, data_made);   /* leave nothing behind */
@@ -600,7 +608,6 @@ static bool is_helper_step(uint32_t step)
 struct node_work {
     struct plugin                 *p;
     const struct step             *s;
-    const struct kvshm_config     *cfg;
     const struct kvshm_job_layout *l;
     const char                    *layout_path;
 };
@@ -679,18 +686,17 @@ static int make_node_regions(void *arg)
         return -1;
     }
     rc = make_or_join(w, dirfd);
-    if (rc == 1 && make_tables(w->p, w->s, w->cfg, w->l, dirfd) != 0)
+    if (rc == 1 && make_tables(w->p, w->s, w->l, dirfd) != 0)
         rc = -1;
     close(dirfd);
     return rc;
 }
 
 static int set_up(spank_t sp, struct plugin *p, const struct step *s,
-                  const struct kvshm_config *cfg,
                   const struct kvshm_job_layout *l)
 {
     char tag[KVSHM_TAG_MAX], name[KVSHM_NAME_MAX + 1], path[512];
-    struct node_work work = {p, s, cfg, l, path};
+    struct node_work work = {p, s, l, path};
     mpikvs_error_t err;
     int rc;
 
@@ -714,6 +720,7 @@ static int set_up_step(spank_t sp, struct plugin *p)
 {
     struct kvshm_config *cfg = NULL;
     struct kvshm_job_layout l;
+    struct kvshm_plan plan;
     struct step *s = &p->here;
     uint64_t size;
     char *text = NULL;
@@ -725,8 +732,7 @@ static int set_up_step(spank_t sp, struct plugin *p)
      * tasks of an MPI job: nothing to make there. */
     if (is_helper_step(s->step))
         return 0;
-    size = p->req.size_given ? p->req.size : p->site.default_size;
-    if (site_check_size(&p->site, "--dht-size", size, node_memory()) != 0)
+    if (site_checked_size(p, node_memory(), &size) != 0)
         return -1;
     if (p->req.config_path) {
         /* Never the user's file itself: this runs as root. */
@@ -740,17 +746,20 @@ static int set_up_step(spank_t sp, struct plugin *p)
                          CONFIG_ENV);
             return -1;
         }
-        cfg = config_for_request(p->req.config_path, text, size);
-        if (!cfg) {
-            free(text);
-            return -1;
-        }
     }
-    rc = plan_layout(sp, p, s, cfg, text, size, &l);
-    if (rc == 0)
-        rc = set_up(sp, p, s, cfg, &l);
-    free_layout(&l);
+    if (config_for_request(p->req.config_path, text, size, max_ranks(p, s),
+                           &cfg, &plan) != 0) {
+        free(text);
+        return -1;
+    }
+    /* the layout keeps the text and the plan; the parsed config is no
+     * longer needed */
     kvshm_config_free(cfg);
+    rc = plan_layout(sp, p, s, &plan, text, &l);
+    kvshm_plan_free(&plan);
+    if (rc == 0)
+        rc = set_up(sp, p, s, &l);
+    free_layout(&l);
     return rc;
 }
 

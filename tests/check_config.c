@@ -185,6 +185,37 @@ START_TEST(defaults_and_wide_doubles)
 }
 END_TEST
 
+/* A tier's bytes out of its table's, the one rule resolve and the
+ * library's own plan (shm/plan.c) share. */
+START_TEST(tier_bytes_of_a_table)
+{
+    struct kvshm_config *cfg = parse_ok(
+        "{\"version\":1,\"tables\":{"
+        "\"abs\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8},"
+        "\"tier\":{\"enabled\":true,\"size\":\"64M\"}},"
+        "\"share\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8},"
+        "\"tier\":{\"enabled\":true,\"size\":0.1}},"
+        "\"dflt\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8},"
+        "\"tier\":{\"enabled\":true}},"
+        "\"off\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8},"
+        "\"tier\":{\"enabled\":true,\"caching\":\"off\"}},"
+        "\"none\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8}}"
+        "}}");
+    const uint64_t G = UINT64_C(1) << 30;
+
+    ck_assert_uint_eq(kvshm_tier_bytes(&cfg->tables[0], G), UINT64_C(64) << 20);
+    ck_assert_uint_eq(kvshm_tier_bytes(&cfg->tables[1], G),
+                      (uint64_t)(0.1 * (double)G));
+    ck_assert_uint_eq(kvshm_tier_bytes(&cfg->tables[2], G), G / 4);
+    ck_assert_uint_eq(kvshm_tier_bytes(&cfg->tables[3], G), 0);
+    ck_assert_uint_eq(kvshm_tier_bytes(&cfg->tables[4], G), 0);
+    /* a share never exceeds its whole, even where the double rounds up */
+    ck_assert_uint_eq(kvshm_tier_bytes(&cfg->tables[2], UINT64_MAX),
+                      (uint64_t)(0.25 * (double)UINT64_MAX));
+    kvshm_config_free(cfg);
+}
+END_TEST
+
 START_TEST(resolve_shares_and_limits)
 {
     struct kvshm_config *cfg = parse_ok(
@@ -461,6 +492,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, chemistry_example);
     tcase_add_test(tc, dump_parses_back_to_the_same);
     tcase_add_test(tc, defaults_and_wide_doubles);
+    tcase_add_test(tc, tier_bytes_of_a_table);
     tcase_add_test(tc, resolve_shares_and_limits);
     tcase_add_test(tc, resolve_refuses_tables_larger_than_the_node);
     tcase_add_test(tc, unreadable_and_oversized_files);

@@ -41,6 +41,7 @@
 #include "job_config.h"
 #include "job_layout.h"
 #include "mpikvs_errors.h"
+#include "plan.h"
 #include "region.h"
 #include "shm_check.h"
 
@@ -409,19 +410,6 @@ START_TEST(test_table_tags_name_too_long)
     ck_assert_msg(strstr(err.text, name) != NULL,
                   "the text should name the table: \"%s\"", err.text);
     (void)t;
-}
-END_TEST
-
-START_TEST(test_layout_tag)
-{
-    char buf[KVSHM_TAG_MAX];
-
-    kvshm_job_layout_tag(KVSHM_SCOPE_JOB, 7, buf, sizeof buf);
-    ck_assert_str_eq(buf, "layout");
-    kvshm_job_layout_tag(KVSHM_SCOPE_STEP, 7, buf, sizeof buf);
-    ck_assert_str_eq(buf, "s7-layout");
-    kvshm_job_layout_tag(KVSHM_SCOPE_STEP, 0, buf, sizeof buf);
-    ck_assert_str_eq(buf, "s0-layout");
 }
 END_TEST
 
@@ -1619,6 +1607,264 @@ START_TEST(test_fill_before_name)
 }
 END_TEST
 
+/* ------------------------------------------------------------------- plan */
+
+#define PLAN_CONFIG                                                     \
+    "{\"version\": 1, \"tables\": {"                                    \
+    "\"chem\": {\"size\": \"50%\", \"key\": {\"key_size\": 16},"        \
+    " \"value\": {\"value_size\": 40}, \"slots_per_bucket\": 8,"        \
+    " \"mode\": \"fine-lock\","                                          \
+    " \"tier\": {\"enabled\": true, \"size\": \"10%\"}},"                \
+    "\"phys\": {\"key\": {\"key_size\": 24}, "                          \
+    "\"value\": {\"value_size\": 8}}}}"
+
+static struct kvshm_config *plan_config(const char *text)
+{
+    struct kvshm_config *cfg = NULL;
+    struct kvshm_diag diag;
+    int rc = kvshm_config_parse(text, strlen(text), "plan.json", &cfg,
+                                &diag);
+
+    ck_assert_msg(rc == MPIKVS_OK, "parse: %s", diag.text ? diag.text : "");
+    return cfg;
+}
+
+/* The node's plan: the config's shares of the DHT size, each table's
+ * tier out of its share, the buckets its data region holds. */
+START_TEST(test_plan_node)
+{
+    struct kvshm_config *cfg = plan_config(PLAN_CONFIG);
+    struct kvshm_plan_input in = {.dht_size = 64 * MiB, .config = cfg,
+                                  .max_ranks = 8};
+    struct kvshm_plan plan;
+    struct kvshm_diag diag;
+    const struct kvshm_table_plan *chem, *phys;
+
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_uint_eq(plan.ntables, 2);
+    ck_assert_uint_eq(plan.dht_size, 64 * MiB);
+    chem = kvshm_plan_table(&plan, "chem");
+    phys = kvshm_plan_table(&plan, "phys");
+    ck_assert(chem && phys && !kvshm_plan_table(&plan, "none"));
+    /* what kvshm_config_resolve gives, split into tier and data */
+    ck_assert_uint_eq(chem->tier_bytes, cfg->tables[0].tier.bytes);
+    ck_assert_uint_eq(chem->tier_bytes, (uint64_t)(0.1 * 32.0 * MiB));
+    ck_assert_uint_eq(chem->data_bytes + chem->tier_bytes, 32 * MiB);
+    ck_assert_uint_eq(phys->data_bytes, 32 * MiB);
+    ck_assert_uint_eq(phys->tier_bytes, 0);
+    ck_assert_uint_eq(chem->shape.key_size, 16);
+    ck_assert_uint_eq(chem->shape.value_size, 40);
+    ck_assert_uint_eq(chem->shape.slots_per_bucket, 8);
+    ck_assert_uint_eq(chem->shape.mode, KVSHM_MODE_FINE_LOCK);
+    ck_assert_uint_eq(chem->shape.slot_size, 72);
+    ck_assert_uint_eq(chem->shape.bucket_size, 8 + 8 * 72);
+    ck_assert_uint_eq(chem->shape.max_ranks, 8);
+    ck_assert_uint_eq(phys->shape.slots_per_bucket, KVSHM_SLOTS_DEFAULT);
+    /* the buckets are those the data region lays out: one rule */
+    for (size_t i = 0; i < plan.ntables; i++) {
+        const struct kvshm_table_plan *tp = &plan.tables[i];
+        struct kvshm_data_shape shape = {
+            tp->shape.key_size, tp->shape.value_size,
+            tp->shape.slots_per_bucket, tp->shape.mode};
+        struct kvshm_data_control c;
+        mpikvs_error_t err = {0};
+        memset(&c, 0, sizeof c);
+        assert_rc(kvshm_data_init(&c, tp->data_bytes, 8, &shape, tp->name,
+                                  &err),
+                  MPIKVS_OK, &err, "data init of %s", tp->name);
+        ck_assert_uint_eq(c.nbuckets, tp->shape.nbuckets);
+        ck_assert_uint_eq(c.bucket_size, tp->shape.bucket_size);
+        ck_assert_uint_eq(c.slot_size, tp->shape.slot_size);
+    }
+    uint64_t chem_data_bytes = chem->data_bytes;
+    kvshm_plan_free(&plan);
+
+    /* the submit side knows no rank count: no buckets yet, same sizes */
+    in.max_ranks = 0;
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_uint_eq(plan.tables[0].shape.nbuckets, 0);
+    ck_assert_uint_eq(plan.tables[0].data_bytes, chem_data_bytes);
+    kvshm_plan_free(&plan);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+/* Without a config: one table "kvs" of the whole size, no shape. */
+START_TEST(test_plan_no_config)
+{
+    struct kvshm_plan_input in = {.dht_size = 16 * MiB, .max_ranks = 4};
+    struct kvshm_plan plan;
+    struct kvshm_diag diag;
+
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_uint_eq(plan.ntables, 1);
+    ck_assert_str_eq(plan.tables[0].name, "kvs");
+    ck_assert_uint_eq(plan.tables[0].data_bytes, 16 * MiB);
+    ck_assert_uint_eq(plan.tables[0].tier_bytes, 0);
+    ck_assert_uint_eq(plan.tables[0].shape.key_size, 0);
+    ck_assert_uint_eq(plan.tables[0].shape.nbuckets, 0);
+    ck_assert_uint_eq(plan.tables[0].shape.max_ranks, 4);
+    kvshm_plan_free(&plan);
+}
+END_TEST
+
+/* Refused: tables that do not fit, a tier that leaves its table
+ * nothing; each problem a line naming the config and the path. */
+START_TEST(test_plan_refused)
+{
+    struct kvshm_config *cfg = plan_config(
+        "{\"version\": 1, \"tables\": {\"t\": {\"size\": \"8M\","
+        " \"key\": {\"key_size\": 8}, \"value\": {\"value_size\": 8},"
+        " \"tier\": {\"enabled\": true, \"size\": \"8M\"}}}}");
+    struct kvshm_plan_input in = {.dht_size = 4 * MiB, .config = cfg};
+    struct kvshm_plan plan;
+    struct kvshm_diag diag;
+
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_INVAL);
+    ck_assert_msg(diag.text && strstr(diag.text, "plan.json: tables: the "
+                                                 "tables need 8.0 MiB"),
+                  "%s", diag.text ? diag.text : "(none)");
+    ck_assert_ptr_null(plan.tables);
+    kvshm_diag_free(&diag);
+    in.dht_size = 16 * MiB;
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_INVAL);
+    ck_assert_msg(diag.text &&
+                  strcmp(diag.text, "plan.json: tables.t.tier.size: 8.0 MiB "
+                                    "leaves nothing of the table's 8.0 MiB "
+                                    "for its buckets\n") == 0,
+                  "%s", diag.text ? diag.text : "(none)");
+    kvshm_diag_free(&diag);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+/* The library's own table: all of the size for buckets and tier, the
+ * counters on top; refused when the tier takes all or no bucket fits. */
+START_TEST(test_plan_own_table)
+{
+    struct kvshm_config *cfg = plan_config(PLAN_CONFIG);
+    struct kvshm_table_shape want = {.key_size = 16, .value_size = 40,
+                                     .slots_per_bucket = 8,
+                                     .mode = KVSHM_MODE_FINE_LOCK};
+    struct kvshm_plan_input in = {.dht_size = 10 * MiB, .config = cfg,
+                                  .own_table = true, .table = "chem",
+                                  .shape = &want, .max_ranks = 3};
+    struct kvshm_plan plan;
+    struct kvshm_diag diag;
+    const struct kvshm_table_plan *tp;
+    uint64_t tier = (uint64_t)(0.1 * 10.0 * MiB);
+
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_uint_eq(plan.ntables, 1);
+    tp = &plan.tables[0];
+    ck_assert_str_eq(tp->name, "chem");
+    ck_assert_uint_eq(tp->tier_bytes, tier);
+    ck_assert_uint_eq(tp->shape.nbuckets, (10 * MiB - tier) / (8 + 8 * 72));
+    ck_assert_uint_eq(tp->data_bytes,
+                      kvshm_data_buckets_offset(3) +
+                          tp->shape.nbuckets * tp->shape.bucket_size);
+    kvshm_plan_free(&plan);
+
+    in.table = "phys";   /* no tier */
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_uint_eq(plan.tables[0].tier_bytes, 0);
+    kvshm_plan_free(&plan);
+
+    in.table = "chem";
+    in.dht_size = 500;   /* less than one bucket of 584 */
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag),
+                     MPIKVS_ERR_TOOSMALL);
+    ck_assert_msg(diag.text && strstr(diag.text, "500 bytes per node cannot "
+                                                 "hold one bucket of 584"),
+                  "%s", diag.text ? diag.text : "(none)");
+    kvshm_diag_free(&diag);
+    cfg->tables[0].tier.size.fraction = 0;
+    cfg->tables[0].tier.size.bytes = 1000;   /* all of 500 */
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag),
+                     MPIKVS_ERR_TOOSMALL);
+    ck_assert_msg(diag.text && strstr(diag.text, "table 'chem': its tier "
+                                                 "takes all of the 500 "
+                                                 "bytes per node"),
+                  "%s", diag.text ? diag.text : "(none)");
+    kvshm_diag_free(&diag);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+/* The site's limit, by bytes or by a share of the node's memory. */
+START_TEST(test_limits_check)
+{
+    struct kvshm_limits bytes = {.max_size = 1024 * MiB};
+    struct kvshm_limits share = {.max_fraction = 0.5};
+    mpikvs_error_t err = {0};
+
+    ck_assert_int_eq(kvshm_limits_check(&bytes, "--dht-size", 1024 * MiB, 0,
+                                        &err),
+                     MPIKVS_OK);
+    ck_assert_int_eq(kvshm_limits_check(&bytes, "--dht-size", 2048 * MiB, 0,
+                                        &err),
+                     MPIKVS_ERR_TOOBIG);
+    ck_assert_str_eq(err.text, "--dht-size=2.0 GiB is more than this site "
+                               "allows: 1.0 GiB");
+    /* a share cannot be applied where the node's memory is unknown */
+    ck_assert_int_eq(kvshm_limits_check(&share, "default_size", 2048 * MiB,
+                                        0, &err),
+                     MPIKVS_OK);
+    ck_assert_int_eq(kvshm_limits_check(&share, "default_size", 2048 * MiB,
+                                        2048 * MiB, &err),
+                     MPIKVS_ERR_TOOBIG);
+    ck_assert_str_eq(err.text, "default_size=2.0 GiB is more than this site "
+                               "allows: 1.0 GiB (50% of the node's memory)");
+}
+END_TEST
+
+/* A layout carries each table's plan: written and read back whole. */
+START_TEST(test_layout_carries_plan)
+{
+    struct kvshm_config *cfg = plan_config(PLAN_CONFIG);
+    struct kvshm_plan_input in = {.dht_size = 64 * MiB, .config = cfg,
+                                  .max_ranks = 8};
+    struct kvshm_region_spec spec = layout_spec("layout", 0600);
+    struct kvshm_job_layout l = {0}, *got = NULL;
+    struct kvshm_job_table tables[2];
+    struct kvshm_plan plan;
+    struct kvshm_diag diag;
+    mpikvs_error_t err = {0};
+    char path[512], name[KVSHM_NAME_MAX + 1];
+
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    for (size_t i = 0; i < 2; i++) {
+        make_table(&tables[i], KVSHM_SCOPE_JOB, plan.tables[i].name,
+                   plan.tables[i].data_bytes, plan.tables[i].tier_bytes);
+        tables[i].shape = plan.tables[i].shape;
+    }
+    snprintf(l.job, sizeof l.job, "%s", JOB);
+    snprintf(l.node, sizeof l.node, "%s", NODE);
+    l.scope = KVSHM_SCOPE_JOB;
+    l.dht_size = plan.dht_size;
+    l.ntables = 2;
+    l.tables = tables;
+    l.nodelist = (char *)"n1";
+    create_layout(&spec, &l);
+    ck_assert_int_eq(kvshm_region_name(name, sizeof name, JOB, NODE,
+                                       "layout", NULL),
+                     MPIKVS_OK);
+    snprintf(path, sizeof path, "%s/%s", test_dir, name);
+    assert_rc(kvshm_job_layout_open(path, &got, &err), MPIKVS_OK, &err,
+              "open %s", path);
+    ck_assert_uint_eq(got->ntables, 2);
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_msg(memcmp(&got->tables[i], &tables[i],
+                             sizeof tables[i]) == 0,
+                      "table %zu's entry came back changed", i);
+    ck_assert_uint_eq(got->tables[0].shape.nbuckets,
+                      plan.tables[0].shape.nbuckets);
+    kvshm_job_layout_free(got);
+    kvshm_plan_free(&plan);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ suite */
 
 static TCase *dir_tcase(const char *name)
@@ -1637,7 +1883,6 @@ static Suite *job_layout_suite(bool root)
     tc = tcase_create("names");
     tcase_add_test(tc, test_table_tags);
     tcase_add_test(tc, test_table_tags_name_too_long);
-    tcase_add_test(tc, test_layout_tag);
     tcase_add_test(tc, test_request_hash);
     tcase_add_test(tc, test_request_hash_null_vs_empty);
     suite_add_tcase(s, tc);
@@ -1684,6 +1929,15 @@ static Suite *job_layout_suite(bool root)
     tc = dir_tcase("fill");
     tcase_add_test(tc, test_fill_error);
     tcase_add_test(tc, test_fill_before_name);
+    suite_add_tcase(s, tc);
+
+    tc = dir_tcase("plan");
+    tcase_add_test(tc, test_plan_node);
+    tcase_add_test(tc, test_plan_no_config);
+    tcase_add_test(tc, test_plan_refused);
+    tcase_add_test(tc, test_plan_own_table);
+    tcase_add_test(tc, test_limits_check);
+    tcase_add_test(tc, test_layout_carries_plan);
     suite_add_tcase(s, tc);
     return s;
 }

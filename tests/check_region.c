@@ -1425,7 +1425,7 @@ END_TEST
 /* Data regions as the plugin and the library make them: kvshm_data_init
  * fills the control block before the region gets its name.  The damaged
  * ones are then read with kvshm_data_read_control(), the one check of a
- * control block: mpi-kvs/open.c (attach_region, before and after laying
+ * control block: libmpikvs/open.c (attach_region, before and after laying
  * out the buckets) and mpikvs-stat both read the control block through
  * it, so a region it refuses is refused by the library's open too. */
 

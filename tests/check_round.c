@@ -1,5 +1,5 @@
 /*
- * check_round.c - canonical keys from doubles (shm/round.h).
+ * check_round.c - canonical keys from doubles (common/round.h).
  *
  * The reference for every rounding is glibc's printf("%.*e"), which rounds
  * the double's exact value to nearest with ties to even: the tests parse

@@ -12,6 +12,7 @@ check_PROGRAMS += \
 	tests/check_config \
 	tests/check_job_layout \
 	tests/check_region \
+	tests/check_region_name \
 	tests/check_round \
 	tests/check_tier
 # End of check_PROGRAMS
@@ -20,6 +21,7 @@ TESTS += \
 	tests/check_config \
 	tests/check_job_layout \
 	tests/check_region \
+	tests/check_region_name \
 	tests/check_round \
 	tests/check_tier \
 	tests/check-exports.sh \
@@ -40,6 +42,11 @@ tests_check_region_SOURCES = tests/check_region.c tests/shm_check.h
 tests_check_region_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_region_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
 tests_check_region_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+
+tests_check_region_name_SOURCES = tests/check_region_name.c tests/shm_check.h
+tests_check_region_name_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_check_region_name_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_region_name_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_round_SOURCES = tests/check_round.c
 tests_check_round_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -117,11 +124,17 @@ EXTRA_DIST += \
 ##
 # tests/demo/: mpikvs-reactive-transport under mpirun on small grids:
 # hits, the error bound, reproducible no-cache runs, refusals, outputs,
-# nothing left in its private shm directory.
+# nothing left in its private shm directory.  Run when configure built the
+# demo (SUNDIALS found); run-slurm-tests.sh skips its demo job likewise.
 ##
+if MPIKVS_DEMO
 TESTS += \
 	tests/demo/reactive-transport.sh
 # End of TESTS (demo)
+TESTS_ENVIRONMENT += demo_built=yes
+else
+TESTS_ENVIRONMENT += demo_built=no
+endif
 
 EXTRA_DIST += \
 	tests/demo/reactive-transport.sh \

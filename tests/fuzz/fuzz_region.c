@@ -174,7 +174,7 @@ static void in_memory(const unsigned char *img, size_t len)
         abort();
 }
 
-/* As libmpikvs attaches (mpi-kvs/open.c, attach_region). */
+/* As libmpikvs attaches (libmpikvs/open.c, attach_region). */
 static void open_data(void)
 {
     static const struct kvshm_data_shape shape = {8, 32, 1, 0};

@@ -114,7 +114,7 @@ static void data_seeds(void)
     if (kvshm_region_create(&s, &r, &err) != MPIKVS_OK)
         die("data region", err.text);
     {
-        /* one slot of bucket 1 as libmpikvs writes it (mpi-kvs/slot.c) */
+        /* one slot of bucket 1 as libmpikvs writes it (libmpikvs/slot.c) */
         unsigned char *slot = (unsigned char *)r->base +
                               kvshm_data_buckets_offset(2) +
                               kvshm_bucket_size(&shape) + 8;

@@ -225,6 +225,10 @@ check "step 2 still reads every value right" \
     [ "$(grep -c 'read 500 keys: 2000 hits, 0 wrong, 0 missing' <<<"$out")" = 2 ]
 wait_gone "$job"
 
+# demo_built=no (make check sets it): configure left the demo out
+if [ "${demo_built:-yes}" = no ]; then
+    echo "# the demo through Slurm: not run, configure did not build the demo"
+else
 echo "# the demo through Slurm, as the README runs it (a small grid)"
 cp "$top_srcdir/etc/examples/reactive-transport.json" "$work/rt.json"
 cp "$top_srcdir/tests/slurm/demo-job.sh" "$work/demo-job.sh"
@@ -250,6 +254,7 @@ check "the demo's cached run hits in the plugin's DHT (rate $rate)" \
 check "the demo's cached run stays within 1e-3 (error $err)" \
     awk -v e="${err:-1}" 'BEGIN { exit !(e <= 1e-3) }'
 check "the demo job's regions are gone" wait_gone "$job"
+fi
 
 echo "# sbatch options reach srun; srun options override them"
 cat >"$work/propagate.sh" <<'EOF'
@@ -257,7 +262,7 @@ cat >"$work/propagate.sh" <<'EOF'
 srun -n2 bash -c 'echo "step0 $MPIKVS_LAYOUT"; stat -c "size %s" /dev/shm/mpikvs.$SLURM_JOB_ID.$SLURMD_NODENAME.chemistry-data'
 srun -n2 --dht-scope=step bash -c 'echo "step1 $MPIKVS_LAYOUT"'
 srun -n1 --dht-size=8M true
-echo "config ${SLURM_SPANK_MPIKVS_CONFIG_PATH:-unset}"
+echo "config ${SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH:-unset}"
 EOF
 chmod 755 "$work/propagate.sh"
 batch_job "$work/propagate.out" 60 sbatch -N2 -o "$work/propagate.out" \
@@ -270,6 +275,46 @@ check "srun --dht-scope=step overrides sbatch's job scope" \
 check "a later step asking for another size is refused, saying why" \
     has "$out" "made by step 0 with 64.0 MiB per node and a config; this step asks for 8.0 MiB and the same config"
 check "the job's validated config travelled with it" has "$out" "config $work/chem.json"
+wait_gone "$job"
+
+echo "# the job's config under its own name; a config path given to the library"
+# The plugin's JSON travels as MPIKVS_JOB_CONFIG_JSON; MPIKVS_CONFIG is
+# the library's, a file path.  Under the plugin the library refuses a
+# path whose config is not the job's (the one checked at submission) and
+# takes one whose content is, wherever the file is and however written.
+printf '{ "version": 1, "tables": { "t": {\n  "key": { "key_size": 16 }, "value": { "value_size": 32 } } } }\n' \
+    >"$work/cfg-job.json"
+printf '{"version":1,"tables":{"t":{"value":{"value_size":32},"key":{"key_size":16},"slots_per_bucket":4}}}\n' \
+    >"$work/cfg-same.json"
+printf '{ "version": 1, "tables": { "t": {\n  "key": { "key_size": 16 }, "value": { "value_size": 32 },\n  "tier": { "enabled": true } } } }\n' \
+    >"$work/cfg-other.json"
+chmod 644 "$work"/cfg-*.json
+cat >"$work/cfgpath.sh" <<EOF
+#!/bin/bash
+echo "json \${SLURM_SPANK_MPIKVS_JOB_CONFIG_JSON:0:1} old \${SLURM_SPANK_MPIKVS_CONFIG:-unset} user \$MPIKVS_CONFIG"
+srun -n2 bash -c 'env | grep "^MPIKVS_\|^SLURM_SPANK_MPIKVS" | sed "s/=.*//; s/^/task has /"' | sort -u
+srun --mpi=pmix -n2 $steps write 20
+srun --mpi=pmix -n2 $steps read 20
+MPIKVS_CONFIG=$work/cfg-other.json srun --mpi=pmix -n2 $steps read 20
+echo "refused step exit \$?"
+EOF
+chmod 755 "$work/cfgpath.sh"
+rm -f "$work/cfgpath.out"
+# the user's own MPIKVS_CONFIG (the job's config at another path) goes
+# with the job, as sbatch exports the environment
+batch_job "$work/cfgpath.out" 120 as "$user" env MPIKVS_CONFIG="$work/cfg-same.json" \
+    sbatch -N1 -n2 -o "$work/cfgpath.out" --dht-size=16M \
+    --dht-config="$work/cfg-job.json" "$work/cfgpath.sh"
+check "the config-path job completed ($state)" [ "$state" = COMPLETED ]
+check "the batch script sees the job's JSON as SLURM_SPANK_MPIKVS_JOB_CONFIG_JSON (not SLURM_SPANK_MPIKVS_CONFIG) and the user's MPIKVS_CONFIG as given" \
+    has "$out" "^json { old unset user $work/cfg-same.json$"
+check "a task sees the user's MPIKVS_CONFIG, MPIKVS_LAYOUT and the plugin's own names" \
+    [ "$(grep '^task has' <<<"$out" | xargs)" = "task has MPIKVS_CONFIG task has MPIKVS_LAYOUT task has SLURM_SPANK_MPIKVS_JOB_CONFIG_JSON task has SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH" ]
+check "the user's MPIKVS_CONFIG, the job's config at another path, is taken" \
+    [ "$(grep -c 'kvs_steps: read 20 keys: 40 hits, 0 wrong' <<<"$out")" = 1 ]
+check "MPIKVS_CONFIG naming another config is refused, naming both and what to do" \
+    has "$out" "kvs_steps: open failed: .*$work/cfg-other.json (MPIKVS_CONFIG) is not the job's config (--dht-config=$work/cfg-job.json, checked at submission).*unset MPIKVS_CONFIG"
+check "the step of the refused open failed" has "$out" "^refused step exit [1-9]"
 wait_gone "$job"
 
 echo "# a node that cannot read the config file still gets it"

@@ -1,7 +1,7 @@
 /*
  * check_scan.c - Check tests of shm/scan.c: reading a data region from
  * outside its job.  Slots are written here the way libmpikvs writes them
- * (mpi-kvs/slot.c: meta, key and value, then the checksum with release);
+ * (libmpikvs/slot.c: meta, key and value, then the checksum with release);
  * the MPI tests of mpikvs-stat check the same against the library itself.
  */
 #define _GNU_SOURCE /* nftw in shm_check.h */

@@ -1,0 +1,104 @@
+/*
+ * plan.h - the table plan: what the site's limits, the DHT size per node
+ * and the job config make of each table on a node, worked out in one
+ * place.
+ *
+ * Per table: the shape of its buckets (key and value size, slots per
+ * bucket, slot and bucket size, bucket count) and the sizes of its data
+ * region and its tier.  Each process that needs it works it out once:
+ * the SPANK plugin on the submit side (to refuse what does not fit) and
+ * in slurmstepd, which writes it into the job layout (job_layout.h, each
+ * table's entry); the library under the plugin takes it from there and
+ * never works it out again.  The library without the plugin, and
+ * mpikvs-config, call the same function.
+ */
+#ifndef MPIKVS_SHM_PLAN_H
+#define MPIKVS_SHM_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "job_config.h"
+#include "mpikvs_errors.h"
+
+/* Without a job config the node has one table of this name. */
+#define KVSHM_PLAN_DEFAULT_TABLE "kvs"
+
+/* The site's limits on the DHT size per node (the plugin's max_size=). */
+struct kvshm_limits {
+    uint64_t max_size;        /* 0: no limit in bytes */
+    double   max_fraction;    /* 0: none; else of the node's memory */
+};
+
+/* Check size (the DHT size per node, named what in the message:
+ * "--dht-size" or "default_size") against the limits; node_memory 0
+ * where it is not known (the submit host), where a fraction limit
+ * cannot be applied.  MPIKVS_OK, or MPIKVS_ERR_TOOBIG with "<what>=<size>
+ * is more than this site allows: <limit>" in err. */
+int kvshm_limits_check(const struct kvshm_limits *limits, const char *what,
+                       uint64_t size, uint64_t node_memory,
+                       mpikvs_error_t *err);
+
+/* One table's plan. */
+struct kvshm_table_plan {
+    char                     name[KVSHM_TABLE_NAME_MAX];
+    struct kvshm_table_shape shape;      /* key_size 0: none yet */
+    uint64_t                 data_bytes; /* the data region */
+    uint64_t                 tier_bytes; /* both tier regions; 0: none */
+};
+
+/* The plan of a node. */
+struct kvshm_plan {
+    uint64_t                 dht_size;   /* what it was made for */
+    size_t                   ntables;
+    struct kvshm_table_plan *tables;     /* malloc'd: kvshm_plan_free */
+};
+
+/* What a plan is made of. */
+struct kvshm_plan_input {
+    /* DHT memory per node (--dht-size or the site's default_size); for
+     * the library without the plugin, the one table's memory */
+    uint64_t                   dht_size;
+    /* the job config, resolved here against dht_size (its tables'
+     * bytes and tier bytes are filled in); NULL: one table "kvs" */
+    struct kvshm_config       *config;
+    /* counters each data region holds; 0 where it is not known yet
+     * (the submit side): no bucket count then */
+    uint64_t                   max_ranks;
+    /* The library without the plugin plans one table of its own: the
+     * config's table of this name (NULL: its first) gets all of
+     * dht_size, its shape is *shape (the options over the config's),
+     * and its counters come on top of dht_size, as the region it makes
+     * holds its buckets and counters and its tier takes from dht_size. */
+    bool                       own_table;
+    const char                *table;
+    const struct kvshm_table_shape *shape;
+};
+
+/*
+ * Work out the plan: each table's bytes of the node (absolute sizes as
+ * given, fractions of dht_size, the rest shared equally:
+ * kvshm_config_resolve), its tier's bytes, the rest its data region; its
+ * shape from the config (none without one), and the buckets that fit
+ * the data region after max_ranks counters.  Refused (MPIKVS_ERR_INVAL,
+ * each problem a line in diag as the config's own: "<source>: <path>:
+ * <message>") when the tables do not fit or a tier leaves its table
+ * nothing; for own_table, MPIKVS_ERR_TOOSMALL when the tier takes all
+ * or not one bucket fits.  *out is to be freed with kvshm_plan_free.
+ */
+int kvshm_plan_make(const struct kvshm_plan_input *in,
+                    struct kvshm_plan *out, struct kvshm_diag *diag);
+
+/* The table of that name, or NULL. */
+const struct kvshm_table_plan *kvshm_plan_table(const struct kvshm_plan *p,
+                                                const char *name);
+
+/* A shape's slot and bucket size, from its key and value size and its
+ * slots per bucket (the data region's rule, data_region.h). */
+void kvshm_shape_sizes(struct kvshm_table_shape *shape);
+
+void kvshm_plan_free(struct kvshm_plan *p);
+
+#endif /* MPIKVS_SHM_PLAN_H */
