@@ -5,6 +5,7 @@
  *
  *   kvs_steps write N    the ranks put keys 0..N-1 between them
  *   kvs_steps read N     every rank gets keys 0..N-1 and checks values
+ *   ... CONFIG           either, opening with options.config = CONFIG
  *
  * Rank 0 prints one line: "kvs_steps: <verb> N keys: H hits, W wrong,
  * M missing, ranks R, layout <path>, tier T hits P published" (the job's
@@ -50,14 +51,17 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 3 || (strcmp(argv[1], "write") && strcmp(argv[1], "read"))) {
+    if (argc < 3 || argc > 4 ||
+        (strcmp(argv[1], "write") && strcmp(argv[1], "read"))) {
         if (rank == 0)
-            fprintf(stderr, "usage: kvs_steps write|read N\n");
+            fprintf(stderr, "usage: kvs_steps write|read N [CONFIG]\n");
         MPI_Finalize();
         return 2;
     }
     write = strcmp(argv[1], "write") == 0;
     n = strtoull(argv[2], NULL, 10);
+    if (argc == 4)
+        opt.config = argv[3];
     rc = mpikvs_open(MPI_COMM_WORLD, &opt, &kvs);
     if (rc != MPIKVS_OK) {
         if (rank == 0)

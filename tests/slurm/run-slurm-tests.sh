@@ -171,6 +171,7 @@ echo "shape \$(od -An -t u8 -j 256 -N 16 /dev/shm/mpikvs.\$SLURM_JOB_ID.mpikvs1.
 srun --mpi=pmix -n4 $steps read 500
 srun --mpi=pmix -n2 -N2 $steps read 500
 srun --mpi=pmix -n4 --dht-scope=step $steps read 500
+MPIKVS_CONFIG=$work/chem.json srun --mpi=pmix -n2 -N1 $steps read 1
 # slurmstepd removes a step's regions just after srun returns
 for i in \$(seq 50); do
     left=\$(ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.s[0-9]*-")
@@ -195,6 +196,8 @@ EOF
     check "$who: step 3 (step scope) starts empty" \
         has "$out" "read 500 keys: 0 hits, 0 wrong, 2000 missing, ranks 4, layout .*s3-layout"
     check "$who: step 3's regions went at its end" has "$out" "step regions left 0"
+    check "$who: a config path given to a job submitted without one is refused" \
+        has "$out" "kvs_steps: open failed: $work/chem.json (MPIKVS_CONFIG) is not the job's config: the job has none (it was submitted without --dht-config); unset MPIKVS_CONFIG, or submit the job with --dht-config=$work/chem.json"
     check "$who: the batch script gets no MPIKVS_LAYOUT" has "$out" "batch MPIKVS_LAYOUT=unset"
     check "$who: the job's regions are gone after it ends" wait_gone "$job"
 done
@@ -297,6 +300,8 @@ srun --mpi=pmix -n2 $steps write 20
 srun --mpi=pmix -n2 $steps read 20
 MPIKVS_CONFIG=$work/cfg-other.json srun --mpi=pmix -n2 $steps read 20
 echo "refused step exit \$?"
+srun --mpi=pmix -n2 $steps read 20 $work/cfg-other.json
+srun --mpi=pmix -n2 $steps read 20 $work/cfg-job.json
 EOF
 chmod 755 "$work/cfgpath.sh"
 rm -f "$work/cfgpath.out"
@@ -310,11 +315,13 @@ check "the batch script sees the job's JSON as SLURM_SPANK_MPIKVS_JOB_CONFIG_JSO
     has "$out" "^json { old unset user $work/cfg-same.json$"
 check "a task sees the user's MPIKVS_CONFIG, MPIKVS_LAYOUT and the plugin's own names" \
     [ "$(grep '^task has' <<<"$out" | xargs)" = "task has MPIKVS_CONFIG task has MPIKVS_LAYOUT task has SLURM_SPANK_MPIKVS_JOB_CONFIG_JSON task has SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH" ]
-check "the user's MPIKVS_CONFIG, the job's config at another path, is taken" \
-    [ "$(grep -c 'kvs_steps: read 20 keys: 40 hits, 0 wrong' <<<"$out")" = 1 ]
+check "the job's config at another path is taken, as the user's MPIKVS_CONFIG and as options.config" \
+    [ "$(grep -c 'kvs_steps: read 20 keys: 40 hits, 0 wrong' <<<"$out")" = 2 ]
 check "MPIKVS_CONFIG naming another config is refused, naming both and what to do" \
     has "$out" "kvs_steps: open failed: .*$work/cfg-other.json (MPIKVS_CONFIG) is not the job's config (--dht-config=$work/cfg-job.json, checked at submission).*unset MPIKVS_CONFIG"
 check "the step of the refused open failed" has "$out" "^refused step exit [1-9]"
+check "options.config naming another config is refused too" \
+    has "$out" "kvs_steps: open failed: $work/cfg-other.json (options.config) is not the job's config (--dht-config=$work/cfg-job.json, checked at submission).*leave options.config NULL"
 wait_gone "$job"
 
 echo "# a node that cannot read the config file still gets it"
