@@ -348,7 +348,7 @@ static int fill_new_region(void *base, uint64_t size, void *arg,
 static int create_region(mpikvs_t *kvs, const char *job, const char *node,
                          const char *tag)
 {
-    struct new_region arg = {kvs, kvs->table ? kvs->table->name : "kvs"};
+    struct new_region arg = {kvs, kvs->table ? kvs->table->name : KVSHM_PLAN_DEFAULT_TABLE};
     struct kvshm_region_spec spec = {
         .dir = kvs->shm_dir[0] ? kvs->shm_dir : NULL,
         .job = job, .node = node, .tag = tag,

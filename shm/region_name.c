@@ -279,6 +279,16 @@ bool kvshm_tag_step(const char *tag, uint32_t *step)
     return true;
 }
 
+bool kvshm_table_name_reads_as_step(const char *table)
+{
+    char tag[KVSHM_TABLE_TAG_MAX + 1];
+    uint32_t step;
+
+    /* the prefix every tag of the table starts with */
+    snprintf(tag, sizeof(tag), "%s-", table);
+    return kvshm_tag_step(tag, &step);
+}
+
 bool kvshm_job_part_is_slurm(const char *job)
 {
     if (!*job)

@@ -132,6 +132,11 @@ bool kvshm_tag_of_step(const char *tag, uint32_t step);
  * job-scope tag). */
 bool kvshm_tag_step(const char *tag, uint32_t *step);
 
+/* Whether a table's job-scope tags would read as a step's ("s3" and
+ * "s3-x" give "s3-data" and "s3-x-data", which step 3 takes for its own
+ * and removes at its end): such names are kept for step-scope regions. */
+bool kvshm_table_name_reads_as_step(const char *table);
+
 /* Whether a job part is a Slurm job's (digits only), not a run's outside
  * Slurm. */
 bool kvshm_job_part_is_slurm(const char *job);

@@ -7,7 +7,6 @@
  * where the user's file is, and its validated content travels with the
  * job: compute nodes never read the user's file.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "errors_internal.h"
 #include "plugin.h"
+#include "region_name.h"
 
 /* Below the kernel's limit for one environment string (128 KiB), with
  * room for the name: the config rides in the environment. */
@@ -36,27 +36,15 @@ static void log_diag(const struct kvshm_diag *diag, const char *fallback)
     }
 }
 
-/* Step-scope regions are tagged "s<step>-<table>...": a table named like
- * that could be taken for another step's. */
-static bool reserved_name(const char *name)
-{
-    const char *s = name;
-
-    if (*s++ != 's' || !isdigit((unsigned char)*s))
-        return false;
-    while (isdigit((unsigned char)*s))
-        s++;
-    return *s == '-';
-}
-
 static int check_names(const char *path, const struct kvshm_config *cfg)
 {
     int rc = 0;
 
     for (size_t i = 0; i < cfg->ntables; i++)
-        if (reserved_name(cfg->tables[i].name)) {
+        if (kvshm_table_name_reads_as_step(cfg->tables[i].name)) {
             plugin_error("--dht-config=%s: tables.%s: names of the form "
-                         "s<digits>-... are kept for step-scope regions",
+                         "s<digits> and s<digits>-... are kept for "
+                         "step-scope regions",
                          path, cfg->tables[i].name);
             rc = -1;
         }

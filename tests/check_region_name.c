@@ -179,6 +179,24 @@ START_TEST(test_tag_kinds)
 }
 END_TEST
 
+/* A table whose job-scope tags would read as a step's is kept back: step
+ * 3's end would remove "s3-data". */
+START_TEST(test_table_names_like_steps)
+{
+    static const char *const step_like[] = {"s3", "s3-x", "s0", "s12-chem",
+                                            "s4294967295"};
+    static const char *const fine[] = {"kvs", "s", "s-3", "s3x", "s05",
+                                       "s4294967296", "S3", "chem-s3"};
+
+    for (size_t i = 0; i < sizeof step_like / sizeof step_like[0]; i++)
+        ck_assert_msg(kvshm_table_name_reads_as_step(step_like[i]),
+                      "table \"%s\" not kept back", step_like[i]);
+    for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++)
+        ck_assert_msg(!kvshm_table_name_reads_as_step(fine[i]),
+                      "table \"%s\" kept back", fine[i]);
+}
+END_TEST
+
 START_TEST(test_tag_steps)
 {
     uint32_t step;
@@ -503,6 +521,7 @@ static Suite *region_name_suite(void)
     tc = tcase_create("parse");
     tcase_add_test(tc, test_tag_kinds);
     tcase_add_test(tc, test_tag_steps);
+    tcase_add_test(tc, test_table_names_like_steps);
     tcase_add_test(tc, test_job_parts);
     suite_add_tcase(s, tc);
 

@@ -82,6 +82,11 @@ printf '{ "version": 1,\n  "tables": { "t": { "key": { "size": 16 }, }\n}\n' \
 printf '{ "version": 1, "tables": { "t": { "size": "64M",\n  "key": { "key_size": 16 }, "value": { "value_size": 32 } } } }\n' \
     >"$work/big.json"
 cp "$work/chem.json" "$work/unreadable.json"
+# a table whose job-scope tags ("s3-data") read as step 3's
+for name in s3 s3-x; do
+    printf '{ "version": 1, "tables": { "%s": {\n  "key": { "key_size": 16 }, "value": { "value_size": 32 } } } }\n' \
+        "$name" >"$work/steplike-$name.json"
+done
 chmod 644 "$work"/*.json
 chmod 600 "$work/unreadable.json"
 
@@ -376,6 +381,11 @@ reject "--dht-config whose tables do not fit" \
     "--dht-config=$work/big.json: tables: the tables need 64.0 MiB, more than the 32.0 MiB" \
     --dht-size=32M --dht-config="$work/big.json"
 reject "--dht-scope=node" "--dht-scope=node: give job or step" --dht-scope=node
+for name in s3 s3-x; do
+    reject "--dht-config with a table named $name" \
+        "--dht-config=$work/steplike-$name.json: tables.$name: names of the form s<digits> and s<digits>-... are kept for step-scope regions" \
+        --dht-config="$work/steplike-$name.json"
+done
 out=$(cluster_runuser "$dir" timeout 20 sbatch -N1 --dht-config="$work/unreadable.json" --wrap true 2>&1)
 check "sbatch --dht-config of a file the user cannot read: rejected" \
     has "$out" "spank_mpikvs: --dht-config=$work/unreadable.json: cannot read: Permission denied"
