@@ -48,6 +48,19 @@ static struct kvshm_config *parse_ok(const char *text)
 
 /* ---- data-driven bad configs ---- */
 
+/* text parses as want bytes (min: the smallest size allowed). */
+static void assert_size(const char *text, uint64_t min, uint64_t want)
+{
+    mpikvs_error_t err = {0};
+    uint64_t bytes = 42;
+    int rc = kvshm_parse_size(text, "--dht-size", min, &bytes, &err);
+
+    ck_assert_msg(rc == MPIKVS_OK && bytes == want,
+                  "'%s': rc %d, %llu bytes (want %llu): %s", text, rc,
+                  (unsigned long long)bytes, (unsigned long long)want,
+                  err.text);
+}
+
 START_TEST(bad_configs_give_their_messages)
 {
     char dir[4096];
@@ -360,15 +373,8 @@ START_TEST(sizes_that_parse)
         {"0.999999999999T", UINT64_C(1099511627775)},  /* ...775.4502 */
         {"16777215.999999999999T", UINT64_MAX},        /* ...615.9005 */
     };
-    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-        mpikvs_error_t err = {0};
-        uint64_t bytes = 0;
-        int rc = kvshm_parse_size(ok[i].text, "--dht-size", 1, &bytes, &err);
-        ck_assert_msg(rc == MPIKVS_OK && bytes == ok[i].bytes,
-                      "'%s': rc %d, %llu bytes (want %llu): %s", ok[i].text,
-                      rc, (unsigned long long)bytes,
-                      (unsigned long long)ok[i].bytes, err.text);
-    }
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        assert_size(ok[i].text, 1, ok[i].bytes);
 }
 END_TEST
 
@@ -436,15 +442,8 @@ START_TEST(sizes_round_exactly)
         {"2.9999999999999999999999999999999999999999999999999999999G",
          UINT64_C(3) << 30},
     };
-    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
-        mpikvs_error_t err = {0};
-        uint64_t bytes = 42;
-        int rc = kvshm_parse_size(r[i].text, "x", 0, &bytes, &err);
-        ck_assert_msg(rc == MPIKVS_OK && bytes == r[i].bytes,
-                      "'%s': rc %d, %llu bytes (want %llu): %s", r[i].text,
-                      rc, (unsigned long long)bytes,
-                      (unsigned long long)r[i].bytes, err.text);
-    }
+    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+        assert_size(r[i].text, 0, r[i].bytes);
     /* a fraction that rounds past 2^64-1 is too large, not 0 */
     mpikvs_error_t err = {0};
     uint64_t bytes = 42;
