@@ -509,10 +509,39 @@ static bool table_name_ok(const char *s)
 static const char *const mode_names[] = {"lockfree", "fine-lock",
                                          "coarse-lock"};
 static const char *const caching_names[] = {"off", "always", "user"};
+/* in the order of enum kvshm_transport: the config, MPIKVS_TRANSPORT and
+ * options.transport take these names, and the tools print them */
+static const char *const transport_names[] = {"auto", "mpi"};
+#define NTRANSPORTS (sizeof(transport_names) / sizeof(transport_names[0]))
 
 const char *kvshm_mode_name(enum kvshm_mode mode)
 {
     return (unsigned)mode < 3 ? mode_names[mode] : "unknown";
+}
+
+const char *kvshm_transport_name(enum kvshm_transport transport)
+{
+    return (unsigned)transport < NTRANSPORTS ? transport_names[transport]
+                                             : "unknown";
+}
+
+int kvshm_transport_parse(const char *s, enum kvshm_transport *out)
+{
+    for (size_t i = 0; s && i < NTRANSPORTS; i++)
+        if (strcmp(s, transport_names[i]) == 0) {
+            *out = (enum kvshm_transport)i;
+            return MPIKVS_OK;
+        }
+    return MPIKVS_ERR_INVAL;
+}
+
+const char *kvshm_transport_list(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; i < NTRANSPORTS; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+                 i ? ", " : "", transport_names[i]);
+    return buf;
 }
 
 const char *kvshm_caching_name(enum kvshm_caching caching)
@@ -556,8 +585,8 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
                         json_t *v, struct kvshm_table_config *t)
 {
     static const char *const keys[] = {"size", "key", "value",
-                                       "slots_per_bucket", "mode", "tier",
-                                       NULL};
+                                       "slots_per_bucket", "mode",
+                                       "transport", "tier", NULL};
     char sub[PATH_MAX_LEN];
     json_t *x;
     uint64_t n;
@@ -570,6 +599,7 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     snprintf(t->name, sizeof(t->name), "%s", name);
     t->slots_per_bucket = KVSHM_SLOTS_DEFAULT;
     t->mode = KVSHM_MODE_LOCKFREE;
+    t->transport = KVSHM_TRANSPORT_AUTO;
     t->tier.caching = KVSHM_CACHING_ALWAYS;
     if (!json_is_object(v)) {
         wrong_type(c, path, v, "an object");
@@ -598,6 +628,10 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     if ((x = json_object_get(v, "mode")) &&
         (i = get_enum(c, sub, x, mode_names, 3)) >= 0)
         t->mode = (enum kvshm_mode)i;
+    join(sub, path, "transport");
+    if ((x = json_object_get(v, "transport")) &&
+        (i = get_enum(c, sub, x, transport_names, NTRANSPORTS)) >= 0)
+        t->transport = (enum kvshm_transport)i;
     join(sub, path, "tier");
     if ((x = json_object_get(v, "tier")))
         parse_tier(c, sub, x, t);
@@ -927,6 +961,8 @@ char *kvshm_config_dump(const struct kvshm_config *cfg)
         json_object_set_new(jt, "slots_per_bucket",
                             json_integer(t->slots_per_bucket));
         json_object_set_new(jt, "mode", json_string(mode_names[t->mode]));
+        json_object_set_new(jt, "transport",
+                            json_string(transport_names[t->transport]));
         json_object_set_new(tier, "enabled", json_boolean(t->tier.enabled));
         if (t->tier.size.bytes || t->tier.size.fraction > 0)
             json_object_set_new(tier, "size", share_json(&t->tier.size));

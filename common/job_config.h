@@ -41,6 +41,13 @@ enum kvshm_mode {
     KVSHM_MODE_COARSE_LOCK
 };
 
+/* The network path to other nodes' regions (libmpikvs/transport.h).
+ * AUTO lets the library pick; it never stays AUTO once a handle is open. */
+enum kvshm_transport {
+    KVSHM_TRANSPORT_AUTO = 0,
+    KVSHM_TRANSPORT_MPI
+};
+
 enum kvshm_caching {
     KVSHM_CACHING_OFF = 0,
     KVSHM_CACHING_ALWAYS,
@@ -61,6 +68,7 @@ struct kvshm_table_config {
     struct kvshm_record value;
     uint32_t            slots_per_bucket;
     enum kvshm_mode     mode;
+    enum kvshm_transport transport;  /* AUTO unless given */
     struct {
         bool               enabled;
         struct kvshm_share size;     /* of the table's size */
@@ -126,5 +134,14 @@ void kvshm_diag_free(struct kvshm_diag *diag);
 
 const char *kvshm_mode_name(enum kvshm_mode mode);
 const char *kvshm_caching_name(enum kvshm_caching caching);
+
+/* The transports by name ("auto", "mpi"), one table for the config, the
+ * MPIKVS_TRANSPORT variable, options.transport and the tools' output.
+ * kvshm_transport_parse: MPIKVS_OK, or MPIKVS_ERR_INVAL for a name not
+ * in it (*out untouched).  kvshm_transport_list: the accepted names,
+ * "auto, mpi", into buf (64 bytes are enough); returns buf. */
+const char *kvshm_transport_name(enum kvshm_transport transport);
+int kvshm_transport_parse(const char *s, enum kvshm_transport *out);
+const char *kvshm_transport_list(char *buf, size_t len);
 
 #endif /* MPIKVS_SHM_JOB_CONFIG_H */

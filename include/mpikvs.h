@@ -66,6 +66,10 @@ typedef struct mpikvs_options {
     const char *table;          /* table of the config; default: its only
                                  * (or first) table */
     unsigned    slots_per_bucket; /* default: config, else 4 */
+    /* Fields are only ever added here, at the end (ABI). */
+    const char *transport;      /* to other nodes: "auto" | "mpi";
+                                 * default: $MPIKVS_TRANSPORT, else the
+                                 * config's, else "auto" */
 } mpikvs_options_t;
 
 /* Scopes of mpikvs_stats(). */
@@ -183,6 +187,10 @@ const char *mpikvs_last_error(const mpikvs_t *kvs);
 /* The sizes a handle was opened with (from the options or the config). */
 size_t mpikvs_key_size(const mpikvs_t *kvs);
 size_t mpikvs_value_size(const mpikvs_t *kvs);
+
+/* The transport a handle reaches other nodes' regions with ("mpi"),
+ * never "auto"; NULL when kvs is NULL.  mpikvs-stat shows it too. */
+const char *mpikvs_transport(const mpikvs_t *kvs);
 
 #ifdef __cplusplus
 }

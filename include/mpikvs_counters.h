@@ -25,7 +25,7 @@
     X(hits, "hits", "lookups that found their key")                         \
     X(misses, "misses", "lookups that did not")                             \
     X(direct, "direct", "lookups served from own node's memory")            \
-    X(remote, "remote", "lookups that went through MPI")                    \
+    X(remote, "remote", "lookups that went through the transport")          \
     X(checksum_retries, "retries", "slot reads that did not verify")        \
     X(invalidations, "invalidated", "slots marked invalid after retries")   \
     X(puts, "puts", "puts, single and batched")                             \

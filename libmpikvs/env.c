@@ -7,7 +7,8 @@
  * MPIKVS_VIRTUAL_NODES are the ones a user sets by hand (under it, an
  * MPIKVS_CONFIG must name the job's config, whose --dht-config path the
  * plugin's SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH tells for messages);
- * MPIKVS_CLOSE_TIMEOUT bounds mpikvs_close in either case.
+ * MPIKVS_CLOSE_TIMEOUT bounds mpikvs_close, and MPIKVS_TRANSPORT picks
+ * the transport to other nodes, in either case.
  */
 #include <stdlib.h>
 
@@ -28,6 +29,7 @@ void kvs_env_read(struct mpikvs_env *env)
     env->config = nonempty("MPIKVS_CONFIG");
     env->job_config_path = nonempty("SLURM_SPANK_" KVSHM_JOB_CONFIG_PATH_VAR);
     env->close_timeout = nonempty("MPIKVS_CLOSE_TIMEOUT");
+    env->transport = nonempty("MPIKVS_TRANSPORT");
     env->virtual_nodes = 0;
     if ((v = nonempty("MPIKVS_VIRTUAL_NODES"))) {
         char *end;

@@ -1,7 +1,7 @@
 /*
  * fence.c - mpikvs_fence: the epoch boundary of the cache.
  */
-#include "handle.h"
+#include "transport.h"
 
 int mpikvs_fence(mpikvs_t *kvs)
 {
@@ -12,7 +12,7 @@ int mpikvs_fence(mpikvs_t *kvs)
     /* Stores to the own node's memory before the barrier are seen by the
      * node's ranks after it. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (kvs->locked_all && (rc = kvs_flush_nodes(kvs)) != MPIKVS_OK)
+    if ((rc = kvs->tp->flush(kvs, KVS_ALL_NODES)) != MPIKVS_OK)
         return rc;
     /* The node's remote hits into its tier, before the barrier that lets
      * the next epoch read them. */

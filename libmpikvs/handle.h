@@ -21,12 +21,6 @@
 #define MPIKVS_CLOSE_TIMEOUT_S  60u    /* for the other ranks in mpikvs_close */
 #define BATCH_CHUNK             64u    /* buckets a batch reads at once */
 
-/* Where a key lives. */
-struct mpikvs_home {
-    uint32_t node;
-    uint64_t bucket;
-};
-
 /* The environment libmpikvs reads, in one place (env.c). */
 struct mpikvs_env {
     const char *shm_dir;        /* MPIKVS_SHM_DIR, or NULL */
@@ -36,6 +30,7 @@ struct mpikvs_env {
                                  * job's --dht-config, for messages */
     unsigned    virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, 0 if unset */
     const char *close_timeout;  /* MPIKVS_CLOSE_TIMEOUT, or NULL */
+    const char *transport;      /* MPIKVS_TRANSPORT, or NULL */
 };
 
 struct mpikvs {
@@ -43,8 +38,14 @@ struct mpikvs {
     MPI_Comm                  node_comm;   /* the ranks of my node */
     int                       rank, size, local_rank, local_size;
     uint32_t                  node, nnodes;
-    int                      *leaders;     /* comm rank of each node's leader */
+    int                      *leaders;     /* [nnodes]: comm rank of each
+                                            * node's leader */
     enum kvshm_mode           mode;
+    enum kvshm_transport      transport;   /* asked for (option, env or
+                                            * config: open.c), maybe AUTO;
+                                            * the one in use once tp is set */
+    const struct kvs_transport *tp;        /* in use (transport.c) */
+    void                     *tp_state;    /* the transport's own */
 
     /* the table */
     size_t                    key_size, value_size;
@@ -64,11 +65,6 @@ struct mpikvs {
     unsigned char            *buckets;     /* region base + buckets_offset */
     struct kvshm_rank_stats  *stats;       /* my block */
 
-    /* the window over every node's region (NULL when not needed) */
-    MPI_Win                   win;
-    bool                      has_win;
-    bool                      locked_all;
-
     /* the fine-lock mode (locks.c) */
     uint32_t                  lock_epoch;  /* stamped into every lock word */
     uint64_t                  lease;       /* the leader: the lease it holds */
@@ -78,6 +74,7 @@ struct mpikvs {
     unsigned char            *slot_image;
     unsigned char            *batch;       /* buckets of a batch */
     size_t                    batch_len;
+    unsigned char            *batch_images;/* BATCH_CHUNK slot images */
 
     /* the node tier (tier.c); NULL when the table's caching is off */
     struct kvshm_tier        *tier;        /* leader: the writer */
@@ -109,6 +106,11 @@ int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc);
 
 void kvs_env_read(struct mpikvs_env *env);
 
+/* Put the transport this open uses (kvs->transport, once
+ * kvs_transport_open has set kvs->tp) in the rank's stats block, where
+ * mpikvs-stat reads it (stats.c). */
+void kvs_stats_set_transport(mpikvs_t *kvs);
+
 /* Group comm's ranks into nodes (MPIKVS_VIRTUAL_NODES or shared memory)
  * and fill node_comm, local_rank/size, node, nnodes and leaders. */
 int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env,
@@ -117,28 +119,6 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env,
 /* MPIKVS_ERR_MPI, with the remedy, when this MPI cannot run kvs->mode. */
 int kvs_check_osc(mpikvs_t *kvs);
 
-/* Complete every RMA operation this rank has issued on the window. */
-int kvs_flush_nodes(mpikvs_t *kvs);
-
-/* The single operations of each mode (ops.c), and the bucket locks
- * (locks.c). */
-struct mpikvs_home kvs_home(const mpikvs_t *kvs, const void *key);
-int kvs_get_one(mpikvs_t *kvs, const void *key, void *value);
-/* The same for a key whose home the caller has already worked out. */
-int kvs_get_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
-               void *value);
-/* The same from the key's home itself, not the node tier. */
-int kvs_get_home(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
-                 void *value);
-int kvs_put_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
-               const void *value);
-void kvs_count_get(mpikvs_t *kvs, int rc);
-void kvs_count_choice(mpikvs_t *kvs, int choice);
-int kvs_put_one(mpikvs_t *kvs, const void *key, const void *value);
-int kvs_bucket_lock(mpikvs_t *kvs, int target, uint64_t disp,
-                        bool exclusive);
-int kvs_bucket_unlock(mpikvs_t *kvs, int target, uint64_t disp,
-                          bool exclusive);
 /* The fine-lock mode's share of open (collective, after the node's data
  * region is attached): the node leaders take the table's lease, refusing
  * while another live open holds it, and every rank agrees on a new lock
@@ -153,16 +133,11 @@ void kvs_locks_close(mpikvs_t *kvs);
  * kvs_tier_publish (collective over the node) publishes the node's. */
 int kvs_tier_open(mpikvs_t *kvs, const char *job, const char *node);
 void kvs_tier_close(mpikvs_t *kvs);
-int kvs_tier_lookup(mpikvs_t *kvs, const void *key, void *value);
-void kvs_tier_record(mpikvs_t *kvs, const void *key, const void *value);
+struct kvs_key;
+int kvs_tier_lookup(mpikvs_t *kvs, const struct kvs_key *k, void *value);
+void kvs_tier_record(mpikvs_t *kvs, const struct kvs_key *k,
+                     const void *value);
 int kvs_tier_publish(mpikvs_t *kvs);
-
-/* Window displacement of a bucket in its node's region. */
-static inline uint64_t kvs_bucket_disp(const mpikvs_t *kvs,
-                                           uint64_t bucket)
-{
-    return kvs->buckets_offset + bucket * kvs->bucket_size;
-}
 
 /* Counters are written by their rank only: a plain increment, made
  * visible to readers of the region without a locked instruction. */

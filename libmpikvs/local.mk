@@ -10,16 +10,21 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/errors.c \
 	libmpikvs/fence.c \
 	libmpikvs/handle.h \
+	libmpikvs/key.h \
 	libmpikvs/locks.c \
 	libmpikvs/nodes.c \
 	libmpikvs/open.c \
 	libmpikvs/ops.c \
+	libmpikvs/ops.h \
 	libmpikvs/osc.c \
 	libmpikvs/round_key.c \
 	libmpikvs/slot.c \
 	libmpikvs/slot.h \
 	libmpikvs/stats.c \
-	libmpikvs/tier.c
+	libmpikvs/tier.c \
+	libmpikvs/transport.c \
+	libmpikvs/transport.h \
+	libmpikvs/transport_mpi.c
 # End of libmpikvs_libmpikvs_la_SOURCES
 libmpikvs_libmpikvs_la_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/libmpikvs
 libmpikvs_libmpikvs_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)

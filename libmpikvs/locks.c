@@ -4,9 +4,9 @@
  *
  * The word is the first 8 bytes of the bucket (format.h): the open's
  * epoch at the top, then a writer bit, the count of waiting writers and
- * the count of readers.  All through MPI atomics (add, read and
- * compare-and-swap), so that ranks of every node, the own one included,
- * see one lock.
+ * the count of readers.  All through the transport's atomics (add, read
+ * and compare-and-swap), so that ranks of every node, the own one
+ * included, see one lock.
  *
  * Epochs.  A job-scope table outlives the step that opened it, and a rank
  * killed while it held a lock (or between a reader's +1 and -1) leaves
@@ -43,36 +43,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "handle.h"
+#include "ops.h"
 #include "spin.h"
-
-static int fetch_op(mpikvs_t *kvs, int target, uint64_t disp, MPI_Op op,
-                    int64_t arg, uint64_t *before)
-{
-    int64_t got;
-    int rc = MPI_Fetch_and_op(&arg, &got, MPI_INT64_T, target,
-                              (MPI_Aint)disp, op, kvs->win);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Win_flush(target, kvs->win);
-    *before = (uint64_t)got;
-    return rc == MPI_SUCCESS ? MPIKVS_OK
-                             : kvs_mpi_fail(kvs, "MPI_Fetch_and_op on a "
-                                                 "bucket lock", rc);
-}
-
-static int swap(mpikvs_t *kvs, int target, uint64_t disp, uint64_t expect,
-                uint64_t want, uint64_t *before)
-{
-    int64_t e = (int64_t)expect, w = (int64_t)want, got;
-    int rc = MPI_Compare_and_swap(&w, &e, &got, MPI_INT64_T, target,
-                                  (MPI_Aint)disp, kvs->win);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Win_flush(target, kvs->win);
-    *before = (uint64_t)got;
-    return rc == MPI_SUCCESS ? MPIKVS_OK
-                             : kvs_mpi_fail(kvs, "MPI_Compare_and_swap on a "
-                                                 "bucket lock", rc);
-}
 
 /* Between attempts: spin a little, then give the core away (a holder on
  * an oversubscribed node needs it), and give up after the timeout. */
@@ -98,12 +70,12 @@ static uint64_t free_word(const mpikvs_t *kvs)
 
 /* The word was seen as cur, stamped by another open: replace it by a
  * free word of ours, unless someone of ours already did. */
-static int reset_stale(mpikvs_t *kvs, int target, uint64_t disp,
+static int reset_stale(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                        uint64_t cur, uint64_t *deadline)
 {
     for (unsigned attempt = 0;; attempt++) {
         uint64_t got;
-        int rc = swap(kvs, target, disp, cur, free_word(kvs), &got);
+        int rc = kvs->tp->cas64(kvs, node, disp, cur, free_word(kvs), &got);
         if (rc != MPIKVS_OK || got == cur || !stale(kvs, got))
             return rc;
         cur = got;   /* another rank's +1 on the stale word: retry */
@@ -112,7 +84,7 @@ static int reset_stale(mpikvs_t *kvs, int target, uint64_t disp,
     }
 }
 
-static int lock_shared(mpikvs_t *kvs, int target, uint64_t disp)
+static int lock_shared(mpikvs_t *kvs, uint32_t node, uint64_t disp)
 {
     const uint64_t keep_out = KVSHM_LOCK_WRITER | KVSHM_LOCK_WAITERS;
     uint64_t deadline = 0, w;
@@ -120,11 +92,11 @@ static int lock_shared(mpikvs_t *kvs, int target, uint64_t disp)
     int rc;
 
     for (;;) {
-        if ((rc = fetch_op(kvs, target, disp, MPI_SUM, 1, &w)))
+        if ((rc = kvs->tp->fetch_add64(kvs, node, disp, 1, &w)))
             return rc;
         if (stale(kvs, w)) {
             /* our +1 went into a dead open's word: the reset wipes it */
-            if ((rc = reset_stale(kvs, target, disp, w + 1, &deadline)))
+            if ((rc = reset_stale(kvs, node, disp, w + 1, &deadline)))
                 return rc;
             continue;
         }
@@ -132,11 +104,11 @@ static int lock_shared(mpikvs_t *kvs, int target, uint64_t disp)
             return MPIKVS_OK;
         /* a writer holds it or waits for it: out again, and wait
          * without touching the count, so that the readers drain */
-        if ((rc = fetch_op(kvs, target, disp, MPI_SUM, -1, &w)))
+        if ((rc = kvs->tp->fetch_add64(kvs, node, disp, -1, &w)))
             return rc;
         do {
             if ((rc = back_off(kvs, attempt++, &deadline)) != MPIKVS_OK ||
-                (rc = fetch_op(kvs, target, disp, MPI_NO_OP, 0, &w)))
+                (rc = kvs->tp->fetch_add64(kvs, node, disp, 0, &w)))
                 return rc;
         } while (!stale(kvs, w) && (w & keep_out));
     }
@@ -146,7 +118,7 @@ static int lock_shared(mpikvs_t *kvs, int target, uint64_t disp)
  * writers (an add, which cannot miss as a compare-and-swap can while
  * readers come and go); the swap that takes the lock takes it out of the
  * count again, and so does giving up. */
-static int lock_exclusive(mpikvs_t *kvs, int target, uint64_t disp)
+static int lock_exclusive(mpikvs_t *kvs, uint32_t node, uint64_t disp)
 {
     uint64_t deadline = 0, expect = free_word(kvs), w;
     bool waiting = false;
@@ -155,12 +127,12 @@ static int lock_exclusive(mpikvs_t *kvs, int target, uint64_t disp)
     for (unsigned attempt = 0;;) {
         uint64_t want = (expect | KVSHM_LOCK_WRITER) -
                         (waiting ? KVSHM_LOCK_WAITER : 0);
-        rc = swap(kvs, target, disp, expect, want, &w);
+        rc = kvs->tp->cas64(kvs, node, disp, expect, want, &w);
         if (rc == MPIKVS_OK && w == expect)
             return MPIKVS_OK;
         if (rc == MPIKVS_OK && stale(kvs, w)) {
             /* not ours, so our count is not in it either */
-            rc = reset_stale(kvs, target, disp, w, &deadline);
+            rc = reset_stale(kvs, node, disp, w, &deadline);
             expect = free_word(kvs);
             waiting = false;
             if (rc == MPIKVS_OK)
@@ -173,8 +145,8 @@ static int lock_exclusive(mpikvs_t *kvs, int target, uint64_t disp)
         }
         if (rc == MPIKVS_OK && !waiting) {
             /* w is ours (a word of this epoch stays so) and held */
-            rc = fetch_op(kvs, target, disp, MPI_SUM,
-                          (int64_t)KVSHM_LOCK_WAITER, &w);
+            rc = kvs->tp->fetch_add64(kvs, node, disp,
+                                      (int64_t)KVSHM_LOCK_WAITER, &w);
             waiting = rc == MPIKVS_OK;
             w += KVSHM_LOCK_WAITER;
         }
@@ -184,26 +156,60 @@ static int lock_exclusive(mpikvs_t *kvs, int target, uint64_t disp)
             rc = back_off(kvs, attempt++, &deadline);
         if (rc != MPIKVS_OK) {
             if (waiting)   /* let the readers in again */
-                fetch_op(kvs, target, disp, MPI_SUM,
-                         -(int64_t)KVSHM_LOCK_WAITER, &w);
+                kvs->tp->fetch_add64(kvs, node, disp,
+                                     -(int64_t)KVSHM_LOCK_WAITER, &w);
             return rc;
         }
     }
 }
 
-int kvs_bucket_lock(mpikvs_t *kvs, int target, uint64_t disp, bool exclusive)
+int kvs_bucket_lock(mpikvs_t *kvs, uint32_t node, uint64_t disp,
+                    bool exclusive)
 {
-    return exclusive ? lock_exclusive(kvs, target, disp)
-                     : lock_shared(kvs, target, disp);
+    return exclusive ? lock_exclusive(kvs, node, disp)
+                     : lock_shared(kvs, node, disp);
 }
 
-int kvs_bucket_unlock(mpikvs_t *kvs, int target, uint64_t disp,
+int kvs_bucket_unlock(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                       bool exclusive)
 {
     uint64_t before;
 
-    return fetch_op(kvs, target, disp, MPI_SUM,
-                    exclusive ? -(int64_t)KVSHM_LOCK_WRITER : -1, &before);
+    return kvs->tp->fetch_add64(kvs, node, disp,
+                                exclusive ? -(int64_t)KVSHM_LOCK_WRITER : -1,
+                                &before);
+}
+
+/* ---- the bracket of every locked operation ---- */
+
+static int lock(mpikvs_t *kvs, const struct kvs_key *k, bool exclusive)
+{
+    if (kvs->mode == KVSHM_MODE_COARSE_LOCK)
+        return kvs->tp->lock_node(kvs, k->node, exclusive);
+    return kvs_bucket_lock(kvs, k->node, kvs_lock_disp(kvs, k->bucket),
+                           exclusive);
+}
+
+static int unlock(mpikvs_t *kvs, const struct kvs_key *k, bool exclusive)
+{
+    if (kvs->mode == KVSHM_MODE_COARSE_LOCK)
+        return kvs->tp->unlock_node(kvs, k->node);
+    return kvs_bucket_unlock(kvs, k->node, kvs_lock_disp(kvs, k->bucket),
+                             exclusive);
+}
+
+int kvs_locked(mpikvs_t *kvs, const struct kvs_key *k, bool exclusive,
+               kvs_locked_op op, const void *in, void *out)
+{
+    int rc, unlocked;
+
+    if (kvs->mode == KVSHM_MODE_LOCKFREE)
+        return op(kvs, k, in, out);
+    if ((rc = lock(kvs, k, exclusive)) != MPIKVS_OK)
+        return rc;
+    rc = op(kvs, k, in, out);
+    unlocked = unlock(kvs, k, exclusive);
+    return rc < 0 || unlocked == MPIKVS_OK ? rc : unlocked;
 }
 
 /* ---- the lease ---- */

@@ -7,6 +7,11 @@
  * is its lowest rank: it creates the node's region and exposes it in the
  * window.  Under the SPANK plugin the node's name is Slurm's, from the
  * job layout.
+ *
+ * Only the leaders exchange anything across nodes (one allgather among
+ * them); each tells its node's ranks the outcome by a broadcast in the
+ * node.  No rank receives data from every rank: what a rank receives
+ * grows with the nodes, not with the ranks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,15 +31,16 @@ static void short_hostname(char *buf, size_t len)
     kvshm_name_part_from(host, buf, len);
 }
 
-/* A leader's row of the gathered names, once sorting starts: the name
- * first (leaders' names are unique), its rank in the spare bytes. */
+/* A leader's row of the leaders' exchange: its node's name under the
+ * plugin (empty otherwise; leaders' names are unique), and its rank in
+ * comm. */
 struct named_leader {
     char name[KVSHM_NODE_MAX - sizeof(int)];
     int  rank;
 };
 
 _Static_assert(sizeof(struct named_leader) == KVSHM_NODE_MAX,
-               "a leader's name and rank fill one row of the names");
+               "a leader's name and rank fill one row of the exchange");
 
 static int by_name(const void *a, const void *b)
 {
@@ -42,57 +48,89 @@ static int by_name(const void *a, const void *b)
                   ((const struct named_leader *)b)->name);
 }
 
-/* Ranks of the leaders in node order.  Under the plugin the nodes are
+/* What a leader tells its node's ranks before the leaders array. */
+enum { FACT_RC, FACT_NNODES, FACT_NODE, NFACTS };
+
+/* The leaders' exchange (leaders only, collective over leaders): fill
+ * kvs->nnodes and kvs->leaders (comm rank of each node's leader, in node
+ * order) and the own node's index.  Under the plugin the nodes are
  * ordered by name, so that every step of a job on the same nodes gives a
  * key the same home however its ranks are placed; otherwise by rank. */
-static int order_leaders(mpikvs_t *kvs, const char *my_node)
+static int order_leaders(mpikvs_t *kvs, MPI_Comm leaders, const char *my_node,
+                         int *node)
 {
-    int rc, is_leader = kvs->local_rank == 0, *all;
-    char (*names)[KVSHM_NODE_MAX] = NULL;
+    struct named_leader mine = {.rank = kvs->rank}, *rows;
+    int n, rc;
 
-    all = malloc(sizeof(int) * (size_t)kvs->size);
-    if (kvs->layout)
-        names = calloc((size_t)kvs->size, KVSHM_NODE_MAX);
-    if (!all || (kvs->layout && !names)) {
-        free(all);
-        free(names);
+    MPI_Comm_size(leaders, &n);
+    rows = malloc(sizeof(*rows) * (size_t)n);
+    kvs->leaders = malloc(sizeof(int) * (size_t)n);
+    if (!rows || !kvs->leaders) {
+        free(rows);
         return kvs_fail(kvs, -ENOMEM, "out of memory grouping ranks");
     }
-    rc = MPI_Allgather(&is_leader, 1, MPI_INT, all, 1, MPI_INT, kvs->comm);
-    if (rc == MPI_SUCCESS && names) {
-        char mine[KVSHM_NODE_MAX] = "";
-        /* what fits a sorting row; longer names only tie */
-        memcpy(mine, my_node,
-               strnlen(my_node, sizeof(((struct named_leader *)0)->name) - 1));
-        rc = MPI_Allgather(mine, KVSHM_NODE_MAX, MPI_CHAR, names,
-                           KVSHM_NODE_MAX, MPI_CHAR, kvs->comm);
-    }
+    if (kvs->layout)   /* what fits a row; longer names only tie */
+        memcpy(mine.name, my_node,
+               strnlen(my_node, sizeof(mine.name) - 1));
+    rc = MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, rows, sizeof(mine),
+                       MPI_BYTE, leaders);
     if (rc != MPI_SUCCESS) {
-        free(all);
-        free(names);
-        return kvs_mpi_fail(kvs, "MPI_Allgather of node leaders", rc);
+        free(rows);
+        return kvs_mpi_fail(kvs, "MPI_Allgather among the node leaders",
+                            rc);
     }
-    /* Leaders in rank order; under the plugin each row of names becomes
-     * its leader's name and rank, sorted by name. */
-    kvs->nnodes = 0;
-    for (int r = 0; r < kvs->size; r++) {
-        if (!all[r])
-            continue;
-        if (names) {
-            struct named_leader *l =
-                (struct named_leader *)names[kvs->nnodes];
-            memmove(l->name, names[r], sizeof(l->name));
-            l->rank = r;
-        }
-        kvs->leaders[kvs->nnodes++] = r;
+    /* The rows come in comm's rank order (the split's key): the nodes'
+     * order without the plugin; under it they are sorted by name. */
+    if (kvs->layout)
+        qsort(rows, (size_t)n, sizeof(*rows), by_name);
+    for (int i = 0; i < n; i++) {
+        kvs->leaders[i] = rows[i].rank;
+        if (rows[i].rank == kvs->rank)
+            *node = i;
     }
-    if (names) {
-        qsort(names, kvs->nnodes, sizeof(*names), by_name);
-        for (uint32_t n = 0; n < kvs->nnodes; n++)
-            kvs->leaders[n] = ((struct named_leader *)names[n])->rank;
+    kvs->nnodes = (uint32_t)n;
+    free(rows);
+    return MPIKVS_OK;
+}
+
+/* The leaders find the nodes; every rank learns them from its leader. */
+static int learn_nodes(mpikvs_t *kvs, const char *my_node)
+{
+    int facts[NFACTS] = {MPIKVS_OK, 0, 0};
+    MPI_Comm leaders = MPI_COMM_NULL;
+    int rc;
+
+    rc = MPI_Comm_split(kvs->comm, kvs->local_rank == 0 ? 0 : MPI_UNDEFINED,
+                        kvs->rank, &leaders);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "splitting off the node leaders", rc);
+    if (kvs->local_rank == 0) {
+        facts[FACT_RC] = order_leaders(kvs, leaders, my_node,
+                                       &facts[FACT_NODE]);
+        facts[FACT_NNODES] = (int)kvs->nnodes;
+        MPI_Comm_free(&leaders);
     }
-    free(all);
-    free(names);
+    rc = MPI_Bcast(facts, NFACTS, MPI_INT, 0, kvs->node_comm);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Bcast of the nodes in the node", rc);
+    if (facts[FACT_RC] != MPIKVS_OK)
+        return kvs->local_rank == 0
+                   ? facts[FACT_RC]
+                   : kvs_fail(kvs, facts[FACT_RC],
+                              "the node's first rank could not learn the "
+                              "other nodes: %s",
+                              mpikvs_strerror(facts[FACT_RC]));
+    if (kvs->local_rank != 0) {
+        kvs->leaders = malloc(sizeof(int) * (size_t)facts[FACT_NNODES]);
+        if (!kvs->leaders)
+            return kvs_fail(kvs, -ENOMEM, "out of memory grouping ranks");
+        kvs->nnodes = (uint32_t)facts[FACT_NNODES];
+    }
+    rc = MPI_Bcast(kvs->leaders, facts[FACT_NNODES], MPI_INT, 0,
+                   kvs->node_comm);
+    if (rc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, "MPI_Bcast of the node leaders", rc);
+    kvs->node = (uint32_t)facts[FACT_NODE];
     return MPIKVS_OK;
 }
 
@@ -125,19 +163,8 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
     else
         short_hostname(host, sizeof(host));
 
-    kvs->leaders = malloc(sizeof(int) * (size_t)kvs->size);
-    if (!kvs->leaders)
-        return kvs_fail(kvs, -ENOMEM, "out of memory grouping ranks");
-    if ((rc = order_leaders(kvs, host)) != MPIKVS_OK)
+    if ((rc = learn_nodes(kvs, host)) != MPIKVS_OK)
         return rc;
-    /* My node is the one whose leader my node's rank 0 is. */
-    int my_leader = kvs->rank;
-    rc = MPI_Bcast(&my_leader, 1, MPI_INT, 0, kvs->node_comm);
-    if (rc != MPI_SUCCESS)
-        return kvs_mpi_fail(kvs, "MPI_Bcast of the node leader", rc);
-    for (uint32_t n = 0; n < kvs->nnodes; n++)
-        if (kvs->leaders[n] == my_leader)
-            kvs->node = n;
 
     if (env->virtual_nodes)
         snprintf(node_name, len, "%s-v%u", host, kvs->node);

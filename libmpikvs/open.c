@@ -1,6 +1,6 @@
 /*
  * open.c - mpikvs_open and mpikvs_close, and what an open handle tells
- * (mpikvs_key_size, mpikvs_value_size).
+ * (mpikvs_key_size, mpikvs_value_size, mpikvs_transport).
  *
  * Opening is a sequence of steps that can fail on some ranks and not on
  * others (a config a node cannot read, a /dev/shm that is too small).
@@ -17,6 +17,7 @@
 
 #include "errors_internal.h"
 #include "handle.h"
+#include "transport.h"
 
 size_t mpikvs_key_size(const mpikvs_t *kvs)
 {
@@ -26,6 +27,13 @@ size_t mpikvs_key_size(const mpikvs_t *kvs)
 size_t mpikvs_value_size(const mpikvs_t *kvs)
 {
     return kvs ? kvs->value_size : 0;
+}
+
+/* kvs_transport_open resolved kvs->transport (never AUTO) when it set
+ * kvs->tp */
+const char *mpikvs_transport(const mpikvs_t *kvs)
+{
+    return kvs && kvs->tp ? kvshm_transport_name(kvs->transport) : NULL;
 }
 
 /* Every rank learns the worst outcome of a step; a rank that succeeded
@@ -59,6 +67,25 @@ static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
     return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                     "mode '%s' is not one of lockfree, fine-lock, "
                     "coarse-lock", s);
+}
+
+/* The transport asked for: options.transport, else MPIKVS_TRANSPORT,
+ * else the table's in the config (checked when it was parsed), else
+ * auto, which kvs_transport_open resolves. */
+static int pick_transport(mpikvs_t *kvs, const mpikvs_options_t *opt,
+                          const struct mpikvs_env *env,
+                          const struct kvshm_table_config *t)
+{
+    const char *s = opt->transport ? opt->transport : env->transport;
+    char list[64];
+
+    kvs->transport = t ? t->transport : KVSHM_TRANSPORT_AUTO;
+    if (!s || kvshm_transport_parse(s, &kvs->transport) == MPIKVS_OK)
+        return MPIKVS_OK;
+    return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                    "%s '%s' is not a transport (accepted: %s)",
+                    opt->transport ? "options.transport" : "MPIKVS_TRANSPORT",
+                    s, kvshm_transport_list(list, sizeof(list)));
 }
 
 /* Under the plugin, a config given to mpikvs_open (what names where:
@@ -274,6 +301,8 @@ static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
                      : KVSHM_MODE_LOCKFREE;
     if (opt->mode && (rc = parse_mode(kvs, opt->mode, &kvs->mode)))
         return rc;
+    if ((rc = pick_transport(kvs, opt, env, t)) != MPIKVS_OK)
+        return rc;
     kvs->slots = opt->slots_per_bucket ? opt->slots_per_bucket
                  : plan                ? plan->slots_per_bucket
                  : t                   ? t->slots_per_bucket
@@ -296,18 +325,22 @@ static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
 
 /* Every rank must have asked for the same table: a rank with other sizes
  * would compute other homes, and a rank in another mode would skip the
- * locks (or the window) the others wait in. */
+ * locks (or the window) the others wait in.  The same transport too, as
+ * asked (auto on one rank and mpi on another is refused): the transports
+ * open collectively, each its own way, so the ranks must agree before
+ * any of them opens one. */
 static int agree_on_shape(mpikvs_t *kvs, uint64_t size_per_node)
 {
     static const char *const what[] = {"key_size", "value_size",
                                        "slots_per_bucket", "size_per_node",
                                        "mode"};
-    uint64_t mine[5] = {kvs->key_size, kvs->value_size, kvs->slots,
-                        size_per_node, (uint64_t)kvs->mode};
-    uint64_t lo[5], hi[5];
+    uint64_t mine[6] = {kvs->key_size, kvs->value_size, kvs->slots,
+                        size_per_node, (uint64_t)kvs->mode,
+                        (uint64_t)kvs->transport};
+    uint64_t lo[6], hi[6];
 
-    if (MPI_Allreduce(mine, lo, 5, MPI_UINT64_T, MPI_MIN, kvs->comm) ||
-        MPI_Allreduce(mine, hi, 5, MPI_UINT64_T, MPI_MAX, kvs->comm))
+    if (MPI_Allreduce(mine, lo, 6, MPI_UINT64_T, MPI_MIN, kvs->comm) ||
+        MPI_Allreduce(mine, hi, 6, MPI_UINT64_T, MPI_MAX, kvs->comm))
         return kvs_fail(kvs, MPIKVS_ERR_MPI,
                         "MPI_Allreduce of the table's shape failed");
     for (int i = 0; i < 5; i++)
@@ -322,6 +355,15 @@ static int agree_on_shape(mpikvs_t *kvs, uint64_t size_per_node)
                             i == 4 ? "; 0 lockfree, 1 fine-lock, "
                                      "2 coarse-lock"
                                    : "");
+    if (lo[5] != hi[5])
+        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
+                        "the ranks disagree on the transport (%s here, "
+                        "%s to %s over the ranks): give the same "
+                        "options.transport, MPIKVS_TRANSPORT or config "
+                        "transport to every rank",
+                        kvshm_transport_name(kvs->transport),
+                        kvshm_transport_name((enum kvshm_transport)lo[5]),
+                        kvshm_transport_name((enum kvshm_transport)hi[5]));
     return MPIKVS_OK;
 }
 
@@ -555,14 +597,14 @@ static int agree_on_layout(mpikvs_t *kvs)
     return MPIKVS_OK;
 }
 
-/* ---- the window ---- */
+/* ---- the transport ---- */
 
-static int open_window(mpikvs_t *kvs)
+/* Every node must have the same buckets, or homes would disagree; then
+ * the transport to the other nodes' regions. */
+static int open_transport(mpikvs_t *kvs)
 {
     uint64_t mine[2], lo[2], hi[2];
-    int rc;
 
-    /* Every node must have the same buckets, or homes would disagree. */
     mine[0] = kvs->nbuckets;
     mine[1] = kvs->bucket_size;
     if (MPI_Allreduce(mine, lo, 2, MPI_UINT64_T, MPI_MIN, kvs->comm) ||
@@ -574,29 +616,7 @@ static int open_window(mpikvs_t *kvs)
                         "%llu to %llu bytes",
                         (unsigned long long)lo[0], (unsigned long long)hi[0],
                         (unsigned long long)lo[1], (unsigned long long)hi[1]);
-    /* On one node the lock-free mode reads and writes shared memory only:
-     * no window, and none of the one-sided components' troubles. */
-    if (kvs->nnodes == 1 && kvs->mode == KVSHM_MODE_LOCKFREE)
-        return MPIKVS_OK;
-    if ((rc = kvs_check_osc(kvs)) != MPIKVS_OK)
-        return rc;
-    rc = MPI_Win_create(kvs->local_rank == 0 ? kvs->region->base : NULL,
-                        kvs->local_rank == 0 ? (MPI_Aint)kvs->region->size
-                                             : 0,
-                        1, MPI_INFO_NULL, kvs->comm, &kvs->win);
-    if (rc != MPI_SUCCESS)
-        return kvs_mpi_fail(kvs, "MPI_Win_create", rc);
-    kvs->has_win = true;
-    MPI_Win_set_errhandler(kvs->win, MPI_ERRORS_RETURN);
-    if (kvs->mode != KVSHM_MODE_COARSE_LOCK) {
-        /* One passive epoch for the handle's life: the lock-free and
-         * fine-lock paths then only flush. */
-        rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, kvs->win);
-        if (rc != MPI_SUCCESS)
-            return kvs_mpi_fail(kvs, "MPI_Win_lock_all", rc);
-        kvs->locked_all = true;
-    }
-    return MPIKVS_OK;
+    return kvs_transport_open(kvs);
 }
 
 /* ---- open and close ---- */
@@ -669,7 +689,7 @@ static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
 static int teardown(mpikvs_t *kvs, bool report)
 {
     int rc = MPIKVS_OK;
-    bool together = true;
+    bool together = true, exposed;
 
     if (kvs->comm != MPI_COMM_NULL) {
         /* Twice: after the first every rank has come, and no RMA is in
@@ -683,11 +703,9 @@ static int teardown(mpikvs_t *kvs, bool report)
                                  now_ms() + kvs->close_timeout * 1000ull);
         together = rc == MPIKVS_OK;
     }
-    if (kvs->has_win && together) {
-        if (kvs->locked_all)
-            MPI_Win_unlock_all(kvs->win);
-        MPI_Win_free(&kvs->win);
-    }
+    /* a region the transport still exposes to the others stays mapped
+     * until the process ends */
+    exposed = kvs->tp && kvs->tp->close(kvs, together);
     /* no lock is taken now; after a timeout a late rank still may, and
      * the lease stays ours until this process ends (locks.c) */
     if (together)
@@ -696,9 +714,7 @@ static int teardown(mpikvs_t *kvs, bool report)
     if (kvs->created)
         kvshm_region_unlink(kvs->shm_dir[0] ? kvs->shm_dir : NULL,
                             kvs->region_name);
-    /* A window left allocated still exposes the region to the others:
-     * it stays mapped until the process ends. */
-    if (together || !kvs->has_win)
+    if (!exposed)
         kvshm_region_close(&kvs->region);
     kvshm_config_free(kvs->config);
     kvshm_job_layout_free(kvs->layout);
@@ -706,6 +722,7 @@ static int teardown(mpikvs_t *kvs, bool report)
     free(kvs->scratch);
     free(kvs->slot_image);
     free(kvs->batch);
+    free(kvs->batch_images);
     /* the communicators too stay allocated after a timeout: the posted
      * barrier refers to them */
     if (together && kvs->node_comm != MPI_COMM_NULL)
@@ -716,6 +733,40 @@ static int teardown(mpikvs_t *kvs, bool report)
         kvs_fail(NULL, rc, "%s", kvs->err.text);
     free(kvs);
     return rc;
+}
+
+/* Can this thread call MPI?  The library calls MPI in the calling thread
+ * (a handle is used by one thread at a time: the caller's part), so under
+ * MPI_THREAD_SINGLE or FUNNELED only the main thread may call it.  Each
+ * call here is allowed in any thread; the first two also before MPI_Init
+ * and after MPI_Finalize. */
+static int check_mpi_thread(void)
+{
+    int flag = 0, provided = MPI_THREAD_SINGLE, is_main = 0;
+
+    if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag)
+        return kvs_fail(NULL, MPIKVS_ERR_MPI,
+                        "mpikvs_open: MPI is not initialized: call "
+                        "MPI_Init or MPI_Init_thread first");
+    if (MPI_Finalized(&flag) != MPI_SUCCESS || flag)
+        return kvs_fail(NULL, MPIKVS_ERR_MPI,
+                        "mpikvs_open: MPI is finalized: open (and close) "
+                        "caches before MPI_Finalize");
+    MPI_Query_thread(&provided);
+    if (provided == MPI_THREAD_SERIALIZED || provided == MPI_THREAD_MULTIPLE)
+        return MPIKVS_OK;
+    MPI_Is_thread_main(&is_main);
+    if (is_main)
+        return MPIKVS_OK;
+    return kvs_fail(NULL, MPIKVS_ERR_MPI,
+                    "mpikvs_open: MPI provides %s, under which only the "
+                    "main thread (the one that initialized MPI) may call "
+                    "MPI, and this is another thread: call mpikvs from the "
+                    "main thread, or initialize MPI with MPI_Init_thread "
+                    "and MPI_THREAD_SERIALIZED (MPI_THREAD_MULTIPLE if "
+                    "threads use distinct handles at the same time)",
+                    provided == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE"
+                                                  : "MPI_THREAD_FUNNELED");
 }
 
 int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
@@ -733,6 +784,8 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     if (comm == MPI_COMM_NULL)
         return kvs_fail(NULL, MPIKVS_ERR_INVAL,
                         "mpikvs_open: comm is MPI_COMM_NULL");
+    if ((rc = check_mpi_thread()) != MPIKVS_OK)
+        return rc;
     kvs = calloc(1, sizeof(*kvs));
     if (!kvs)
         return kvs_fail(NULL, -ENOMEM, "mpikvs_open: out of memory");
@@ -766,12 +819,16 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         kvs->slot_image = malloc(kvs->slot_size);
         kvs->batch_len = BATCH_CHUNK * kvs->bucket_size;
         kvs->batch = malloc(kvs->batch_len);
-        rc = agree(kvs, kvs->scratch && kvs->slot_image && kvs->batch
+        kvs->batch_images = malloc(BATCH_CHUNK * kvs->slot_size);
+        rc = agree(kvs, kvs->scratch && kvs->slot_image && kvs->batch &&
+                                kvs->batch_images
                             ? MPIKVS_OK
                             : kvs_fail(kvs, -ENOMEM, "out of memory"));
     }
     if (rc == MPIKVS_OK)
-        rc = agree(kvs, open_window(kvs));
+        rc = agree(kvs, open_transport(kvs));
+    if (rc == MPIKVS_OK)
+        kvs_stats_set_transport(kvs);
     if (rc != MPIKVS_OK) {
         kvs_fail(NULL, rc, "%s", kvs->err.text);
         teardown(kvs, false);

@@ -1,37 +1,45 @@
 /*
- * ops.c - one get or put, in each consistency mode.
+ * ops.c - one get and one put.
  *
- * lockfree, home on my node:   the bucket in shared memory, no MPI.
- * lockfree, home elsewhere:    MPI_Get of the bucket, one flush; a put
- *                              then MPI_Puts one slot image, one flush.
- * fine-lock:                   the same through MPI, between a bucket
- *                              lock and its release, also on my node.
- * coarse-lock:                 the same between MPI_Win_lock/unlock of
- *                              the home node's window.
+ * A get (kvs_get), top to bottom: the key's record, made once where the
+ * key came in; then, for a key of the own node in the lock-free mode, its
+ * bucket in shared memory; for another node's key, the node tier; else
+ * the key's bucket through the transport, under the lock the mode takes;
+ * the slot verified against its checksum; the answer counted, and a
+ * remote hit kept for the node tier.
+ *
+ * A put (kvs_put): the own node's bucket in shared memory (lock-free), or
+ * under the mode's lock the bucket read through the transport, a slot
+ * chosen on that copy, and the slot's image written back.
+ *
+ * A batch (batch.c) runs the same steps over many records.
  */
 #include <string.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#include "ops.h"
 #include "slot.h"
 
-/* A key's home: one 128-bit XXH3, its halves mapped onto the nodes and
- * the buckets by multiply-shift (no modulo bias, no division). */
-struct mpikvs_home kvs_home(const mpikvs_t *kvs, const void *key)
+static bool direct(const mpikvs_t *kvs, const struct kvs_key *k)
 {
-    XXH128_hash_t h = XXH3_128bits(key, kvs->key_size);
-    struct mpikvs_home home = {
-        .node = (uint32_t)(((unsigned __int128)h.high64 * kvs->nnodes) >> 64),
-        .bucket = (uint64_t)(((unsigned __int128)h.low64 * kvs->nbuckets) >>
-                             64),
-    };
-    return home;
+    return kvs->mode == KVSHM_MODE_LOCKFREE && k->node == kvs->node;
 }
 
-static bool direct(const mpikvs_t *kvs, const struct mpikvs_home *home)
+static void count_get(mpikvs_t *kvs, int rc)
 {
-    return kvs->mode == KVSHM_MODE_LOCKFREE && home->node == kvs->node;
+    KVS_COUNT(kvs, gets, 1);
+    if (rc == MPIKVS_OK)
+        KVS_COUNT(kvs, hits, 1);
+    else if (rc == MPIKVS_MISS)
+        KVS_COUNT(kvs, misses, 1);
+}
+
+void kvs_count_put(mpikvs_t *kvs, int choice)
+{
+    KVS_COUNT(kvs, puts, 1);
+    if (choice == SLOT_UPDATE)
+        KVS_COUNT(kvs, updates, 1);
+    else if (choice == SLOT_EVICT)
+        KVS_COUNT(kvs, evictions, 1);
 }
 
 /* ---- the own node, lock-free ---- */
@@ -48,23 +56,22 @@ static inline unsigned char *prefetch_bucket(const mpikvs_t *kvs,
     return b;
 }
 
-static int get_direct(mpikvs_t *kvs, uint64_t bucket, const void *key,
-                      void *value)
+static int get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 {
-    unsigned char *b = prefetch_bucket(kvs, bucket);
+    unsigned char *b = prefetch_bucket(kvs, k->bucket);
 
     KVS_COUNT(kvs, direct, 1);
     for (int attempt = 0;; attempt++) {
         uint64_t torn = 0, meta = 0;
-        enum slot_found f = kvs_slot_find(kvs, b, true, key, value, &torn,
-                                          &meta);
+        enum slot_found f = kvs_slot_find(kvs, b, true, k->bytes, value,
+                                          &torn, &meta);
         if (f == SLOT_HIT)
             return MPIKVS_OK;
         if (f == SLOT_MISS)
             return MPIKVS_MISS;
         KVS_COUNT(kvs, checksum_retries, 1);
         if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES) {
-            KVS_TORN_HOOK(kvs, bucket, torn);
+            KVS_TORN_HOOK(kvs, k->bucket, torn);
             /* Against the meta of the read that failed, not a fresh load:
              * a slot rewritten since is another write, and valid. */
             if (kvs_slot_invalidate(kvs_slot_at(kvs, b, torn), meta))
@@ -76,130 +83,99 @@ static int get_direct(mpikvs_t *kvs, uint64_t bucket, const void *key,
     }
 }
 
-void kvs_count_choice(mpikvs_t *kvs, int c)
-{
-    if (c == SLOT_UPDATE)
-        KVS_COUNT(kvs, updates, 1);
-    else if (c == SLOT_EVICT)
-        KVS_COUNT(kvs, evictions, 1);
-}
-
-static int put_direct(mpikvs_t *kvs, uint64_t bucket, const void *key,
+static int put_direct(mpikvs_t *kvs, const struct kvs_key *k,
                       const void *value)
 {
-    unsigned char *b = prefetch_bucket(kvs, bucket);
+    unsigned char *b = prefetch_bucket(kvs, k->bucket);
     enum slot_choice c;
-    uint64_t i = kvs_slot_choose(kvs, b, key, &c);
+    uint64_t i = kvs_slot_choose(kvs, b, k->bytes, &c);
 
-    kvs_slot_image(kvs, key, value, kvs->slot_image);
+    kvs_slot_image(kvs, k->bytes, value, kvs->slot_image);
     kvs_slot_store(kvs, kvs_slot_at(kvs, b, i), kvs->slot_image);
-    kvs_count_choice(kvs, c);
+    kvs_count_put(kvs, c);
     return MPIKVS_OK;
 }
 
-/* ---- through MPI ---- */
+/* ---- through the transport ---- */
 
-/* Complete every operation on the window: one flush per node's leader
- * rather than MPI_Win_flush_all, which Open MPI 4.1's ucx component
- * returned from with gets still outstanding (batches then read stale
- * buckets; seen in tests/mpi with OMPI_MCA_osc=ucx). */
-int kvs_flush_nodes(mpikvs_t *kvs)
+int kvs_read_bucket(mpikvs_t *kvs, const struct kvs_key *k,
+                    unsigned char *into)
 {
-    for (uint32_t n = 0; n < kvs->nnodes; n++) {
-        int rc = MPI_Win_flush(kvs->leaders[n], kvs->win);
-        if (rc != MPI_SUCCESS)
-            return kvs_mpi_fail(kvs, "MPI_Win_flush", rc);
-    }
-    return MPIKVS_OK;
+    return kvs->tp->read(kvs, k->node, kvs_bucket_disp(kvs, k->bucket), into,
+                         kvs->bucket_size);
 }
 
-static int fetch_bucket(mpikvs_t *kvs, int target, uint64_t bucket,
+int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
+                   const unsigned char *image)
+{
+    return kvs->tp->write(kvs, k->node, kvs_slot_disp(kvs, k->bucket, i),
+                          image, kvs->slot_size);
+}
+
+static int fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,
                         unsigned char *into)
 {
-    int rc = MPI_Get(into, (int)kvs->bucket_size, MPI_BYTE, target,
-                     (MPI_Aint)kvs_bucket_disp(kvs, bucket),
-                     (int)kvs->bucket_size, MPI_BYTE, kvs->win);
-    if (rc != MPI_SUCCESS)
-        return kvs_mpi_fail(kvs, "MPI_Get of a bucket", rc);
+    int rc = kvs_read_bucket(kvs, k, into);
+
     /* The bucket must be in our buffer before we read it. */
-    rc = MPI_Win_flush(target, kvs->win);
-    if (rc != MPI_SUCCESS)
-        return kvs_mpi_fail(kvs, "MPI_Win_flush after MPI_Get", rc);
-    return MPIKVS_OK;
+    return rc == MPIKVS_OK ? kvs->tp->flush(kvs, k->node) : rc;
 }
 
-static int put_slot(mpikvs_t *kvs, int target, uint64_t bucket, uint64_t i,
-                    const unsigned char *image)
-{
-    MPI_Aint disp = (MPI_Aint)(kvs_bucket_disp(kvs, bucket) +
-                               kvshm_bucket_slot_offset(kvs->slot_size, i));
-    int rc = MPI_Put(image, (int)kvs->slot_size, MPI_BYTE, target, disp,
-                     (int)kvs->slot_size, MPI_BYTE, kvs->win);
-    if (rc != MPI_SUCCESS)
-        return kvs_mpi_fail(kvs, "MPI_Put of a slot", rc);
-    /* Complete at the target before the caller may reuse the image or
-     * another rank may read the slot. */
-    rc = MPI_Win_flush(target, kvs->win);
-    if (rc != MPI_SUCCESS)
-        return kvs_mpi_fail(kvs, "MPI_Win_flush after MPI_Put", rc);
-    return MPIKVS_OK;
-}
-
-/* Mark a remote slot invalid: only its meta word, in one put.  Only in
- * the lock modes, where the caller's lock keeps every writer out of the
- * bucket, so meta is still as read; there every access to the slot goes
- * through MPI. */
-static int invalidate_remote(mpikvs_t *kvs, int target, uint64_t bucket,
-                             uint64_t i, uint64_t meta)
-{
-    static const int count = 1;
-    uint64_t word = meta | KVSHM_SLOT_INVALID;
-    MPI_Aint disp = (MPI_Aint)(kvs_bucket_disp(kvs, bucket) +
-                               kvshm_bucket_slot_offset(kvs->slot_size, i));
-    int rc = MPI_Put(&word, count, MPI_UINT64_T, target, disp, count,
-                     MPI_UINT64_T, kvs->win);
-
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Win_flush(target, kvs->win);
-    return rc == MPI_SUCCESS ? MPIKVS_OK
-                             : kvs_mpi_fail(kvs, "invalidating a slot", rc);
-}
-
-/* Read the key from a bucket through MPI (the caller holds whatever lock
- * the mode needs): retry a slot that does not verify, then give up with a
- * miss.
+/* A slot of the key's bucket that did not verify, read through the
+ * transport.  In the lock modes the caller's lock keeps every writer out
+ * of the bucket, so meta is still as read and one write of the meta word
+ * marks the slot invalid; there every access to the slot goes through
+ * the transport.
  *
- * Lock-free, a reader from another node does not mark the slot invalid:
- * that would take a remote compare-and-swap on the meta word, which the
- * home node's ranks change with CPU atomics, and no one-sided component
- * makes the two atomic with each other (pt2pt swaps in software at the
- * target, rdma and ucx with the network card's atomics).  A put of the key
- * overwrites the slot, and a reader on the home node invalidates it. */
-static int get_remote(mpikvs_t *kvs, int target, uint64_t bucket,
-                      const void *key, void *value)
+ * Lock-free, the slot stays as it is: marking it would take a remote
+ * compare-and-swap on the meta word, which the home node's ranks change
+ * with CPU atomics, and the transport's atomics are not atomic with those
+ * (transport.h, cpu_atomic).  A put of the key overwrites the slot, and a
+ * reader on the home node invalidates it.  Returns MPIKVS_MISS or an
+ * error. */
+static int invalidate_far(mpikvs_t *kvs, const struct kvs_key *k,
+                          uint64_t i, uint64_t meta)
+{
+    uint64_t word = meta | KVSHM_SLOT_INVALID;
+    int rc;
+
+    if (kvs->mode == KVSHM_MODE_LOCKFREE)
+        return MPIKVS_MISS;
+    KVS_COUNT(kvs, invalidations, 1);
+    rc = kvs->tp->write(kvs, k->node,
+                        kvs_slot_disp(kvs, k->bucket, i) +
+                            KVSHM_SLOT_META_OFFSET,
+                        &word, sizeof(word));
+    if (rc == MPIKVS_OK)   /* before word goes out of scope */
+        rc = kvs->tp->flush(kvs, k->node);
+    return rc == MPIKVS_OK ? MPIKVS_MISS : rc;
+}
+
+/* Read the key from its bucket through the transport (the caller holds
+ * whatever lock the mode needs): retry a slot that does not verify, then
+ * give up with a miss. */
+static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
+                   void *value)
 {
     unsigned char *b = kvs->scratch;
 
+    (void)in;
     KVS_COUNT(kvs, remote, 1);
     for (int attempt = 0;; attempt++) {
         uint64_t torn = 0, meta = 0;
-        int rc = fetch_bucket(kvs, target, bucket, b);
+        int rc = fetch_bucket(kvs, k, b);
         if (rc != MPIKVS_OK)
             return rc;
-        enum slot_found f = kvs_slot_find(kvs, b, false, key, value, &torn,
-                                          &meta);
+        enum slot_found f = kvs_slot_find(kvs, b, false, k->bytes, value,
+                                          &torn, &meta);
         if (f == SLOT_HIT)
             return MPIKVS_OK;
         if (f == SLOT_MISS)
             return MPIKVS_MISS;
         KVS_COUNT(kvs, checksum_retries, 1);
         if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES) {
-            KVS_TORN_HOOK(kvs, bucket, torn);
-            if (kvs->mode == KVSHM_MODE_LOCKFREE)
-                return MPIKVS_MISS;
-            KVS_COUNT(kvs, invalidations, 1);
-            rc = invalidate_remote(kvs, target, bucket, torn, meta);
-            return rc == MPIKVS_OK ? MPIKVS_MISS : rc;
+            KVS_TORN_HOOK(kvs, k->bucket, torn);
+            return invalidate_far(kvs, k, torn, meta);
         }
         /* Under a lock no writer is halfway: the slot stays as it is. */
         if (kvs->mode == KVSHM_MODE_LOCKFREE)
@@ -207,168 +183,101 @@ static int get_remote(mpikvs_t *kvs, int target, uint64_t bucket,
     }
 }
 
-static int put_remote(mpikvs_t *kvs, int target, uint64_t bucket,
-                      const void *key, const void *value)
+static int put_far(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
+                   void *out)
 {
     enum slot_choice c;
     uint64_t i;
-    int rc = fetch_bucket(kvs, target, bucket, kvs->scratch);
+    int rc = fetch_bucket(kvs, k, kvs->scratch);
 
+    (void)out;
     if (rc != MPIKVS_OK)
         return rc;
-    i = kvs_slot_choose(kvs, kvs->scratch, key, &c);
-    kvs_slot_image(kvs, key, value, kvs->slot_image);
-    rc = put_slot(kvs, target, bucket, i, kvs->slot_image);
+    i = kvs_slot_choose(kvs, kvs->scratch, k->bytes, &c);
+    kvs_slot_image(kvs, k->bytes, value, kvs->slot_image);
+    rc = kvs_write_slot(kvs, k, i, kvs->slot_image);
+    /* Complete at the target before the image is reused or another rank
+     * may read the slot. */
     if (rc == MPIKVS_OK)
-        kvs_count_choice(kvs, c);
+        rc = kvs->tp->flush(kvs, k->node);
+    if (rc == MPIKVS_OK)
+        kvs_count_put(kvs, c);
     return rc;
 }
 
-/* ---- the modes' brackets ---- */
+/* ---- the get and the put ---- */
 
-static int coarse_lock(mpikvs_t *kvs, int target, bool exclusive)
+bool kvs_get_tier(mpikvs_t *kvs, const struct kvs_key *k, void *value,
+                  int *rc)
 {
-    int rc = MPI_Win_lock(exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
-                          target, 0, kvs->win);
-    return rc == MPI_SUCCESS ? MPIKVS_OK
-                             : kvs_mpi_fail(kvs, "MPI_Win_lock", rc);
+    if (!kvs->tier || k->node == kvs->node)
+        return false;
+    *rc = kvs_tier_lookup(kvs, k, value);
+    if (*rc == MPIKVS_OK)
+        count_get(kvs, *rc);
+    return *rc != MPIKVS_MISS;
 }
 
-static int coarse_unlock(mpikvs_t *kvs, int target)
+int kvs_get_far(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 {
-    int rc = MPI_Win_unlock(target, kvs->win);
-    return rc == MPI_SUCCESS ? MPIKVS_OK
-                             : kvs_mpi_fail(kvs, "MPI_Win_unlock", rc);
+    return kvs_locked(kvs, k, false, get_far, NULL, value);
 }
 
-static int lock(mpikvs_t *kvs, int target, uint64_t bucket, bool exclusive)
+int kvs_get_done(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
+                 int rc)
 {
-    switch (kvs->mode) {
-    case KVSHM_MODE_FINE_LOCK:
-        return kvs_bucket_lock(kvs, target, kvs_bucket_disp(kvs, bucket),
-                               exclusive);
-    case KVSHM_MODE_COARSE_LOCK:
-        return coarse_lock(kvs, target, exclusive);
-    default:
-        return MPIKVS_OK;
-    }
+    if (rc < 0)
+        return rc;
+    count_get(kvs, rc);
+    if (rc == MPIKVS_OK && kvs->tier && k->node != kvs->node)
+        kvs_tier_record(kvs, k, value);
+    return rc;
 }
 
-static int unlock(mpikvs_t *kvs, int target, uint64_t bucket, bool exclusive)
-{
-    switch (kvs->mode) {
-    case KVSHM_MODE_FINE_LOCK:
-        return kvs_bucket_unlock(kvs, target, kvs_bucket_disp(kvs, bucket),
-                                 exclusive);
-    case KVSHM_MODE_COARSE_LOCK:
-        return coarse_unlock(kvs, target);
-    default:
-        return MPIKVS_OK;
-    }
-}
-
-int kvs_get_one(mpikvs_t *kvs, const void *key, void *value)
-{
-    struct mpikvs_home home = kvs_home(kvs, key);
-    return kvs_get_at(kvs, home, key, value);
-}
-
-int kvs_get_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
-               void *value)
+int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 {
     int rc;
 
-    /* Another node's key: the node tier may have it, with no MPI call. */
-    if (kvs->tier && home.node != kvs->node) {
-        rc = kvs_tier_lookup(kvs, key, value);
-        if (rc != MPIKVS_MISS) {
-            if (rc == MPIKVS_OK)
-                kvs_count_get(kvs, rc);
-            return rc;
-        }
-    }
-    rc = kvs_get_home(kvs, home, key, value);
-    if (rc == MPIKVS_OK && kvs->tier && home.node != kvs->node)
-        kvs_tier_record(kvs, key, value);
-    return rc;
+    if (direct(kvs, k))
+        rc = get_direct(kvs, k, value);
+    else if (kvs_get_tier(kvs, k, value, &rc))
+        return rc;   /* another node's key, in this node's tier */
+    else
+        rc = kvs_get_far(kvs, k, value);
+    return kvs_get_done(kvs, k, value, rc);
 }
 
-int kvs_get_home(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
-                 void *value)
+int kvs_put(mpikvs_t *kvs, const struct kvs_key *k, const void *value)
 {
-    int target, rc, rc2;
-
-    if (direct(kvs, &home))
-        rc = get_direct(kvs, home.bucket, key, value);
-    else {
-        target = kvs->leaders[home.node];
-        rc = lock(kvs, target, home.bucket, false);
-        if (rc != MPIKVS_OK)
-            return rc;
-        rc = get_remote(kvs, target, home.bucket, key, value);
-        rc2 = unlock(kvs, target, home.bucket, false);
-        if (rc >= 0 && rc2 != MPIKVS_OK)
-            rc = rc2;
-    }
-    kvs_count_get(kvs, rc);
-    return rc;
-}
-
-void kvs_count_get(mpikvs_t *kvs, int rc)
-{
-    KVS_COUNT(kvs, gets, 1);
-    if (rc == MPIKVS_OK)
-        KVS_COUNT(kvs, hits, 1);
-    else if (rc == MPIKVS_MISS)
-        KVS_COUNT(kvs, misses, 1);
-}
-
-int kvs_put_one(mpikvs_t *kvs, const void *key, const void *value)
-{
-    struct mpikvs_home home = kvs_home(kvs, key);
-    return kvs_put_at(kvs, home, key, value);
-}
-
-int kvs_put_at(mpikvs_t *kvs, struct mpikvs_home home, const void *key,
-               const void *value)
-{
-    int target, rc, rc2;
-
-    if (direct(kvs, &home))
-        rc = put_direct(kvs, home.bucket, key, value);
-    else {
-        target = kvs->leaders[home.node];
-        rc = lock(kvs, target, home.bucket, true);
-        if (rc != MPIKVS_OK)
-            return rc;
-        rc = put_remote(kvs, target, home.bucket, key, value);
-        rc2 = unlock(kvs, target, home.bucket, true);
-        if (rc == MPIKVS_OK)
-            rc = rc2;
-    }
-    if (rc == MPIKVS_OK)
-        KVS_COUNT(kvs, puts, 1);
-    return rc;
+    if (direct(kvs, k))
+        return put_direct(kvs, k, value);
+    return kvs_locked(kvs, k, true, put_far, value, NULL);
 }
 
 /* ---- the public single operations ---- */
 
 int mpikvs_get(mpikvs_t *kvs, const void *key, void *value)
 {
+    struct kvs_key k;
+
     if (!kvs)
         return MPIKVS_ERR_INVAL;
     if (!key || !value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_get: key and value must not be NULL");
-    return kvs_get_one(kvs, key, value);
+    kvs_key_make(kvs, key, &k);
+    return kvs_get(kvs, &k, value);
 }
 
 int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value)
 {
+    struct kvs_key k;
+
     if (!kvs)
         return MPIKVS_ERR_INVAL;
     if (!key || !value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_put: key and value must not be NULL");
-    return kvs_put_one(kvs, key, value);
+    kvs_key_make(kvs, key, &k);
+    return kvs_put(kvs, &k, value);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+/* the slots' checksums inline (slot_read.h) */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -150,14 +151,15 @@ void kvs_slot_image(mpikvs_t *kvs, const void *key, const void *value,
 {
     uint64_t meta = KVSHM_SLOT_OCCUPIED |
                     ((uint64_t)next_stamp(kvs) << KVSHM_SLOT_STAMP_SHIFT);
-    unsigned char *kv = out + KVSHM_SLOT_KV_OFFSET;
     uint64_t sum;
 
     memset(out, 0, kvs->slot_size);
-    memcpy(out, &meta, sizeof(meta));
-    memcpy(kv, key, kvs->key_size);
-    memcpy(kv + kvs->key_size, value, kvs->value_size);
-    sum = kvshm_slot_checksum(kv, kvs->key_size + kvs->value_size);
+    memcpy(out + KVSHM_SLOT_META_OFFSET, &meta, sizeof(meta));
+    memcpy(out + KVSHM_SLOT_KV_OFFSET, key, kvs->key_size);
+    memcpy(out + kvshm_slot_value_offset(kvs->key_size), value,
+           kvs->value_size);
+    sum = kvshm_slot_checksum(out + KVSHM_SLOT_KV_OFFSET,
+                              kvs->key_size + kvs->value_size);
     memcpy(out + kvshm_slot_checksum_offset(kvs->slot_size), &sum,
            sizeof(sum));
 }
@@ -167,7 +169,7 @@ void kvs_slot_store(const mpikvs_t *kvs, unsigned char *slot,
 {
     uint64_t meta, sum;
 
-    memcpy(&meta, image, sizeof(meta));
+    memcpy(&meta, image + KVSHM_SLOT_META_OFFSET, sizeof(meta));
     memcpy(&sum, image + kvshm_slot_checksum_offset(kvs->slot_size),
            sizeof(sum));
     __atomic_store_n(slot_meta(slot), meta, __ATOMIC_RELAXED);

@@ -1,5 +1,6 @@
 /*
- * stats.c - the counters of a rank, its node, or the whole job.
+ * stats.c - the counters of a rank, its node, or the whole job; and the
+ * transport of the rank's open, which its block shows to mpikvs-stat.
  */
 #include <stddef.h>
 #include <string.h>
@@ -32,6 +33,14 @@ static void add(mpikvs_stats_t *sum, const mpikvs_stats_t *x)
 #define ADD_COUNTER(name, label, text) sum->name += x->name;
     MPIKVS_COUNTERS(ADD_COUNTER)
 #undef ADD_COUNTER
+}
+
+void kvs_stats_set_transport(mpikvs_t *kvs)
+{
+    /* relaxed, as the counters: mpikvs-stat wants a value it had */
+    if (kvs->stats && kvs->tp)
+        __atomic_store_n(&kvs->stats->transport, (uint64_t)kvs->transport,
+                         __ATOMIC_RELAXED);
 }
 
 int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)

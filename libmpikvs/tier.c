@@ -33,18 +33,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-#include "handle.h"
+#include "key.h"
 #include "tier.h"
 
 #define RECORDS_MIN 256u
 #define RECORDS_MAX 65536u
 
+/* A remote hit kept for the fence: the key's tier hash, the key, the
+ * value; the leader publishes it without hashing the key again. */
 static size_t record_size(const mpikvs_t *kvs)
 {
-    return kvs->key_size + kvs->value_size;
+    return sizeof(uint64_t) + kvs->key_size + kvs->value_size;
 }
 
 /* The tier's name and size: the plugin's, or "<table>" and the plan's
@@ -204,7 +203,7 @@ static int tier_outcome(mpikvs_t *kvs, int rc, size_t len)
     return MPIKVS_MISS;
 }
 
-int kvs_tier_lookup(mpikvs_t *kvs, const void *key, void *value)
+int kvs_tier_lookup(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 {
     size_t len = 0;
     int rc;
@@ -213,16 +212,17 @@ int kvs_tier_lookup(mpikvs_t *kvs, const void *key, void *value)
         KVS_COUNT(kvs, tier_misses, 1);
         return MPIKVS_MISS;
     }
-    rc = kvshm_tier_get(kvs->tier, key, kvs->key_size, value,
-                        kvs->value_size, &len);
+    rc = kvshm_tier_get_hashed(kvs->tier, k->hash, k->bytes, kvs->key_size,
+                               value, kvs->value_size, &len);
     return tier_outcome(kvs, rc, len);
 }
 
 /* Remember a remote hit for the next fence; a full buffer drops it. */
-void kvs_tier_record(mpikvs_t *kvs, const void *key, const void *value)
+void kvs_tier_record(mpikvs_t *kvs, const struct kvs_key *k,
+                     const void *value)
 {
     size_t slots = 2 * kvs->records_cap;
-    uint64_t h = XXH3_64bits(key, kvs->key_size) | 1;   /* 0 marks free */
+    uint64_t h = k->hash | 1;   /* 0 marks free */
     size_t i = (size_t)(h % slots);
     unsigned char *rec;
 
@@ -236,8 +236,9 @@ void kvs_tier_record(mpikvs_t *kvs, const void *key, const void *value)
     }
     kvs->recorded[i] = h;
     rec = kvs->records + kvs->records_count++ * record_size(kvs);
-    memcpy(rec, key, kvs->key_size);
-    memcpy(rec + kvs->key_size, value, kvs->value_size);
+    memcpy(rec, &k->hash, sizeof(k->hash));
+    memcpy(rec + sizeof(k->hash), k->bytes, kvs->key_size);
+    memcpy(rec + sizeof(k->hash) + kvs->key_size, value, kvs->value_size);
 }
 
 static void forget_records(mpikvs_t *kvs)
@@ -257,18 +258,21 @@ static void publish_records(mpikvs_t *kvs, const unsigned char *recs,
     bool full = !kvs->tier_writer;
 
     for (size_t i = 0; i < n; i++) {
-        const unsigned char *key = recs + i * rs;
+        const unsigned char *key = recs + i * rs + sizeof(uint64_t);
         mpikvs_error_t err;
+        uint64_t hash;
         int rc;
         if (full) {
             KVS_COUNT(kvs, tier_dropped, 1);
             continue;
         }
-        if (kvshm_tier_get(kvs->tier, key, kvs->key_size, probe,
-                           kvs->value_size, &len) == MPIKVS_OK)
+        memcpy(&hash, recs + i * rs, sizeof(hash));
+        if (kvshm_tier_get_hashed(kvs->tier, hash, key, kvs->key_size, probe,
+                                  kvs->value_size, &len) == MPIKVS_OK)
             continue;   /* another rank of the node had it too */
-        rc = kvshm_tier_put(kvs->tier, key, kvs->key_size,
-                            key + kvs->key_size, kvs->value_size, &err);
+        rc = kvshm_tier_put_hashed(kvs->tier, hash, key, kvs->key_size,
+                                   key + kvs->key_size, kvs->value_size,
+                                   &err);
         if (rc == MPIKVS_OK) {
             KVS_COUNT(kvs, tier_published, 1);
         } else {
@@ -353,6 +357,7 @@ int mpikvs_tier_invalidate(mpikvs_t *kvs)
 
 int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value)
 {
+    struct kvs_key k;
     const void *ref;
     size_t len;
     int rc;
@@ -370,7 +375,9 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value)
         return MPIKVS_MISS;
     }
     len = 0;
-    rc = kvshm_tier_get_ref(kvs->tier, key, kvs->key_size, &ref, &len, NULL);
+    kvs_key_make(kvs, key, &k);
+    rc = kvshm_tier_get_ref_hashed(kvs->tier, k.hash, k.bytes, kvs->key_size,
+                                   &ref, &len, NULL);
     rc = tier_outcome(kvs, rc, len);
     if (rc == MPIKVS_OK)
         *value = ref;

@@ -21,6 +21,7 @@ man_MANS += \
 	man/mpikvs_stats.3 \
 	man/mpikvs_strerror.3 \
 	man/mpikvs_tier_invalidate.3 \
+	man/mpikvs_transport.3 \
 	man/mpikvs_value_size.3 \
 	man/spank_mpikvs.8
 # End of man_MANS
@@ -45,6 +46,7 @@ EXTRA_DIST += \
 	man/mpikvs_stats.3.in \
 	man/mpikvs_strerror.3.in \
 	man/mpikvs_tier_invalidate.3.in \
+	man/mpikvs_transport.3.in \
 	man/mpikvs_value_size.3.in \
 	man/spank_mpikvs.8.in
 # End of EXTRA_DIST (man)

@@ -161,6 +161,31 @@ int bench_no_operands(const char *sub, int argc, char **argv)
     return -1;
 }
 
+int bench_stderr_mute(bool mute)
+{
+    int saved, nul;
+
+    if (!mute)
+        return -1;
+    fflush(stderr);
+    saved = dup(STDERR_FILENO);
+    nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved >= 0 && nul >= 0)
+        dup2(nul, STDERR_FILENO);
+    if (nul >= 0)
+        close(nul);
+    return saved;
+}
+
+void bench_stderr_restore(int saved)
+{
+    if (saved < 0)
+        return;
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+}
+
 /* ---- timing --------------------------------------------------------- */
 
 uint64_t bench_now_ns(void)

@@ -9,6 +9,7 @@
 #ifndef MPIKVS_CONTRIB_BENCH_H
 #define MPIKVS_CONTRIB_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -45,6 +46,12 @@ int bench_parse_double_list(const char *sub, const char *opt,
 int bench_bad_option(const char *sub, int c, char **argv);
 /* -1 with a message if argv has operands left at optind, else 0. */
 int bench_no_operands(const char *sub, int argc, char **argv);
+
+/* Under mpirun every rank parses the options; only rank 0 should say
+ * what is wrong.  mute: stderr goes to /dev/null until
+ * bench_stderr_restore(what this returned); !mute: nothing happens. */
+int bench_stderr_mute(bool mute);
+void bench_stderr_restore(int saved);
 
 /* --- timing ----------------------------------------------------------
  * The TSC is read with lfence;rdtsc before and rdtscp;lfence after the

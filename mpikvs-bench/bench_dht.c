@@ -323,9 +323,11 @@ static void print_table(const struct ctx *c, const struct row *rows)
     char size[48];
 
     dht_size_text(c->size_per_node, size, sizeof size);
-    printf("# %s %s dht: np=%d nodes=%d%s mode=%s dist=%s batch=%llu\n",
+    printf("# %s %s dht: np=%d nodes=%d%s mode=%s transport=%s dist=%s "
+           "batch=%llu\n",
            BENCH_PROG, PACKAGE_VERSION, c->np, c->nodes,
-           c->virtual_nodes ? " (virtual)" : "", o->mode, dist_name[o->dist],
+           c->virtual_nodes ? " (virtual)" : "", o->mode,
+           mpikvs_transport(c->kvs), dist_name[o->dist],
            (unsigned long long)o->batch);
     printf("# per rank: %llu pairs written and read back, %llu mixed ops "
            "(95%% gets, 5%% puts); %u-byte keys, %u-byte values; buckets "
@@ -383,8 +385,9 @@ static void print_json(const struct ctx *c, const struct row *rows)
            PACKAGE_VERSION);
     printf("  \"np\": %d,\n  \"nodes\": %d,\n  \"virtual_nodes\": %s,\n",
            c->np, c->nodes, c->virtual_nodes ? "true" : "false");
-    printf("  \"mode\": \"%s\",\n  \"dist\": \"%s\",\n", o->mode,
-           dist_name[o->dist]);
+    printf("  \"mode\": \"%s\",\n  \"transport\": \"%s\",\n"
+           "  \"dist\": \"%s\",\n",
+           o->mode, mpikvs_transport(c->kvs), dist_name[o->dist]);
     if (o->dist == DIST_ZIPF)
         printf("  \"zipf\": {\"skew\": %.2f, \"n\": %llu},\n", ZIPF_THETA,
                (unsigned long long)ZIPF_N);
@@ -679,23 +682,10 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
 static int parse_quietly(int argc, char **argv, struct dht_opts *o,
                          bool speak)
 {
-    int saved = -1, rc;
+    int saved = bench_stderr_mute(!speak);
+    int rc = dht_options(argc, argv, o, speak);
 
-    if (!speak) {
-        fflush(stderr);
-        saved = dup(STDERR_FILENO);
-        int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (saved >= 0 && nul >= 0)
-            dup2(nul, STDERR_FILENO);
-        if (nul >= 0)
-            close(nul);
-    }
-    rc = dht_options(argc, argv, o, speak);
-    if (saved >= 0) {
-        fflush(stderr);
-        dup2(saved, STDERR_FILENO);
-        close(saved);
-    }
+    bench_stderr_restore(saved);
     return rc;
 }
 

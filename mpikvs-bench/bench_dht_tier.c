@@ -786,9 +786,10 @@ static void print_table(const struct tctx *c, double write_s,
     const struct dht_opts *o = c->o;
     char src[4200];
 
-    printf("# %s %s dht --tier: np=%d nodes=%d%s mode=%s\n", BENCH_PROG,
-           PACKAGE_VERSION, c->np, c->nodes,
-           c->virtual_nodes ? " (virtual)" : "", c->mode);
+    printf("# %s %s dht --tier: np=%d nodes=%d%s mode=%s transport=%s\n",
+           BENCH_PROG, PACKAGE_VERSION, c->np, c->nodes,
+           c->virtual_nodes ? " (virtual)" : "", c->mode,
+           mpikvs_transport(c->kvs));
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     const char *osc;
     mpi_text(lib, &osc);
@@ -899,9 +900,10 @@ static void print_json(const struct tctx *c, double write_s,
     printf("  \"config\": {\"source\": \"%s\", \"table\": \"%s\", "
            "\"caching\": \"%s\", \"memory\": \"%s\"},\n",
            src_name[c->src], c->table, c->caching, c->size_text);
-    printf("  \"mode\": \"%s\",\n  \"key_bytes\": %u,\n"
+    printf("  \"mode\": \"%s\",\n  \"transport\": \"%s\",\n"
+           "  \"key_bytes\": %u,\n"
            "  \"value_bytes\": %u,\n  \"size_per_node\": %llu,\n",
-           c->mode, KEY_LEN, VALUE_LEN,
+           c->mode, mpikvs_transport(c->kvs), KEY_LEN, VALUE_LEN,
            (unsigned long long)c->size_per_node);
     printf("  \"keys\": %llu,\n  \"zipf\": {\"skew\": %.2f, \"n\": %llu},\n"
            "  \"gets_per_epoch\": %llu,\n  \"epochs\": %llu,\n"

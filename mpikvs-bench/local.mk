@@ -14,6 +14,9 @@ mpikvs_bench_mpikvs_bench_SOURCES = \
 	mpikvs-bench/bench_dht_tier.h \
 	mpikvs-bench/bench_keys.c \
 	mpikvs-bench/bench_keys.h \
+	mpikvs-bench/bench_mpi_count.c \
+	mpikvs-bench/bench_mpi_count.h \
+	mpikvs-bench/bench_open.c \
 	mpikvs-bench/bench_round.c \
 	mpikvs-bench/bench_subcommands.h \
 	mpikvs-bench/bench_tier.c

@@ -101,6 +101,14 @@ const char *stat_mode_name(uint32_t mode)
                                           : "?";
 }
 
+const char *stat_transport_name(uint64_t transport)
+{
+    /* a word of the region, anything: the name table says "unknown" */
+    return transport <= UINT32_MAX
+               ? kvshm_transport_name((enum kvshm_transport)transport)
+               : "unknown";
+}
+
 const char *stat_data_state_name(uint32_t state)
 {
     switch (state) {

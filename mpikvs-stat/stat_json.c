@@ -241,12 +241,13 @@ static json_t *table_json(const struct stat_table_report *t, time_t now)
             json_decref(counters);
             counters = NULL;
         }
-    return json_pack("{s:s, s:o, s:s, s:I, s:o, s:o, s:o}",
+    return json_pack("{s:s, s:o, s:s, s:I, s:o, s:s?, s:o, s:o}",
                      "table", t->table, "region",
                      header_json(t->region, now), "state",
                      stat_data_state_name(t->control.state), "max_ranks",
                      INT(t->control.max_ranks), "config",
-                     config_json(&t->control), "occupancy",
+                     config_json(&t->control), "transport",
+                     t->transport[0] ? t->transport : NULL, "occupancy",
                      occupancy_json(t), "counters", counters);
 }
 

@@ -59,9 +59,11 @@ void stat_format_age(char *buf, size_t len, time_t then, time_t now);
 /* "2026-11-21 10:04:59" in local time. */
 void stat_format_time(char *buf, size_t len, time_t t);
 
-/* "job" / "step"; "lockfree", ...; "ready", "not laid out", ... */
+/* "job" / "step"; "lockfree", ...; "mpi", ...; "ready", "not laid
+ * out", ... */
 const char *stat_scope_name(uint32_t scope);
 const char *stat_mode_name(uint32_t mode);
+const char *stat_transport_name(uint64_t transport);
 const char *stat_data_state_name(uint32_t state);
 
 #endif /* MPIKVS_STAT_OUTPUT_H */

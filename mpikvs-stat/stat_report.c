@@ -135,6 +135,31 @@ struct table_read {
     struct stat_counter_values *counters;
 };
 
+/* The transports of the ranks' blocks, each named once, in the order of
+ * the first rank that uses it. */
+static void read_transports(const void *base,
+                            const struct kvshm_data_control *c, char *buf,
+                            size_t len)
+{
+    uint64_t seen[8];
+    size_t nseen = 0;
+
+    buf[0] = '\0';
+    for (uint64_t r = 0; r < c->max_ranks && nseen < 8; r++) {
+        uint64_t v = __atomic_load_n(
+            &kvshm_data_rank_stats(base, c, r)->transport, __ATOMIC_RELAXED);
+        size_t i = 0;
+
+        while (i < nseen && seen[i] != v)
+            i++;
+        if (v == KVSHM_TRANSPORT_AUTO || i < nseen)
+            continue;
+        seen[nseen++] = v;
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+                 nseen > 1 ? ", " : "", stat_transport_name(v));
+    }
+}
+
 /* The control block, counters and slots of the table mapped at base.
  * Only what the file holds is read: a sparse file whose control block
  * claims billions of ranks or buckets would make every page read a new
@@ -174,6 +199,8 @@ static int read_table(void *arg, mpikvs_error_t *err)
     if (stat_counters_read(a->region->base, c, a->counters) != 0)
         return kvshm_fail(err, -ENOMEM, "out of memory");
     a->t->counters = a->counters;
+    read_transports(a->region->base, c, a->t->transport,
+                    sizeof(a->t->transport));
     if (a->scan && c->state == KVSHM_DATA_READY) {
         rc = kvshm_data_occupancy(a->region->base, c, &a->t->occupancy);
         if (rc != MPIKVS_OK)

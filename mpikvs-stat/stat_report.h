@@ -33,6 +33,9 @@ struct stat_table_report {
     bool                        scanned;     /* occupancy is filled in */
     struct kvshm_occupancy      occupancy;
     struct stat_counter_values *counters;    /* stat_ncounter_groups */
+    /* the transports the ranks' latest opens use, "mpi" (several joined
+     * by ", "; "" when no open has said yet) */
+    char                        transport[64];
 };
 
 /* A read-only lookup tier (its index and entries regions). */

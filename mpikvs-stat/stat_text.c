@@ -304,6 +304,11 @@ static void print_table(FILE *f, const struct stat_node_report *n,
         fprintf(f, "    job:       this is node %u of the %u nodes of the "
                    "job's last opening\n",
                 c->node_index, c->nnodes);
+    /* written by each rank when its open has its transport */
+    if (t->transport[0])
+        fprintf(f, "    transport: %s (to other nodes, as the ranks' "
+                   "latest opens use it)\n",
+                t->transport);
     print_occupancy(f, t);
     for (size_t g = 0; g < stat_ncounter_groups; g++)
         print_group(f, &t->counters[g]);

@@ -21,8 +21,10 @@
 
 #define KVSHM_MAGIC          "MPIKVSrg"     /* 8 bytes, no terminator kept */
 /* 2: fine-lock words carry an epoch; 3: the job layout's table entries
- * carry the table's plan (struct kvshm_table_shape) */
-#define KVSHM_FORMAT_VERSION 3u
+ * carry the table's plan (struct kvshm_table_shape); 4: tier entries
+ * hash keys as key_hash.h says, a rank's stats block names the transport
+ * of its open */
+#define KVSHM_FORMAT_VERSION 4u
 #define KVSHM_HEADER_SIZE    256u
 #define KVSHM_CACHELINE      64u
 
@@ -125,14 +127,16 @@ struct kvshm_tier_bucket {
 
 /*
  * An entry: this, then the key, then the value at an 8-byte boundary.
- * hash is XXH3-64 of the key (seeded with hash_seed); checksum is XXH3-64
+ * hash is the low half of the key's hash (key_hash.h: the 128-bit XXH3
+ * seeded with KVSHM_KEY_SEED, which the control block's hash_seed holds,
+ * and the DHT derives its homes from); checksum is XXH3-64
  * of the value seeded with kvshm_tier_checksum_seed() of hash and both
  * lengths, so the two together cover key, value and lengths.  A reader
  * checks what it copies against checksum, and a rebuild drops an entry
  * that fails it: a half-written value is never a hit.
  */
 struct kvshm_tier_entry {
-    uint64_t hash;              /* of the key, seeded with hash_seed */
+    uint64_t hash;              /* of the key, see above */
     uint32_t next;              /* next entry of the chain, 0 = end */
     uint32_t key_len;
     uint32_t value_len;
@@ -206,16 +210,23 @@ struct kvshm_slot {
                                  * checksum, the slot's last 8 bytes */
 };
 
+#define KVSHM_BUCKET_LOCK_OFFSET  offsetof(struct kvshm_bucket, lock)
 #define KVSHM_BUCKET_SLOTS_OFFSET offsetof(struct kvshm_bucket, slots)
+#define KVSHM_SLOT_META_OFFSET    offsetof(struct kvshm_slot, meta)
 #define KVSHM_SLOT_KV_OFFSET      offsetof(struct kvshm_slot, kv)
 #define KVSHM_SLOT_CHECKSUM_SIZE  8u
 
-/* Where slot i starts in its bucket, and where a slot keeps its
- * checksum. */
+/* Where slot i starts in its bucket, where a slot keeps the key's value
+ * (its key is at KVSHM_SLOT_KV_OFFSET), and where its checksum. */
 static inline uint64_t kvshm_bucket_slot_offset(uint64_t slot_size,
                                                 uint64_t i)
 {
     return KVSHM_BUCKET_SLOTS_OFFSET + i * slot_size;
+}
+
+static inline uint64_t kvshm_slot_value_offset(uint64_t key_size)
+{
+    return KVSHM_SLOT_KV_OFFSET + key_size;
 }
 
 static inline uint64_t kvshm_slot_checksum_offset(uint64_t slot_size)
@@ -276,13 +287,19 @@ struct kvshm_data_control {
 /* One rank's counters, on cache lines of their own: only that rank
  * writes them, anyone may read them (mpikvs-stat).  One uint64_t per
  * counter of MPIKVS_COUNTERS (mpikvs_counters.h), in its order: the
- * fields and the order of mpikvs_stats_t. */
+ * fields and the order of mpikvs_stats_t.  Then the transport the rank's
+ * latest open uses to reach other nodes (enum kvshm_transport of
+ * job_config.h), written once at open: 0 (auto) means none yet, as an
+ * open always resolves auto. */
 #define KVSHM_RANK_STATS_WORDS (2 * KVSHM_CACHELINE / 8)
 struct kvshm_rank_stats {
 #define KVSHM_RANK_COUNTER_(name, label, text) uint64_t name;
     MPIKVS_COUNTERS(KVSHM_RANK_COUNTER_)
 #undef KVSHM_RANK_COUNTER_
-    uint64_t pad[KVSHM_RANK_STATS_WORDS - MPIKVS_NCOUNTERS];
+    uint64_t transport;
+#if MPIKVS_NCOUNTERS + 1 < KVSHM_RANK_STATS_WORDS
+    uint64_t pad[KVSHM_RANK_STATS_WORDS - MPIKVS_NCOUNTERS - 1];
+#endif
 };
 
 #define KVSHM_DATA_CONTROL_OFFSET KVSHM_HEADER_SIZE

@@ -14,6 +14,7 @@ shm_libkvshm_la_SOURCES = \
 	shm/format.h \
 	shm/job_layout.c \
 	shm/job_layout.h \
+	shm/key_hash.h \
 	shm/plan.c \
 	shm/plan.h \
 	shm/region.c \

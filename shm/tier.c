@@ -47,10 +47,10 @@
 #include <xxhash.h>
 
 #include "errors_internal.h"
+#include "key_hash.h"
 #include "spin.h"
 #include "tier.h"
 
-#define TIER_SEED       UINT64_C(0x6d70696b76737469)   /* "mpikvsti" */
 #define ENTRIES_START   KVSHM_HEADER_SIZE
 #define MAX_BUCKETS     (UINT64_C(1) << 31)
 #define MIN_ENTRY_SIZE  kvshm_entry_size(1, 0)
@@ -66,7 +66,6 @@ struct kvshm_tier {
                                               * (its mapping is larger: a
                                               * read past the file is a
                                               * SIGBUS) */
-    uint64_t                    seed;
     bool                        writer;
     bool                        claimed;     /* writer_pid is ours */
     unsigned                    stall_ms;
@@ -110,12 +109,6 @@ static inline unsigned char *entry_value(struct kvshm_tier_entry *e,
     return entry_key(e) + kvshm_align8(key_len);
 }
 
-static inline uint64_t key_hash(const struct kvshm_tier *t, const void *key,
-                                size_t len)
-{
-    return XXH3_64bits_withSeed(key, len, t->seed);
-}
-
 /* The entry checksum of format.h: of the value, seeded with the key's hash
  * and both lengths. */
 static inline uint64_t value_sum(uint64_t hash, uint64_t key_len,
@@ -126,10 +119,9 @@ static inline uint64_t value_sum(uint64_t hash, uint64_t key_len,
                                                          value_len));
 }
 
-static bool entry_verifies(const struct kvshm_tier *t,
-                           struct kvshm_tier_entry *e)
+static bool entry_verifies(struct kvshm_tier_entry *e)
 {
-    return key_hash(t, entry_key(e), e->key_len) == e->hash &&
+    return kvshm_tier_key_hash(entry_key(e), e->key_len) == e->hash &&
            value_sum(e->hash, e->key_len, entry_value(e, e->key_len),
                      e->value_len) == e->checksum;
 }
@@ -267,7 +259,7 @@ static int fill_index(void *base, uint64_t size, void *arg,
     (void)err;
     ctl->nbuckets = f->buckets;
     ctl->entries_top = ENTRIES_START;
-    ctl->hash_seed = TIER_SEED;
+    ctl->hash_seed = KVSHM_KEY_SEED;
     ctl->max_load_milli = f->max_load_milli;
     ctl->writer_pid = f->writer_pid;
     return MPIKVS_OK;
@@ -338,7 +330,6 @@ int kvshm_tier_create(const struct kvshm_tier_spec *spec,
         goto fail;
 
     attach(t);
-    t->seed = TIER_SEED;
     t->writer = t->claimed = !for_owner;
     t->stall_ms = KVSHM_TIER_DEFAULT_STALL_MS;
     *out = t;
@@ -420,7 +411,15 @@ static int open_tier(const char *dir, const char *job, const char *node,
         goto fail;
     }
     attach(t);
-    t->seed = LOAD(&t->ctl->hash_seed);
+    if (LOAD(&t->ctl->hash_seed) != KVSHM_KEY_SEED) {
+        /* its entries' hashes are not the ones we would look for */
+        rc = kvshm_fail(err, MPIKVS_ERR_CORRUPT,
+                        "tier %s hashes its keys with seed %#llx, not "
+                        "%#llx: damaged, or made by another mpikvs", prefix,
+                        (unsigned long long)LOAD(&t->ctl->hash_seed),
+                        (unsigned long long)KVSHM_KEY_SEED);
+        goto fail;
+    }
     t->stall_ms = opts && opts->stall_ms ? opts->stall_ms
                                          : KVSHM_TIER_DEFAULT_STALL_MS;
     if (writer && (rc = claim_writer(t, prefix, err)) != MPIKVS_OK)
@@ -551,7 +550,7 @@ static uint64_t sweep(struct kvshm_tier *t, uint64_t limit)
         if (e->key_len == 0 || e->key_len > INT32_MAX ||
             e->value_len > INT32_MAX || !entry_in(t, off, limit))
             break;
-        if (!(e->flags & KVSHM_ENTRY_DEAD) && !entry_verifies(t, e)) {
+        if (!(e->flags & KVSHM_ENTRY_DEAD) && !entry_verifies(e)) {
             STORE(&e->flags, e->flags | KVSHM_ENTRY_DEAD);
             t->ctl->dropped++;
         }
@@ -721,10 +720,18 @@ static bool find(struct kvshm_tier *t, uint64_t hash, const void *key,
 int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
                    const void *value, size_t value_len, mpikvs_error_t *err)
 {
+    return kvshm_tier_put_hashed(t, kvshm_tier_key_hash(key, key_len), key,
+                                 key_len, value, value_len, err);
+}
+
+int kvshm_tier_put_hashed(struct kvshm_tier *t, uint64_t hash,
+                          const void *key, size_t key_len, const void *value,
+                          size_t value_len, mpikvs_error_t *err)
+{
     struct kvshm_tier_control *ctl;
     struct kvshm_tier_entry *old, *e;
     struct place p;
-    uint64_t hash, top, size;
+    uint64_t top, size;
     uint32_t unit;
     int rc;
 
@@ -739,7 +746,6 @@ int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
                           "tier key of %zu or value of %zu bytes is over 2 GiB",
                           key_len, value_len);
     ctl = t->ctl;
-    hash = key_hash(t, key, key_len);
     if (!control_sane(t) || !find(t, hash, key, key_len, &p)) {
         /* damaged under us (no writer but us changes it): rebuild the
          * index from the entries, once */
@@ -922,12 +928,12 @@ static int wait_for_writer(struct kvshm_tier *t, unsigned *spins,
  * a value that matches the entry's checksum: with value, the copy; else
  * the bytes in place, checked inside the read section.
  */
-static int lookup(struct kvshm_tier *t, const void *key, size_t key_len,
-                  void *value, size_t cap, size_t *value_len,
+static int lookup(struct kvshm_tier *t, uint64_t hash, const void *key,
+                  size_t key_len, void *value, size_t cap, size_t *value_len,
                   struct kvshm_tier_entry **entry, uint64_t *gen)
 {
     struct kvshm_tier_control *ctl = t->ctl;
-    uint64_t hash = key_hash(t, key, key_len), deadline = 0;
+    uint64_t deadline = 0;
     unsigned spins = 0, bad = 0;
 
     t->lookups++;
@@ -998,6 +1004,16 @@ static int lookup(struct kvshm_tier *t, const void *key, size_t key_len,
 int kvshm_tier_get(struct kvshm_tier *t, const void *key, size_t key_len,
                    void *value, size_t cap, size_t *value_len)
 {
+    if (!key)
+        return MPIKVS_ERR_INVAL;
+    return kvshm_tier_get_hashed(t, kvshm_tier_key_hash(key, key_len), key,
+                                 key_len, value, cap, value_len);
+}
+
+int kvshm_tier_get_hashed(struct kvshm_tier *t, uint64_t hash,
+                          const void *key, size_t key_len, void *value,
+                          size_t cap, size_t *value_len)
+{
     struct kvshm_tier_entry *e;
     uint64_t gen;
     size_t len = 0;
@@ -1005,8 +1021,8 @@ int kvshm_tier_get(struct kvshm_tier *t, const void *key, size_t key_len,
 
     if (!t || !key || key_len == 0 || (!value && cap))
         return MPIKVS_ERR_INVAL;
-    rc = lookup(t, key, key_len, value ? value : (void *)"", cap, &len, &e,
-                &gen);
+    rc = lookup(t, hash, key, key_len, value ? value : (void *)"", cap, &len,
+                &e, &gen);
     if (value_len && (rc == MPIKVS_OK || rc == MPIKVS_ERR_TOOBIG))
         *value_len = len;
     return rc;
@@ -1015,6 +1031,17 @@ int kvshm_tier_get(struct kvshm_tier *t, const void *key, size_t key_len,
 int kvshm_tier_get_ref(struct kvshm_tier *t, const void *key, size_t key_len,
                        const void **value, size_t *value_len, uint64_t *gen)
 {
+    if (!key)
+        return MPIKVS_ERR_INVAL;
+    return kvshm_tier_get_ref_hashed(t, kvshm_tier_key_hash(key, key_len),
+                                     key, key_len, value, value_len, gen);
+}
+
+int kvshm_tier_get_ref_hashed(struct kvshm_tier *t, uint64_t hash,
+                              const void *key, size_t key_len,
+                              const void **value, size_t *value_len,
+                              uint64_t *gen)
+{
     struct kvshm_tier_entry *e;
     size_t len = 0;
     uint64_t g = 0;
@@ -1022,7 +1049,7 @@ int kvshm_tier_get_ref(struct kvshm_tier *t, const void *key, size_t key_len,
 
     if (!t || !key || key_len == 0 || !value)
         return MPIKVS_ERR_INVAL;
-    rc = lookup(t, key, key_len, NULL, 0, &len, &e, &g);
+    rc = lookup(t, hash, key, key_len, NULL, 0, &len, &e, &g);
     if (rc != MPIKVS_OK)
         return rc;
     *value = entry_value(e, key_len);

@@ -142,6 +142,20 @@ int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
 int kvshm_tier_get(struct kvshm_tier *t, const void *key, size_t key_len,
                    void *value, size_t cap, size_t *value_len);
 
+/* The same, for a caller that has hashed the key already: hash must be
+ * kvshm_tier_key_hash(key, key_len) (key_hash.h), or the key is not
+ * found (get) or is stored where no lookup finds it (put). */
+int kvshm_tier_put_hashed(struct kvshm_tier *t, uint64_t hash,
+                          const void *key, size_t key_len, const void *value,
+                          size_t value_len, mpikvs_error_t *err);
+int kvshm_tier_get_hashed(struct kvshm_tier *t, uint64_t hash,
+                          const void *key, size_t key_len, void *value,
+                          size_t cap, size_t *value_len);
+int kvshm_tier_get_ref_hashed(struct kvshm_tier *t, uint64_t hash,
+                              const void *key, size_t key_len,
+                              const void **value, size_t *value_len,
+                              uint64_t *gen);
+
 /* Zero copy: *value points at the value inside the mapping (8-byte
  * aligned), *gen is the generation it was found in.  Returns as
  * kvshm_tier_get, but never MPIKVS_ERR_TOOBIG. */

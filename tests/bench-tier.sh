@@ -157,6 +157,9 @@ check_epochs lockfree "$tmp/lf" 3
 check_latency lockfree "$tmp/lf"
 if grep -q '^# .*nodes=2 (virtual)' "$tmp/lf"; then ok; else
     bad "lockfree: not on 2 virtual nodes" "$tmp/lf"; fi
+# the transport the handle uses, next to the mode: auto resolved to mpi
+if grep -q '^# .* dht --tier: .* mode=lockfree transport=mpi$' "$tmp/lf"; then ok; else
+    bad "lockfree: the header lacks 'mode=lockfree transport=mpi'" "$tmp/lf"; fi
 
 echo "# fine-lock, 2 virtual nodes, np 4"
 if run "$tmp/fl" 4 2 --tier --mode fine-lock --keys 5000 --ops 2000 \
@@ -169,7 +172,7 @@ if run "$tmp/js" 2 2 --tier --json --keys 5000 --ops 2000 --epochs 2 \
     --latency 500; then ok; else
     bad "json: exit $?" "$tmp/js"; fi
 for want in '"benchmark": "dht-tier"' '"epoch": 2' '"tier_hit": {"gets": ' \
-    '"tier_stalls": ' '"checked": ' '"wrong": 0'; do
+    '"tier_stalls": ' '"checked": ' '"wrong": 0' '"transport": "mpi"'; do
     if grep -qF -- "$want" "$tmp/js"; then ok; else
         bad "json: no '$want'" "$tmp/js"; fi
 done
@@ -182,6 +185,17 @@ if grep -q '^# note: one node' "$tmp/one" &&
     [ -z "$(rows "$tmp/one" | awk '$4 != 0 || $5 != 0')" ] &&
     grep -q 'wrong=0$' "$tmp/one"; then ok; else
     bad "one node: remote gets or tier hits, or no note" "$tmp/one"; fi
+
+echo "# plain dht (no tier): the header and the JSON name the transport"
+run "$tmp/plain" 2 2 --pairs 200 --ops 200
+rc=$?
+if [ "$rc" -eq 0 ] &&
+    grep -q '^# .* dht: .* mode=lockfree transport=mpi dist=' "$tmp/plain"; then ok; else
+    bad "plain dht: exit $rc, or no 'mode=lockfree transport=mpi' in the header" "$tmp/plain"; fi
+run "$tmp/plainjs" 2 2 --pairs 200 --ops 200 --json
+rc=$?
+if [ "$rc" -eq 0 ] && grep -qF '"transport": "mpi"' "$tmp/plainjs"; then ok; else
+    bad "plain dht --json: exit $rc, or no '\"transport\": \"mpi\"'" "$tmp/plainjs"; fi
 
 echo "# refused"
 expect pairs 2 '--pairs does not apply with --tier' 1 --tier --pairs 10

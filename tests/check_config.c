@@ -191,10 +191,57 @@ START_TEST(defaults_and_wide_doubles)
     ck_assert_uint_eq(t->key.fields[3].width, 3);
     ck_assert_uint_eq(t->key.size, 35);
     ck_assert(t->mode == KVSHM_MODE_LOCKFREE);
+    ck_assert(t->transport == KVSHM_TRANSPORT_AUTO);
     ck_assert_uint_eq(t->slots_per_bucket, 4);
     ck_assert(!t->tier.enabled && t->tier.caching == KVSHM_CACHING_ALWAYS);
     ck_assert(t->size.bytes == 0 && t->size.fraction == 0);
     kvshm_config_free(cfg);
+}
+END_TEST
+
+/* The transport key: auto (the default) or mpi, the same names
+ * MPIKVS_TRANSPORT and options.transport take, and the dump keeps it. */
+START_TEST(transport_key)
+{
+    struct kvshm_config *cfg = parse_ok(
+        "{\"version\":1,\"tables\":{"
+        "\"m\":{\"transport\":\"mpi\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
+        "\"a\":{\"transport\":\"auto\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
+        "\"d\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8}}}}");
+    enum kvshm_transport tr = KVSHM_TRANSPORT_MPI;
+    struct kvshm_config *again;
+    char list[64], *dump;
+
+    ck_assert(kvshm_config_table(cfg, "m")->transport == KVSHM_TRANSPORT_MPI);
+    ck_assert(kvshm_config_table(cfg, "a")->transport == KVSHM_TRANSPORT_AUTO);
+    ck_assert(kvshm_config_table(cfg, "d")->transport == KVSHM_TRANSPORT_AUTO);
+    dump = kvshm_config_dump(cfg);
+    ck_assert_msg(strstr(dump, "\"transport\": \"mpi\"") &&
+                      strstr(dump, "\"transport\": \"auto\""),
+                  "the dump lacks the transports:\n%s", dump);
+    again = parse_ok(dump);
+    ck_assert(kvshm_config_table(again, "m")->transport ==
+              KVSHM_TRANSPORT_MPI);
+    free(dump);
+    kvshm_config_free(again);
+    kvshm_config_free(cfg);
+
+    /* the one table of names */
+    ck_assert_str_eq(kvshm_transport_name(KVSHM_TRANSPORT_AUTO), "auto");
+    ck_assert_str_eq(kvshm_transport_name(KVSHM_TRANSPORT_MPI), "mpi");
+    ck_assert_str_eq(kvshm_transport_name((enum kvshm_transport)7),
+                     "unknown");
+    ck_assert_int_eq(kvshm_transport_parse("auto", &tr), MPIKVS_OK);
+    ck_assert(tr == KVSHM_TRANSPORT_AUTO);
+    ck_assert_int_eq(kvshm_transport_parse("mpi", &tr), MPIKVS_OK);
+    ck_assert(tr == KVSHM_TRANSPORT_MPI);
+    ck_assert_int_eq(kvshm_transport_parse("MPI", &tr), MPIKVS_ERR_INVAL);
+    ck_assert_int_eq(kvshm_transport_parse("", &tr), MPIKVS_ERR_INVAL);
+    ck_assert_int_eq(kvshm_transport_parse(NULL, &tr), MPIKVS_ERR_INVAL);
+    ck_assert(tr == KVSHM_TRANSPORT_MPI);   /* untouched when refused */
+    ck_assert_str_eq(kvshm_transport_list(list, sizeof(list)), "auto, mpi");
 }
 END_TEST
 
@@ -491,6 +538,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, chemistry_example);
     tcase_add_test(tc, dump_parses_back_to_the_same);
     tcase_add_test(tc, defaults_and_wide_doubles);
+    tcase_add_test(tc, transport_key);
     tcase_add_test(tc, tier_bytes_of_a_table);
     tcase_add_test(tc, resolve_shares_and_limits);
     tcase_add_test(tc, resolve_refuses_tables_larger_than_the_node);

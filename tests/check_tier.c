@@ -1280,7 +1280,7 @@ void kvshm_region_linked_hook(const char *path)
         if (fd < 0 || pread(fd, &ctl, sizeof(ctl), KVSHM_HEADER_SIZE) !=
                           (ssize_t)sizeof(ctl) ||
             ctl.nbuckets == 0 || ctl.entries_top != KVSHM_HEADER_SIZE ||
-            ctl.hash_seed == 0 || ctl.max_load_milli == 0)
+            ctl.max_load_milli == 0)   /* (hash_seed is 0 when filled) */
             hook_incomplete++;
         if (fd >= 0)
             close(fd);

@@ -111,12 +111,17 @@ EXTRA_DIST += \
 ##
 # tests/bench-tier.sh: mpikvs-bench dht --tier under mpirun on 2 virtual
 # nodes, small numbers; asserts what the run does, never its timings.
+# tests/bench-open.sh: mpikvs-bench open at np 2 to 6 (one node, 2 virtual
+# nodes), a few repetitions: its fields and the library's counted MPI
+# calls, never its timings.
 ##
 TESTS += \
+	tests/bench-open.sh \
 	tests/bench-tier.sh
 # End of TESTS (bench)
 
 EXTRA_DIST += \
+	tests/bench-open.sh \
 	tests/bench-tier.sh \
 	tests/plain-mpirun.sh
 # End of EXTRA_DIST (bench)

@@ -115,14 +115,18 @@ static void data_seeds(void)
         die("data region", err.text);
     {
         /* one slot of bucket 1 as libmpikvs writes it (libmpikvs/slot.c) */
+        const uint64_t slot_size = kvshm_slot_size(&shape);
         unsigned char *slot = (unsigned char *)r->base +
                               kvshm_data_buckets_offset(2) +
-                              kvshm_bucket_size(&shape) + 8;
+                              kvshm_bucket_size(&shape) +
+                              kvshm_bucket_slot_offset(slot_size, 0);
+        unsigned char *kv = slot + KVSHM_SLOT_KV_OFFSET;
         uint64_t meta = KVSHM_SLOT_OCCUPIED, sum;
-        memcpy(slot, &meta, 8);
-        memcpy(slot + 8, "key00001value of thirty-two bytes, padded", 40);
-        sum = XXH3_64bits_withSeed(slot + 8, 40, KVSHM_SLOT_CHECKSUM_SEED);
-        memcpy(slot + 48, &sum, 8);
+        memcpy(slot + KVSHM_SLOT_META_OFFSET, &meta, sizeof(meta));
+        memcpy(kv, "key00001value of thirty-two bytes, padded", 40);
+        sum = XXH3_64bits_withSeed(kv, 40, KVSHM_SLOT_CHECKSUM_SEED);
+        memcpy(slot + kvshm_slot_checksum_offset(slot_size), &sum,
+               sizeof(sum));
     }
     kvshm_region_close(&r);
     img = slurp("ready", &len);

@@ -9,14 +9,18 @@ check_PROGRAMS += \
 	tests/mpi/test_fault \
 	tests/mpi/test_tier \
 	tests/mpi/test_torture \
-	tests/mpi/test_locks
+	tests/mpi/test_locks \
+	tests/mpi/test_nodes \
+	tests/mpi/test_thread
 # End of check_PROGRAMS (mpi)
 
 TESTS += \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-fault-tests.sh \
-	tests/mpi/run-lock-tests.sh
+	tests/mpi/run-lock-tests.sh \
+	tests/mpi/run-nodes-test.sh \
+	tests/mpi/run-thread-test.sh
 # End of TESTS (mpi)
 
 tests_mpi_test_basic_SOURCES = tests/mpi/test_basic.c
@@ -48,6 +52,17 @@ tests_mpi_test_torture_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_torture_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_torture_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
+# built from the library's sources: it calls kvs_nodes itself
+tests_mpi_test_nodes_SOURCES = tests/mpi/test_nodes.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_nodes_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_nodes_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
+tests_mpi_test_nodes_LDADD = shm/libkvshm.la $(MPI_LIBS)
+
+tests_mpi_test_thread_SOURCES = tests/mpi/test_thread.c
+tests_mpi_test_thread_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_thread_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
+tests_mpi_test_thread_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lpthread
+
 # built from the library's sources: it holds bucket locks itself
 tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -59,5 +74,7 @@ EXTRA_DIST += \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-lock-tests.sh \
-	tests/mpi/run-mpi-tests.sh
+	tests/mpi/run-mpi-tests.sh \
+	tests/mpi/run-nodes-test.sh \
+	tests/mpi/run-thread-test.sh
 # End of EXTRA_DIST (mpi)

@@ -12,7 +12,8 @@
  * batches of 1, 7, 64 and 1000 against single operations, bad calls,
  * close twice); a 4 KiB table (evictions, no wrong value); the eviction
  * victim in a full bucket; two handles at once; a JSON config (key size
- * and rounding); tables over half the ranks and over MPI_COMM_SELF;
+ * and rounding); the transport (option, MPIKVS_TRANSPORT, config, bad
+ * names); tables over half the ranks and over MPI_COMM_SELF;
  * ranks that disagree about the options (last: a library that does not
  * check them hangs there).  After each table, no mpikvs.* file may be
  * left in /dev/shm.
@@ -400,6 +401,86 @@ static void test_bad_open(void)
     shm_check("failed opens");
 }
 
+/* The transport: asked for by options.transport, else MPIKVS_TRANSPORT,
+ * else the config's transport, else auto; in use, mpikvs_transport() says
+ * which ("mpi", the only one so far, also for auto).  A name that is not
+ * a transport fails on every rank, naming it and where it came from. */
+static void open_transport_is(const mpikvs_options_t *o, const char *what)
+{
+    mpikvs_t   *kvs = open_ok(o, what);
+    const char *tr;
+
+    if (!kvs)
+        return;
+    tr = mpikvs_transport(kvs);
+    EXPECT(tr && strcmp(tr, "mpi") == 0,
+           "%s: mpikvs_transport = \"%s\", want \"mpi\"", what,
+           tr ? tr : "(null)");
+    close_ok(&kvs, what);
+}
+
+static void test_transport(void)
+{
+    static const char json[] =
+        "{\"version\": 1, \"tables\": {\"t\": {\"transport\": \"mpi\",\n"
+        "  \"key\": {\"key_size\": 8}, \"value\": {\"value_size\": 8}}}}\n";
+    const char      *was = getenv("MPIKVS_TRANSPORT");
+    char             keep[64] = "", path[128];
+    mpikvs_options_t o = opts(KS, VS, 1u << 16, T.mode);
+    FILE            *f;
+
+    if (was)
+        snprintf(keep, sizeof keep, "%s", was);
+    EXPECT(mpikvs_transport(NULL) == NULL,
+           "mpikvs_transport(NULL) is not NULL");
+
+    unsetenv("MPIKVS_TRANSPORT");
+    open_transport_is(&o, "transport: the default");
+    setenv("MPIKVS_TRANSPORT", "mpi", 1);
+    open_transport_is(&o, "transport: MPIKVS_TRANSPORT=mpi");
+    setenv("MPIKVS_TRANSPORT", "auto", 1);
+    open_transport_is(&o, "transport: MPIKVS_TRANSPORT=auto");
+
+    setenv("MPIKVS_TRANSPORT", "bogus", 1);
+    open_fails(&o, MPIKVS_ERR_INVAL, "transport: MPIKVS_TRANSPORT=bogus",
+               "MPIKVS_TRANSPORT 'bogus' is not a transport (accepted: "
+               "auto, mpi)");
+    /* the option before the variable */
+    o.transport = "mpi";
+    open_transport_is(&o, "transport: options.transport=mpi over "
+                           "MPIKVS_TRANSPORT=bogus");
+    o.transport = "auto";
+    open_transport_is(&o, "transport: options.transport=auto");
+    unsetenv("MPIKVS_TRANSPORT");
+    o.transport = "";
+    open_fails(&o, MPIKVS_ERR_INVAL, "transport: options.transport=\"\"",
+               "options.transport '' is not a transport");
+    o.transport = "MPI";
+    open_fails(&o, MPIKVS_ERR_INVAL, "transport: options.transport=MPI",
+               "options.transport 'MPI' is not a transport");
+
+    mt_phase("transport: config");
+    snprintf(path, sizeof path, "/tmp/mpikvs-test-transport.%ld.%d.json",
+             (long)getpid(), T.rank);
+    f = fopen(path, "w");
+    if (!f || fputs(json, f) < 0 || fclose(f) != 0)
+        mt_abort("cannot write the test config to /tmp");
+    o = opts(0, 0, 1u << 16, T.mode);
+    o.config = path;
+    open_transport_is(&o, "transport: the config's transport mpi");
+    /* the variable before the config */
+    setenv("MPIKVS_TRANSPORT", "bogus", 1);
+    open_fails(&o, MPIKVS_ERR_INVAL, "transport: MPIKVS_TRANSPORT=bogus "
+               "over the config's mpi", "MPIKVS_TRANSPORT 'bogus'");
+    unlink(path);
+
+    if (was)
+        setenv("MPIKVS_TRANSPORT", keep, 1);
+    else
+        unsetenv("MPIKVS_TRANSPORT");
+    shm_check("transport");
+}
+
 /* Ranks that pass different options to the collective open: an error on
  * every rank, not a hang.  Last, under a short deadline, because a
  * library that does not check hangs here. */
@@ -423,6 +504,12 @@ static void test_disagree(void)
             o = opts(KS, VS, BIG, T.rank == 0 ? T.mode : modes[(m + 1) % 3]);
     open_fails(&o, MPIKVS_ERR_MISMATCH, "open: ranks disagree on mode",
                NULL);
+    /* what was asked must agree, though auto is mpi today: the ranks open
+     * the transport together, so they must agree before any opens one */
+    o = opts(KS, VS, BIG, T.mode);
+    o.transport = T.rank == 0 ? "mpi" : "auto";
+    open_fails(&o, MPIKVS_ERR_MISMATCH, "open: ranks disagree on transport",
+               "the ranks disagree on the transport");
     shm_check("opens with disagreeing ranks");
 }
 
@@ -1321,6 +1408,7 @@ int main(int argc, char **argv)
     test_evict_order();
     test_two_handles();
     test_config();
+    test_transport();
     test_subcomm();
     test_disagree();
 

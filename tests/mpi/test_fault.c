@@ -32,7 +32,9 @@
 #include <mpi.h>
 
 #include "mpitest.h"
+#include "key.h"
 #include "slot.h"
+#include "transport.h"
 
 #define KS   32u
 #define VS   64u
@@ -94,26 +96,29 @@ static mpikvs_t *open_table(const char *mode)
 }
 
 /* A key of tag whose home is node (the first of a deterministic row). */
-static struct mpikvs_home key_on(mpikvs_t *kvs, uint32_t tag, uint32_t node,
-                                 unsigned char *key)
+static struct kvs_key key_on(mpikvs_t *kvs, uint32_t tag, uint32_t node,
+                             unsigned char *key)
 {
     for (uint64_t b = 0;; b++) {
+        struct kvs_key k;
         mt_make_key(tag, node, b, key, KS);
-        struct mpikvs_home h = kvs_home(kvs, key);
-        if (h.node == node)
-            return h;
+        kvs_key_make(kvs, key, &k);
+        if (k.node == node)
+            return k;
     }
 }
 
 /* The slot of key in its home bucket on this node's region, or NULL. */
 static unsigned char *slot_of(mpikvs_t *kvs, const unsigned char *key)
 {
-    struct mpikvs_home h = kvs_home(kvs, key);
-    unsigned char *b = kvs->buckets + h.bucket * kvs->bucket_size;
+    struct kvs_key k;
+    unsigned char *b;
 
+    kvs_key_make(kvs, key, &k);
+    b = kvs->buckets + k.bucket * kvs->bucket_size;
     for (uint64_t i = 0; i < kvs->slots; i++) {
         unsigned char *s = kvs_slot_at(kvs, b, i);
-        if (memcmp(s + 8, key, KS) == 0)
+        if (memcmp(s + KVSHM_SLOT_KV_OFFSET, key, KS) == 0)
             return s;
     }
     return NULL;
@@ -121,7 +126,8 @@ static unsigned char *slot_of(mpikvs_t *kvs, const unsigned char *key)
 
 static uint64_t meta_of(const unsigned char *slot)
 {
-    return __atomic_load_n((const uint64_t *)slot, __ATOMIC_ACQUIRE);
+    return __atomic_load_n((const uint64_t *)(slot + KVSHM_SLOT_META_OFFSET),
+                           __ATOMIC_ACQUIRE);
 }
 
 /* How far a slot's write stamp (meta's high half: microseconds of the
@@ -134,13 +140,14 @@ static double stamp_age(uint64_t meta)
     clock_gettime(CLOCK_REALTIME, &ts);
     now = (uint32_t)((uint64_t)ts.tv_sec * 1000000u +
                      (uint64_t)ts.tv_nsec / 1000u);
-    return (int32_t)(now - (uint32_t)(meta >> 32)) / 1e6;
+    return (int32_t)(now - (uint32_t)(meta >> KVSHM_SLOT_STAMP_SHIFT)) / 1e6;
 }
 
 /* Flip a bit of the value in place: the slot no longer verifies. */
 static void corrupt(unsigned char *slot)
 {
-    __atomic_fetch_xor(slot + 8 + KS + VS - 1, 0x40, __ATOMIC_SEQ_CST);
+    __atomic_fetch_xor(slot + kvshm_slot_value_offset(KS) + VS - 1, 0x40,
+                       __ATOMIC_SEQ_CST);
 }
 
 static uint64_t stat_of(mpikvs_t *kvs, int which)
@@ -422,10 +429,9 @@ static void die_locked(void)
         for (int r = 0; r < size - 1; r++)
             MPI_Recv(&one, 1, MPI_INT, MPI_ANY_SOURCE, 8, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, kvs->leaders[0], 0, kvs->win);
-        MPI_Get(&word, 8, MPI_BYTE, kvs->leaders[0], 0, 8, MPI_BYTE,
-                kvs->win);
-        MPI_Win_flush(kvs->leaders[0], kvs->win);   /* the lock is ours */
+        kvs->tp->lock_node(kvs, 0, true);
+        kvs->tp->read(kvs, 0, 0, &word, sizeof(word));
+        kvs->tp->flush(kvs, 0);   /* the lock is ours */
         mt_note("holding rank %d's window lock; SIGKILL",
                 kvs->leaders[0]);
         raise(SIGKILL);

@@ -42,7 +42,8 @@
 
 #include <mpi.h>
 
-#include "handle.h"
+#include "key.h"
+#include "ops.h"
 #include "job_layout.h"
 #include "mpitest.h"
 #include "region.h"
@@ -165,14 +166,15 @@ static void make_value(unsigned char *v, uint64_t n)
  * the same in every open of the same table. */
 static void pick_keys(mpikvs_t *kvs, unsigned char *a, unsigned char *b)
 {
-    struct mpikvs_home ha;
+    struct kvs_key ka, kb;
     uint64_t n = 1;
 
     make_key(a, 0);
-    ha = kvs_home(kvs, a);
-    do
+    kvs_key_make(kvs, a, &ka);
+    do {
         make_key(b, n++);
-    while (kvs_home(kvs, b).bucket == ha.bucket);
+        kvs_key_make(kvs, b, &kb);
+    } while (kb.bucket == ka.bucket);
 }
 
 static mpikvs_t *open_table(void)
@@ -187,15 +189,15 @@ static mpikvs_t *open_table(void)
     return rc == MPIKVS_OK ? kvs : NULL;
 }
 
-static int bucket_target(mpikvs_t *kvs, struct mpikvs_home h)
+static int bucket_target(mpikvs_t *kvs, const struct kvs_key *k)
 {
-    return kvs->leaders[h.node];
+    return kvs->leaders[k->node];
 }
 
 static void hold(const char *dir)
 {
     unsigned char a[KS], b[KS], v[VS];
-    struct mpikvs_home ha, hb;
+    struct kvs_key ka, kb;
     char text[32];
     mpikvs_t *kvs = open_table();
     int rc;
@@ -206,13 +208,11 @@ static void hold(const char *dir)
     make_value(v, 1234);
     rc = mpikvs_put(kvs, a, v);
     EXPECT(rc == MPIKVS_OK, "put A = %d: %s", rc, mpikvs_last_error(kvs));
-    ha = kvs_home(kvs, a);
-    hb = kvs_home(kvs, b);
-    rc = kvs_bucket_lock(kvs, bucket_target(kvs, ha),
-                         kvs_bucket_disp(kvs, ha.bucket), true);
+    kvs_key_make(kvs, a, &ka);
+    kvs_key_make(kvs, b, &kb);
+    rc = kvs_bucket_lock(kvs, ka.node, kvs_lock_disp(kvs, ka.bucket), true);
     EXPECT(rc == MPIKVS_OK, "write lock of A's bucket = %d", rc);
-    rc = kvs_bucket_lock(kvs, bucket_target(kvs, hb),
-                         kvs_bucket_disp(kvs, hb.bucket), false);
+    rc = kvs_bucket_lock(kvs, kb.node, kvs_lock_disp(kvs, kb.bucket), false);
     EXPECT(rc == MPIKVS_OK, "read lock of B's bucket = %d", rc);
     if (mt_failed_)
         return;
@@ -378,14 +378,14 @@ static struct relay *map_relay(const char *dir)
  * takes it too, then the holder lets go, so that the bucket never is
  * without a reader.  The taker decides when the relay is over: once the
  * writer is through, or RELAY steps after it began. */
-static void relay_reader(mpikvs_t *kvs, struct relay *r, int target,
+static void relay_reader(mpikvs_t *kvs, struct relay *r, uint32_t node,
                          uint64_t disp)
 {
     const int me = mt_rank_;
     int rc;
 
     if (me == 1) {
-        rc = kvs_bucket_lock(kvs, target, disp, false);
+        rc = kvs_bucket_lock(kvs, node, disp, false);
         EXPECT(rc == MPIKVS_OK, "first read lock = %d", rc);
         STORE(&r->held[1], 1);
     }
@@ -402,7 +402,7 @@ static void relay_reader(mpikvs_t *kvs, struct relay *r, int target,
                 break;
             }
             STORE(&r->trying[me], i + 1);
-            rc = kvs_bucket_lock(kvs, target, disp, false);
+            rc = kvs_bucket_lock(kvs, node, disp, false);
             STORE(&r->trying[me], 0);
             EXPECT(rc == MPIKVS_OK, "read lock = %d: %s", rc,
                    mpikvs_last_error(kvs));
@@ -419,7 +419,7 @@ static void relay_reader(mpikvs_t *kvs, struct relay *r, int target,
             if (polls > GIVE_UP)
                 __atomic_fetch_add(&r->give_ups, 1, __ATOMIC_RELAXED);
             STORE(&r->held[me], 0);
-            rc = kvs_bucket_unlock(kvs, target, disp, false);
+            rc = kvs_bucket_unlock(kvs, node, disp, false);
             EXPECT(rc == MPIKVS_OK, "read unlock = %d", rc);
             STORE(&r->step, i + 1);
             if (LOAD(&r->stopped))
@@ -429,7 +429,7 @@ static void relay_reader(mpikvs_t *kvs, struct relay *r, int target,
 }
 
 /* Rank 3: a write lock on the bucket, once the relay runs. */
-static void relay_writer(mpikvs_t *kvs, struct relay *r, int target,
+static void relay_writer(mpikvs_t *kvs, struct relay *r, uint32_t node,
                          uint64_t disp)
 {
     uint64_t waited;
@@ -438,12 +438,12 @@ static void relay_writer(mpikvs_t *kvs, struct relay *r, int target,
     while (LOAD(&r->step) < 10)
         sched_yield();
     STORE(&r->writer_start, LOAD(&r->step) + 1);
-    rc = kvs_bucket_lock(kvs, target, disp, true);
+    rc = kvs_bucket_lock(kvs, node, disp, true);
     STORE(&r->writer_got, LOAD(&r->step) + 1);
     EXPECT(rc == MPIKVS_OK, "write lock = %d: %s", rc,
            mpikvs_last_error(kvs));
     if (rc == MPIKVS_OK)
-        EXPECT(kvs_bucket_unlock(kvs, target, disp, true) == MPIKVS_OK,
+        EXPECT(kvs_bucket_unlock(kvs, node, disp, true) == MPIKVS_OK,
                "write unlock");
     waited = LOAD(&r->writer_got) - LOAD(&r->writer_start);
     mt_note("the writer waited %llu relay steps (bound %u, the relay goes "
@@ -458,7 +458,7 @@ static void relay_writer(mpikvs_t *kvs, struct relay *r, int target,
 static void starve(const char *dir)
 {
     unsigned char a[KS], b[KS];
-    struct mpikvs_home h;
+    struct kvs_key k;
     struct relay *r;
     mpikvs_t *kvs;
     int size;
@@ -472,9 +472,9 @@ static void starve(const char *dir)
     if (!(kvs = open_table()))
         return;
     pick_keys(kvs, a, b);
-    h = kvs_home(kvs, a);
-    const int target = bucket_target(kvs, h);
-    const uint64_t disp = kvs_bucket_disp(kvs, h.bucket);
+    kvs_key_make(kvs, a, &k);
+    const int target = bucket_target(kvs, &k);
+    const uint64_t disp = kvs_lock_disp(kvs, k.bucket);
 
     mt_phase("relay");
     if (mt_rank_ == 0) {
@@ -485,9 +485,9 @@ static void starve(const char *dir)
             progress();
     } else {
         if (mt_rank_ == 3)
-            relay_writer(kvs, r, target, disp);
+            relay_writer(kvs, r, k.node, disp);
         else
-            relay_reader(kvs, r, target, disp);
+            relay_reader(kvs, r, k.node, disp);
         __atomic_fetch_add(&r->finished, 1, __ATOMIC_ACQ_REL);
     }
     MPI_Barrier(MPI_COMM_WORLD);

@@ -77,6 +77,8 @@ wait_gone() {
 cp "$top_srcdir/etc/examples/chemistry.json" "$work/chem.json"
 printf '{ "version": 1, "tables": { "t": { "key": { "key_size": 16 },\n  "value": { "value_size": 32 }, "mode": "lock-free" } } }\n' \
     >"$work/bad-mode.json"
+printf '{ "version": 1, "tables": { "t": { "key": { "key_size": 16 },\n  "value": { "value_size": 32 }, "transport": "ucx" } } }\n' \
+    >"$work/bad-transport.json"
 printf '{ "version": 1,\n  "tables": { "t": { "key": { "size": 16 }, }\n}\n' \
     >"$work/bad-syntax.json"
 printf '{ "version": 1, "tables": { "t": { "size": "64M",\n  "key": { "key_size": 16 }, "value": { "value_size": 32 } } } }\n' \
@@ -375,6 +377,9 @@ reject "--dht-config of a missing file" \
 reject "--dht-config with a bad value" \
     "--dht-config=$work/bad-mode.json: tables.t.mode: 'lock-free' is not one of" \
     --dht-config="$work/bad-mode.json"
+reject "--dht-config with a bad transport" \
+    "--dht-config=$work/bad-transport.json: tables.t.transport: 'ucx' is not one of: auto, mpi" \
+    --dht-config="$work/bad-transport.json"
 reject "--dht-config with a JSON syntax error" \
     "--dht-config=$work/bad-syntax.json: line [0-9]*, column [0-9]*: invalid JSON" --dht-config="$work/bad-syntax.json"
 reject "--dht-config whose tables do not fit" \

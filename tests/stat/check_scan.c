@@ -69,7 +69,8 @@ static unsigned char *slot_at(const struct made *m, uint64_t bucket,
 {
     const struct kvshm_data_control *c = m->control;
     return (unsigned char *)m->writer->base + c->buckets_offset +
-           bucket * c->bucket_size + 8 + i * c->slot_size;
+           bucket * c->bucket_size +
+           kvshm_bucket_slot_offset(c->slot_size, i);
 }
 
 /* A slot as libmpikvs writes it; a wrong checksum if damaged. */
@@ -77,14 +78,18 @@ static void write_slot(const struct made *m, uint64_t bucket, uint64_t i,
                        uint32_t n, bool damaged)
 {
     unsigned char *slot = slot_at(m, bucket, i), kv[KEY + VALUE];
-    uint64_t meta = KVSHM_SLOT_OCCUPIED | ((uint64_t)(n + 1) << 32), sum;
+    uint64_t meta = KVSHM_SLOT_OCCUPIED |
+                    ((uint64_t)(n + 1) << KVSHM_SLOT_STAMP_SHIFT),
+             sum;
 
     for (unsigned b = 0; b < sizeof(kv); b++)
         kv[b] = (unsigned char)(n * 7u + b);
     sum = XXH3_64bits_withSeed(kv, sizeof(kv), KVSHM_SLOT_CHECKSUM_SEED);
-    __atomic_store_n((uint64_t *)slot, meta, __ATOMIC_RELAXED);
-    memcpy(slot + 8, kv, sizeof(kv));
-    __atomic_store_n((uint64_t *)(slot + m->control->slot_size - 8),
+    __atomic_store_n((uint64_t *)(slot + KVSHM_SLOT_META_OFFSET), meta,
+                     __ATOMIC_RELAXED);
+    memcpy(slot + KVSHM_SLOT_KV_OFFSET, kv, sizeof(kv));
+    __atomic_store_n((uint64_t *)(slot + kvshm_slot_checksum_offset(
+                                             m->control->slot_size)),
                      damaged ? sum ^ 1 : sum, __ATOMIC_RELEASE);
 }
 
@@ -203,7 +208,7 @@ START_TEST(slots_are_counted_by_what_a_reader_finds)
     write_slot(&m, 1, 0, 10, false);
     write_slot(&m, 1, 1, 11, false);
     slot = slot_at(&m, 1, 1);
-    *(uint64_t *)slot |= KVSHM_SLOT_INVALID;
+    *(uint64_t *)(slot + KVSHM_SLOT_META_OFFSET) |= KVSHM_SLOT_INVALID;
     write_slot(&m, 1, 2, 12, true);
     write_slot(&m, 7, 3, 13, false);
     read_control(&m, &c, MPIKVS_OK, NULL);

@@ -173,6 +173,11 @@ else
     check "text: the table and its config" \
         has "$text" "config:    16-byte keys, 32-byte values; 4 slots of 64 B per bucket"
     check "text: the occupancy" has "$text" "occupancy: [0-9]* slots: [0-9]* used"
+    check "text: the transport its ranks opened with (auto resolved)" \
+        has "$text" "^    transport: mpi (to other nodes"
+    check "each node: transport mpi" cond '
+        [ "$(jget nodes.0.tables.0.transport <<<"$last")" = mpi ] &&
+        [ "$(jget nodes.1.tables.0.transport <<<"$last")" = mpi ]'
     check "text: a row per rank and the node's total" \
         has "$text" "^ *node  *[0-9]"
     check "text: the columns" has "$text" "gets *hits *misses *direct *remote *retries *invalidated *puts *updates *evictions *hit% *direct%"
@@ -233,6 +238,8 @@ check "live job: key and value sizes, mode" cond '
     [ "$(jget $t.config.key_size <<<"$rep")" = 16 ] &&
     [ "$(jget $t.config.value_size <<<"$rep")" = 32 ] &&
     [ "$(jget $t.config.mode <<<"$rep")" = lockfree ]'
+check "live job: transport mpi, as its opens resolved auto" \
+    [ "$(jget $t.transport <<<"$rep")" = mpi ]
 check "live job: no problems" [ "$(jget problems.# <<<"$rep")" = 0 ]
 
 listing=$("$stat_bin" -d "$shm")

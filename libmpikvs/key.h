@@ -1,0 +1,46 @@
+/*
+ * key.h - a key, hashed once where it enters the library.
+ *
+ * Every later step of a get or put takes the record, not the key: the
+ * home node and bucket, the node tier's lookup and the fence's
+ * publication (the tier's entry hash), and the filter that keeps a rank
+ * from recording one remote hit twice.  The bucket-format issue's slot
+ * tags will come from the bits of hash_hi that the node does not use.
+ */
+#ifndef MPIKVS_KEY_H
+#define MPIKVS_KEY_H
+
+#include <stdint.h>
+
+#include "handle.h"
+#include "key_hash.h"
+
+struct kvs_key {
+    const unsigned char *bytes;  /* the caller's key_size bytes */
+    uint64_t             hash;   /* low half: the bucket (its top bits),
+                                  * the tier's entry hash, the filter */
+    uint64_t             hash_hi;/* high half: the node (its top bits) */
+    uint64_t             bucket; /* home bucket */
+    uint32_t             node;   /* home node */
+};
+
+/* Multiply-shift: the top bits of h scaled onto n, no modulo bias, no
+ * division. */
+static inline uint64_t kvs_scale(uint64_t h, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)h * n) >> 64);
+}
+
+static inline void kvs_key_make(const mpikvs_t *kvs, const void *key,
+                                struct kvs_key *k)
+{
+    XXH128_hash_t h = kvshm_key_hash(key, kvs->key_size);
+
+    k->bytes = key;
+    k->hash = h.low64;
+    k->hash_hi = h.high64;
+    k->node = (uint32_t)kvs_scale(h.high64, kvs->nnodes);
+    k->bucket = kvs_scale(h.low64, kvs->nbuckets);
+}
+
+#endif /* MPIKVS_KEY_H */

@@ -1,0 +1,77 @@
+/*
+ * ops.h - the steps of a get and a put (ops.c), which a single call runs
+ * for one key and a batch (batch.c) for many, and the bracket of the
+ * lock modes (locks.c).
+ */
+#ifndef MPIKVS_OPS_H
+#define MPIKVS_OPS_H
+
+#include <stdbool.h>
+
+#include "handle.h"
+#include "key.h"
+#include "transport.h"
+
+/* Displacement of a bucket in its node's region, of slot i of the
+ * bucket, ... */
+static inline uint64_t kvs_bucket_disp(const mpikvs_t *kvs, uint64_t bucket)
+{
+    return kvs->buckets_offset + bucket * kvs->bucket_size;
+}
+
+static inline uint64_t kvs_slot_disp(const mpikvs_t *kvs, uint64_t bucket,
+                                     uint64_t i)
+{
+    return kvs_bucket_disp(kvs, bucket) +
+           kvshm_bucket_slot_offset(kvs->slot_size, i);
+}
+
+/* ... and of its lock word (the fine-lock mode's). */
+static inline uint64_t kvs_lock_disp(const mpikvs_t *kvs, uint64_t bucket)
+{
+    return kvs_bucket_disp(kvs, bucket) + KVSHM_BUCKET_LOCK_OFFSET;
+}
+
+/* One get and one put of a key record, in the handle's mode. */
+int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value);
+int kvs_put(mpikvs_t *kvs, const struct kvs_key *k, const void *value);
+
+/* The steps of a get after the own node's bucket.  kvs_get_tier: another
+ * node's key in this node's tier: true, with the answer in *rc (a hit,
+ * or an error); false: ask the key's home.  kvs_get_far: the key's bucket
+ * through the transport, under the mode's lock.  kvs_get_done: count what
+ * the key's home answered (rc) and keep a remote hit for the node tier;
+ * returns rc. */
+bool kvs_get_tier(mpikvs_t *kvs, const struct kvs_key *k, void *value,
+                  int *rc);
+int kvs_get_far(mpikvs_t *kvs, const struct kvs_key *k, void *value);
+int kvs_get_done(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
+                 int rc);
+
+/* Issue the read of a key's bucket into into, or the write of a slot
+ * image to slot i of its bucket; complete after the transport's flush. */
+int kvs_read_bucket(mpikvs_t *kvs, const struct kvs_key *k,
+                    unsigned char *into);
+int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
+                   const unsigned char *image);
+
+/* Count a put that took a slot (enum slot_choice). */
+void kvs_count_put(mpikvs_t *kvs, int choice);
+
+/* Run op on k's bucket under the lock the mode takes: none (lock-free),
+ * the bucket's lock word (fine-lock), the node's whole region
+ * (coarse-lock); exclusive for a write.  The result: op's error, else the
+ * unlock's error, else op's result. */
+typedef int (*kvs_locked_op)(mpikvs_t *kvs, const struct kvs_key *k,
+                             const void *in, void *out);
+int kvs_locked(mpikvs_t *kvs, const struct kvs_key *k, bool exclusive,
+               kvs_locked_op op, const void *in, void *out);
+
+/* The fine-lock mode's lock word of a bucket (locks.c); its displacement
+ * in the node's region. */
+int kvs_bucket_lock(mpikvs_t *kvs, uint32_t node, uint64_t disp,
+                    bool exclusive);
+int kvs_bucket_unlock(mpikvs_t *kvs, uint32_t node, uint64_t disp,
+                      bool exclusive);
+
+#endif /* MPIKVS_OPS_H */

@@ -1,0 +1,69 @@
+/*
+ * transport.h - how a rank reaches the data region of another node.
+ *
+ * Every operation names a node and a displacement from the start of that
+ * node's data region (a bucket, a slot, a lock word).  It is issued
+ * without waiting; its effect at the target, and the bytes or the word it
+ * returns, are there once flush() of that node (or of every node) has
+ * returned.  Two writes to one place between two flushes land in no
+ * defined order.
+ *
+ * Keys of the own node in the lock-free mode never come here: they are
+ * loads and stores of shared memory.  The fine-lock mode takes every
+ * bucket, the own node's too, through the transport, so that its lock
+ * words see one kind of atomics only.
+ *
+ * Atomicity: cas64 and fetch_add64 are atomic with each other.  Whether
+ * they are also atomic with the CPU atomics of the ranks on the target
+ * node is cpu_atomic.  Where it is false, a remote rank must not change a
+ * word that the home node's ranks change with CPU atomics (a slot's meta
+ * in the lock-free mode): a lock-free reader from another node leaves a
+ * slot that does not verify as it is.
+ */
+#ifndef MPIKVS_TRANSPORT_H
+#define MPIKVS_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "handle.h"
+
+#define KVS_ALL_NODES UINT32_MAX   /* flush(): every node */
+
+struct kvs_transport {
+    bool cpu_atomic;   /* see above */
+
+    int (*read)(mpikvs_t *kvs, uint32_t node, uint64_t disp, void *buf,
+                size_t len);
+    int (*write)(mpikvs_t *kvs, uint32_t node, uint64_t disp,
+                 const void *buf, size_t len);
+    /* *seen: the word before, after the flush; swapped if it was expect */
+    int (*cas64)(mpikvs_t *kvs, uint32_t node, uint64_t disp,
+                 uint64_t expect, uint64_t desired, uint64_t *seen);
+    /* *before: the word before the add (add 0: an atomic read) */
+    int (*fetch_add64)(mpikvs_t *kvs, uint32_t node, uint64_t disp,
+                       int64_t add, uint64_t *before);
+    int (*flush)(mpikvs_t *kvs, uint32_t node);
+
+    /* The coarse-lock mode's lock of a whole node's region, held across
+     * the operations of one get or put (and their flushes).  NULL in a
+     * transport that does not offer it: the mode then is refused. */
+    int (*lock_node)(mpikvs_t *kvs, uint32_t node, bool exclusive);
+    int (*unlock_node)(mpikvs_t *kvs, uint32_t node);
+
+    /* Let go of what open made.  together: every rank came to close (the
+     * collective frees may run).  Returns true while the region is still
+     * exposed to the other ranks (it then must stay mapped). */
+    bool (*close)(mpikvs_t *kvs, bool together);
+};
+
+/* Pick the transport kvs->transport asks for (AUTO: the best one this
+ * job can use) and open it; collective over kvs->comm, after the node's
+ * region is attached.  kvs->tp is set on success. */
+int kvs_transport_open(mpikvs_t *kvs);
+
+/* The transports (transport_<name>.c). */
+int kvs_transport_mpi_open(mpikvs_t *kvs);
+
+#endif /* MPIKVS_TRANSPORT_H */
