@@ -17,7 +17,7 @@ top=$(pwd)
 # gdb: a stat test stops mpikvs-stat in mid-read to truncate a tier under it
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libopenmpi-dev openmpi-bin libslurm-dev libjansson-dev
-          libxxhash-dev check groff-base libsundials-dev gnuplot-nox
+          libxxhash-dev libucx-dev check groff-base libsundials-dev gnuplot-nox
           slurmctld slurmd slurm-client munge gdb"
 
 started=$(date +%s)

@@ -511,7 +511,7 @@ static const char *const mode_names[] = {"lockfree", "fine-lock",
 static const char *const caching_names[] = {"off", "always", "user"};
 /* in the order of enum kvshm_transport: the config, MPIKVS_TRANSPORT and
  * options.transport take these names, and the tools print them */
-static const char *const transport_names[] = {"auto", "mpi"};
+static const char *const transport_names[] = {"auto", "mpi", "ucx"};
 #define NTRANSPORTS (sizeof(transport_names) / sizeof(transport_names[0]))
 
 const char *kvshm_mode_name(enum kvshm_mode mode)

@@ -45,7 +45,8 @@ enum kvshm_mode {
  * AUTO lets the library pick; it never stays AUTO once a handle is open. */
 enum kvshm_transport {
     KVSHM_TRANSPORT_AUTO = 0,
-    KVSHM_TRANSPORT_MPI
+    KVSHM_TRANSPORT_MPI,
+    KVSHM_TRANSPORT_UCX
 };
 
 enum kvshm_caching {
@@ -135,7 +136,7 @@ void kvshm_diag_free(struct kvshm_diag *diag);
 const char *kvshm_mode_name(enum kvshm_mode mode);
 const char *kvshm_caching_name(enum kvshm_caching caching);
 
-/* The transports by name ("auto", "mpi"), one table for the config, the
+/* The transports by name ("auto", "mpi", "ucx"), one table for the config, the
  * MPIKVS_TRANSPORT variable, options.transport and the tools' output.
  * kvshm_transport_parse: MPIKVS_OK, or MPIKVS_ERR_INVAL for a name not
  * in it (*out untouched).  kvshm_transport_list: the accepted names,

@@ -67,7 +67,7 @@ typedef struct mpikvs_options {
                                  * (or first) table */
     unsigned    slots_per_bucket; /* default: config, else 4 */
     /* Fields are only ever added here, at the end (ABI). */
-    const char *transport;      /* to other nodes: "auto" | "mpi";
+    const char *transport;      /* to other nodes: "auto" | "mpi" | "ucx";
                                  * default: $MPIKVS_TRANSPORT, else the
                                  * config's, else "auto" */
 } mpikvs_options_t;
@@ -188,8 +188,8 @@ const char *mpikvs_last_error(const mpikvs_t *kvs);
 size_t mpikvs_key_size(const mpikvs_t *kvs);
 size_t mpikvs_value_size(const mpikvs_t *kvs);
 
-/* The transport a handle reaches other nodes' regions with ("mpi"),
- * never "auto"; NULL when kvs is NULL.  mpikvs-stat shows it too. */
+/* The transport a handle reaches other nodes' regions with ("ucx" or
+ * "mpi"), never "auto"; NULL when kvs is NULL.  mpikvs-stat shows it too. */
 const char *mpikvs_transport(const mpikvs_t *kvs);
 
 #ifdef __cplusplus

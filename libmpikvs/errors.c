@@ -1,7 +1,8 @@
 /*
  * errors.c - the error reporting every call of libmpikvs shares: the
  * detail of the last failure, per handle, or per thread for mpikvs_open
- * (which has no handle to keep it in).
+ * (which has no handle to keep it in); and the agreement of the ranks on
+ * the outcome of a step of open.
  */
 #include <stdarg.h>
 
@@ -28,9 +29,26 @@ int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc)
 
     MPI_Error_string(mpi_rc, text, &len);
     return kvs_fail(kvs, MPIKVS_ERR_MPI,
-                    "%s failed: %s (for the window across nodes and the lock "
-                    "modes, Open MPI needs OMPI_MCA_osc=ucx or pt2pt)",
+                    "%s failed: %s (for the mpi transport's window across "
+                    "nodes and its lock modes, Open MPI needs "
+                    "OMPI_MCA_osc=ucx or pt2pt)",
                     what, text);
+}
+
+/* Every rank learns the worst outcome of a step of open; a rank that
+ * succeeded where another failed says so. */
+int kvs_agree(mpikvs_t *kvs, int rc)
+{
+    int mine = rc < 0 ? rc : 0, worst;
+
+    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, kvs->comm) !=
+        MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI,
+                        "MPI_Allreduce failed while opening");
+    if (worst < 0 && mine == 0)
+        kvs_fail(kvs, worst, "another rank failed to open: %s",
+                 mpikvs_strerror(worst));
+    return worst < 0 ? worst : rc;
 }
 
 const char *mpikvs_last_error(const mpikvs_t *kvs)

@@ -36,6 +36,8 @@ struct mpikvs_env {
 struct mpikvs {
     MPI_Comm                  comm;        /* a dup of the user's */
     MPI_Comm                  node_comm;   /* the ranks of my node */
+    MPI_Comm                  leaders_comm;/* the nodes' leaders; NULL on
+                                            * the other ranks (nodes.c) */
     int                       rank, size, local_rank, local_size;
     uint32_t                  node, nnodes;
     int                      *leaders;     /* [nnodes]: comm rank of each
@@ -106,13 +108,18 @@ int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc);
 
 void kvs_env_read(struct mpikvs_env *env);
 
+/* A step of open that may fail on some ranks only: every rank learns the
+ * worst outcome (collective over kvs->comm; errors.c). */
+int kvs_agree(mpikvs_t *kvs, int rc);
+
 /* Put the transport this open uses (kvs->transport, once
  * kvs_transport_open has set kvs->tp) in the rank's stats block, where
  * mpikvs-stat reads it (stats.c). */
 void kvs_stats_set_transport(mpikvs_t *kvs);
 
 /* Group comm's ranks into nodes (MPIKVS_VIRTUAL_NODES or shared memory)
- * and fill node_comm, local_rank/size, node, nnodes and leaders. */
+ * and fill node_comm, leaders_comm, local_rank/size, node, nnodes and
+ * leaders. */
 int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env,
                   char *node_name, size_t len);
 

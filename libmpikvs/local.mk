@@ -27,8 +27,14 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/transport_mpi.c
 # End of libmpikvs_libmpikvs_la_SOURCES
 libmpikvs_libmpikvs_la_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/libmpikvs
-libmpikvs_libmpikvs_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
-libmpikvs_libmpikvs_la_LIBADD = shm/libkvshm.la $(MPI_LIBS)
+# what the library's sources need, also where a test builds them in
+LIBMPIKVS_CFLAGS = $(MPI_CFLAGS) $(XXHASH_CFLAGS) $(UCX_CFLAGS) -pthread
+LIBMPIKVS_LIBS = shm/libkvshm.la $(MPI_LIBS) $(UCX_LIBS) -lpthread
+libmpikvs_libmpikvs_la_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+libmpikvs_libmpikvs_la_LIBADD = $(LIBMPIKVS_LIBS)
+if MPIKVS_HAVE_UCX
+libmpikvs_libmpikvs_la_SOURCES += libmpikvs/transport_ucx.c
+endif
 libmpikvs_libmpikvs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 \
 	-export-symbols-regex '^mpikvs_'
 

@@ -97,18 +97,17 @@ static int order_leaders(mpikvs_t *kvs, MPI_Comm leaders, const char *my_node,
 static int learn_nodes(mpikvs_t *kvs, const char *my_node)
 {
     int facts[NFACTS] = {MPIKVS_OK, 0, 0};
-    MPI_Comm leaders = MPI_COMM_NULL;
     int rc;
 
+    /* kept: the transports exchange their addresses among the leaders */
     rc = MPI_Comm_split(kvs->comm, kvs->local_rank == 0 ? 0 : MPI_UNDEFINED,
-                        kvs->rank, &leaders);
+                        kvs->rank, &kvs->leaders_comm);
     if (rc != MPI_SUCCESS)
         return kvs_mpi_fail(kvs, "splitting off the node leaders", rc);
     if (kvs->local_rank == 0) {
-        facts[FACT_RC] = order_leaders(kvs, leaders, my_node,
+        facts[FACT_RC] = order_leaders(kvs, kvs->leaders_comm, my_node,
                                        &facts[FACT_NODE]);
         facts[FACT_NNODES] = (int)kvs->nnodes;
-        MPI_Comm_free(&leaders);
     }
     rc = MPI_Bcast(facts, NFACTS, MPI_INT, 0, kvs->node_comm);
     if (rc != MPI_SUCCESS)

@@ -36,22 +36,6 @@ const char *mpikvs_transport(const mpikvs_t *kvs)
     return kvs && kvs->tp ? kvshm_transport_name(kvs->transport) : NULL;
 }
 
-/* Every rank learns the worst outcome of a step; a rank that succeeded
- * where another failed says so. */
-static int agree(mpikvs_t *kvs, int rc)
-{
-    int mine = rc < 0 ? rc : 0, worst;
-
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, kvs->comm) !=
-        MPI_SUCCESS)
-        return kvs_fail(kvs, MPIKVS_ERR_MPI,
-                        "MPI_Allreduce failed while opening");
-    if (worst < 0 && mine == 0)
-        kvs_fail(kvs, worst, "another rank failed to open: %s",
-                 mpikvs_strerror(worst));
-    return worst < 0 ? worst : rc;
-}
-
 /* ---- options, config and environment ---- */
 
 static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
@@ -691,6 +675,8 @@ static int teardown(mpikvs_t *kvs, bool report)
     int rc = MPIKVS_OK;
     bool together = true, exposed;
 
+    if (kvs->tp && kvs->tp->release)
+        kvs->tp->release(kvs);
     if (kvs->comm != MPI_COMM_NULL) {
         /* Twice: after the first every rank has come, and no RMA is in
          * flight; after the second every rank knows that, so either all
@@ -727,6 +713,8 @@ static int teardown(mpikvs_t *kvs, bool report)
      * barrier refers to them */
     if (together && kvs->node_comm != MPI_COMM_NULL)
         MPI_Comm_free(&kvs->node_comm);
+    if (together && kvs->leaders_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&kvs->leaders_comm);
     if (together && kvs->comm != MPI_COMM_NULL)
         MPI_Comm_free(&kvs->comm);
     if (rc != MPIKVS_OK && report)
@@ -790,6 +778,7 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     if (!kvs)
         return kvs_fail(NULL, -ENOMEM, "mpikvs_open: out of memory");
     kvs->node_comm = MPI_COMM_NULL;
+    kvs->leaders_comm = MPI_COMM_NULL;
     if (MPI_Comm_dup(comm, &kvs->comm) != MPI_SUCCESS) {
         free(kvs);
         return kvs_fail(NULL, MPIKVS_ERR_MPI, "MPI_Comm_dup failed");
@@ -800,33 +789,33 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     kvs_env_read(&env);
     rc = set_close_timeout(kvs, &env);
 
-    rc = agree(kvs, rc == MPIKVS_OK ? open_layout(kvs, &env) : rc);
+    rc = kvs_agree(kvs, rc == MPIKVS_OK ? open_layout(kvs, &env) : rc);
     if (rc == MPIKVS_OK)
         rc = agree_on_layout(kvs);
     if (rc == MPIKVS_OK)
-        rc = agree(kvs, resolve(kvs, opt ? opt : &no_options, &env,
+        rc = kvs_agree(kvs, resolve(kvs, opt ? opt : &no_options, &env,
                                 &size_per_node));
     if (rc == MPIKVS_OK)
         rc = agree_on_shape(kvs, size_per_node);
     if (rc == MPIKVS_OK)
-        rc = agree(kvs, kvs_nodes(kvs, &env, node, sizeof(node)));
+        rc = kvs_agree(kvs, kvs_nodes(kvs, &env, node, sizeof(node)));
     if (rc == MPIKVS_OK)
-        rc = agree(kvs, open_region(kvs, &env, node));
+        rc = kvs_agree(kvs, open_region(kvs, &env, node));
     if (rc == MPIKVS_OK)
-        rc = agree(kvs, kvs_locks_open(kvs));
+        rc = kvs_agree(kvs, kvs_locks_open(kvs));
     if (rc == MPIKVS_OK) {
         kvs->scratch = malloc(kvs->bucket_size);
         kvs->slot_image = malloc(kvs->slot_size);
         kvs->batch_len = BATCH_CHUNK * kvs->bucket_size;
         kvs->batch = malloc(kvs->batch_len);
         kvs->batch_images = malloc(BATCH_CHUNK * kvs->slot_size);
-        rc = agree(kvs, kvs->scratch && kvs->slot_image && kvs->batch &&
+        rc = kvs_agree(kvs, kvs->scratch && kvs->slot_image && kvs->batch &&
                                 kvs->batch_images
                             ? MPIKVS_OK
                             : kvs_fail(kvs, -ENOMEM, "out of memory"));
     }
     if (rc == MPIKVS_OK)
-        rc = agree(kvs, open_transport(kvs));
+        rc = kvs_agree(kvs, open_transport(kvs));
     if (rc == MPIKVS_OK)
         kvs_stats_set_transport(kvs);
     if (rc != MPIKVS_OK) {

@@ -1,17 +1,56 @@
 /*
  * transport.c - which transport a handle uses.
+ *
+ * auto is UCX where it starts on every rank, else MPI one-sided; the
+ * coarse-lock mode locks MPI windows, so auto is MPI there.
  */
+#include "config.h"
+
 #include "transport.h"
+
+/* The open of one transport failed on every rank alike (the transports
+ * agree on each step): let go of what it made, to try the next. */
+static void drop(mpikvs_t *kvs)
+{
+    if (kvs->tp)
+        kvs->tp->close(kvs, true);
+    kvs->tp = NULL;
+    kvs->tp_state = NULL;
+}
+
+static int open_ucx(mpikvs_t *kvs)
+{
+#ifdef HAVE_UCX
+    kvs->transport = KVSHM_TRANSPORT_UCX;
+    return kvs_transport_ucx_open(kvs);
+#else
+    return kvs_fail(kvs, MPIKVS_ERR_TRANSPORT,
+                    "transport ucx: this libmpikvs was built without UCX "
+                    "(configure --without-ucx); ask for mpi or auto");
+#endif
+}
 
 int kvs_transport_open(mpikvs_t *kvs)
 {
     int rc;
 
     switch (kvs->transport) {
-    case KVSHM_TRANSPORT_AUTO:   /* MPI is the only one so far */
+    case KVSHM_TRANSPORT_AUTO:
+#ifdef HAVE_UCX
+        if (kvs->mode != KVSHM_MODE_COARSE_LOCK) {
+            if (open_ucx(kvs) == MPIKVS_OK)
+                return MPIKVS_OK;
+            /* UCX does not start here: MPIKVS_TRANSPORT=ucx says why */
+            drop(kvs);
+        }
+#endif
+        /* fall through */
     case KVSHM_TRANSPORT_MPI:
         kvs->transport = KVSHM_TRANSPORT_MPI;
         rc = kvs_transport_mpi_open(kvs);
+        break;
+    case KVSHM_TRANSPORT_UCX:
+        rc = open_ucx(kvs);
         break;
     default:
         return kvs_fail(kvs, MPIKVS_ERR_INVAL, "transport %d is unknown",

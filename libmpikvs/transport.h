@@ -52,6 +52,11 @@ struct kvs_transport {
     int (*lock_node)(mpikvs_t *kvs, uint32_t node, bool exclusive);
     int (*unlock_node)(mpikvs_t *kvs, uint32_t node);
 
+    /* Let go of what this rank uses to reach the others, before the
+     * close's barriers (NULL: nothing to do): a transport whose closing
+     * needs the peers does it while they all still serve. */
+    void (*release)(mpikvs_t *kvs);
+
     /* Let go of what open made.  together: every rank came to close (the
      * collective frees may run).  Returns true while the region is still
      * exposed to the other ranks (it then must stay mapped). */
@@ -65,5 +70,6 @@ int kvs_transport_open(mpikvs_t *kvs);
 
 /* The transports (transport_<name>.c). */
 int kvs_transport_mpi_open(mpikvs_t *kvs);
+int kvs_transport_ucx_open(mpikvs_t *kvs);
 
 #endif /* MPIKVS_TRANSPORT_H */

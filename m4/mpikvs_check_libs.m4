@@ -1,5 +1,6 @@
 # SYNOPSIS
-#   MPIKVS_CHECK_JANSSON, MPIKVS_CHECK_XXHASH, MPIKVS_CHECK_CHECK
+#   MPIKVS_CHECK_JANSSON, MPIKVS_CHECK_XXHASH, MPIKVS_CHECK_UCX,
+#   MPIKVS_CHECK_CHECK
 # DESCRIPTION
 #   pkg-config checks of the libraries mpikvs uses, each failing with the
 #   Debian package to install.
@@ -12,6 +13,25 @@ AC_DEFUN([MPIKVS_CHECK_JANSSON], [
 AC_DEFUN([MPIKVS_CHECK_XXHASH], [
   PKG_CHECK_MODULES([XXHASH], [libxxhash >= 0.8], [],
     [AC_MSG_ERROR([xxhash >= 0.8 (XXH3) not found; install libxxhash-dev])])
+])
+
+# UCX, the library's network transport to other nodes (libmpikvs/
+# transport_ucx.c).  Required unless --without-ucx, which builds the MPI
+# one-sided transport only.
+AC_DEFUN([MPIKVS_CHECK_UCX], [
+  AC_ARG_WITH([ucx],
+    [AS_HELP_STRING([--without-ucx],
+      [build libmpikvs without its UCX transport (MPI one-sided only)])],
+    [], [with_ucx=yes])
+  have_ucx=no
+  AS_IF([test "$with_ucx" != no], [
+    PKG_CHECK_MODULES([UCX], [ucx >= 1.12], [have_ucx=yes],
+      [AC_MSG_ERROR([UCX >= 1.12 not found; install libucx-dev, or configure --without-ucx for the MPI transport only])])])
+  AS_IF([test "$have_ucx" = yes],
+    [AC_DEFINE([HAVE_UCX], [1], [Define to 1 to build the UCX transport])])
+  AC_SUBST([UCX_CFLAGS])
+  AC_SUBST([UCX_LIBS])
+  AM_CONDITIONAL([MPIKVS_HAVE_UCX], [test "$have_ucx" = yes])
 ])
 
 # Check is needed by `make check` only: without it the library, the plugin

@@ -15,10 +15,14 @@
  * Three phases, each started together at a barrier:
  *   write  every rank puts --pairs pairs; then mpikvs_fence;
  *   read   every rank gets the same keys again, in the same order;
- *   mixed  --ops operations, 95% gets and 5% puts.
+ *   mixed  --ops operations, 95% gets and 5% puts; with --work-us N,
+ *          N us of computation before each (run_chunk_work), and the
+ *          phase's efficiency.
  * Keys and values are made outside the timed code, a chunk of ops at a
  * time; a rank's phase time is the sum of its timed chunks, i.e. its time
- * inside mpikvs calls.  Rank 0 prints the table (or --json).
+ * inside mpikvs calls.  Then, with --remote-gets, rank 0 alone times
+ * single gets of other nodes' keys (remote_get_pass).  Rank 0 prints the
+ * table (or --json).
  */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -27,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,6 +56,7 @@
 #define MAX_BATCH    UINT64_C(65536)
 #define MAX_EPOCHS   UINT64_C(1000)
 #define MAX_LATENCY  UINT64_C(10000000)
+#define MAX_WORK_US  UINT64_C(1000000)         /* a second per op */
 #define WRITE_EVERY  20u                   /* 1 op in 20 is a put: 5% */
 #define SLOT_GUESS   200u                  /* bytes of a slot, about */
 #define MIN_SIZE     (UINT64_C(64) << 20)
@@ -80,12 +86,15 @@ struct ctx {
 struct local {
     uint64_t ops, reads, writes, hits, misses, wrong;
     uint64_t busy_ns, wall_ns;
+    uint64_t app_ns;      /* --work-us: timed chunks, work and calls */
 };
 
 /* What rank 0 prints for one phase. */
 struct row {
     uint64_t       ops, reads, writes, hits, misses, wrong;
     double         seconds, wall_seconds, agg_ops_s, rank_ops_s;
+    double         app_seconds;  /* --work-us: slowest rank's app_ns */
+    double         efficiency;   /* --work-us: a fraction; -1: none */
     mpikvs_stats_t st;
 };
 
@@ -175,50 +184,79 @@ static size_t make_chunk(struct ctx *c, enum phase ph, uint64_t j0, size_t n,
     return ng;
 }
 
-/* The timed part: every group's gets, then its puts. */
+/* Group g's calls: its gets, then its puts; one op per group when
+ * --batch is 1, through mpikvs_get or mpikvs_put. */
+static inline void run_group(struct ctx *c, size_t g, size_t *ri, size_t *wi)
+{
+    size_t nr = c->group_nr[g], nw = c->group_nw[g];
+    int rc;
+
+    if (c->o->batch == 1) {
+        if (nr) {
+            rc = mpikvs_get(c->kvs, c->rkeys + *ri * KEY_LEN,
+                            c->rgot + *ri * VALUE_LEN);
+            if (rc < 0)
+                fail(c, "mpikvs_get", rc);
+            c->status[(*ri)++] = rc;
+        } else {
+            rc = mpikvs_put(c->kvs, c->wkeys + *wi * KEY_LEN,
+                            c->wvals + *wi * VALUE_LEN);
+            if (rc != MPIKVS_OK)
+                fail(c, "mpikvs_put", rc);
+            (*wi)++;
+        }
+        return;
+    }
+    if (nr) {
+        rc = mpikvs_get_batch(c->kvs, nr, c->rkeys + *ri * KEY_LEN,
+                              c->rgot + *ri * VALUE_LEN, c->status + *ri);
+        if (rc != MPIKVS_OK)
+            fail(c, "mpikvs_get_batch", rc);
+        *ri += nr;
+    }
+    if (nw) {
+        rc = mpikvs_put_batch(c->kvs, nw, c->wkeys + *wi * KEY_LEN,
+                              c->wvals + *wi * VALUE_LEN);
+        if (rc != MPIKVS_OK)
+            fail(c, "mpikvs_put_batch", rc);
+        *wi += nw;
+    }
+}
+
+/* The timed part: every group's calls; their time. */
 static uint64_t run_chunk(struct ctx *c, size_t ngroups)
 {
     size_t ri = 0, wi = 0;
-    int rc;
 
     uint64_t t0 = bench_now_ns();
-    if (c->o->batch == 1) {
-        for (size_t g = 0; g < ngroups; g++) {
-            if (c->group_nr[g]) {
-                rc = mpikvs_get(c->kvs, c->rkeys + ri * KEY_LEN,
-                                c->rgot + ri * VALUE_LEN);
-                if (rc < 0)
-                    fail(c, "mpikvs_get", rc);
-                c->status[ri++] = rc;
-            } else {
-                rc = mpikvs_put(c->kvs, c->wkeys + wi * KEY_LEN,
-                                c->wvals + wi * VALUE_LEN);
-                if (rc != MPIKVS_OK)
-                    fail(c, "mpikvs_put", rc);
-                wi++;
-            }
-        }
-    } else {
-        for (size_t g = 0; g < ngroups; g++) {
-            size_t nr = c->group_nr[g], nw = c->group_nw[g];
-            if (nr) {
-                rc = mpikvs_get_batch(c->kvs, nr, c->rkeys + ri * KEY_LEN,
-                                      c->rgot + ri * VALUE_LEN,
-                                      c->status + ri);
-                if (rc != MPIKVS_OK)
-                    fail(c, "mpikvs_get_batch", rc);
-                ri += nr;
-            }
-            if (nw) {
-                rc = mpikvs_put_batch(c->kvs, nw, c->wkeys + wi * KEY_LEN,
-                                      c->wvals + wi * VALUE_LEN);
-                if (rc != MPIKVS_OK)
-                    fail(c, "mpikvs_put_batch", rc);
-                wi += nw;
-            }
-        }
-    }
+    for (size_t g = 0; g < ngroups; g++)
+        run_group(c, g, &ri, &wi);
     return bench_now_ns() - t0;
+}
+
+/* The timed part with --work-us: before each group, work_ns of
+ * computation per op of the group, a busy loop on the clock that calls
+ * neither MPI nor the library (what a rank between two lookups does).
+ * Returns the time of the calls alone; *all gets the chunk's time, work
+ * included.  The clock read that ends a loop starts the calls' timing,
+ * and the one after the calls starts the next loop. */
+static uint64_t run_chunk_work(struct ctx *c, size_t ngroups,
+                               uint64_t work_ns, uint64_t *all)
+{
+    size_t ri = 0, wi = 0;
+    uint64_t calls = 0, t0 = bench_now_ns(), t = t0;
+
+    for (size_t g = 0; g < ngroups; g++) {
+        uint64_t until = t + work_ns * (c->group_nr[g] + c->group_nw[g]);
+        while ((t = bench_now_ns()) < until)
+            ;
+        run_group(c, g, &ri, &wi);
+        uint64_t after = bench_now_ns();
+        calls += after - t;
+        t = after;
+    }
+    *all = t - t0;
+    return calls;
 }
 
 /* Count hits, misses and wrong values of the chunk's gets (untimed). */
@@ -250,7 +288,13 @@ static void run_phase(struct ctx *c, enum phase ph, struct local *l)
         size_t len = n - j < c->cap ? (size_t)(n - j) : c->cap;
         size_t nr, nw;
         size_t ng = make_chunk(c, ph, j, len, &nr, &nw);
-        l->busy_ns += run_chunk(c, ng);
+        if (ph == PHASE_MIXED && c->o->work_us) {
+            uint64_t all;
+            l->busy_ns += run_chunk_work(c, ng, c->o->work_us * 1000u, &all);
+            l->app_ns += all;
+        } else {
+            l->busy_ns += run_chunk(c, ng);
+        }
         check_chunk(c, nr, l);
         l->reads += nr;
         l->writes += nw;
@@ -272,12 +316,13 @@ static void reduce_phase(const struct ctx *c, const struct local *l,
 {
     uint64_t sums[6] = {l->ops, l->reads, l->writes, l->hits, l->misses,
                         l->wrong};
-    uint64_t tot[6], times[2] = {l->busy_ns, l->wall_ns}, tmax[2];
+    uint64_t tot[6], times[3] = {l->busy_ns, l->wall_ns, l->app_ns};
+    uint64_t tmax[3];
     double rate = l->busy_ns ? (double)l->ops * 1e9 / (double)l->busy_ns
                              : 0.0, rate_sum;
 
     MPI_Reduce(sums, tot, 6, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(times, tmax, 2, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(times, tmax, 3, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&rate, &rate_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (c->rank != 0)
         return;
@@ -289,6 +334,8 @@ static void reduce_phase(const struct ctx *c, const struct local *l,
     r->wrong = tot[5];
     r->seconds = (double)tmax[0] * 1e-9;
     r->wall_seconds = (double)tmax[1] * 1e-9;
+    r->app_seconds = (double)tmax[2] * 1e-9;
+    r->efficiency = -1.0;
     r->agg_ops_s = tmax[0] ? (double)r->ops / r->seconds : 0.0;
     r->rank_ops_s = rate_sum / (double)c->np;
 }
@@ -309,6 +356,108 @@ static uint64_t default_size(const struct ctx *c)
     return bytes < MIN_SIZE ? MIN_SIZE : bytes;
 }
 
+/* --work-us: the share of the slowest rank's time that the job spent
+ * computing, ops x N / (ranks x that time), a fraction; -1 without. */
+static double efficiency(const struct ctx *c, const struct row *r)
+{
+    if (!c->o->work_us || r->app_seconds <= 0)
+        return -1.0;
+    return (double)r->ops * (double)c->o->work_us * 1e-6 /
+           ((double)c->np * r->app_seconds);
+}
+
+/* ---- the latency of one remote get -------------------------------------- */
+
+/* What rank 0 measured in the remote-get pass. */
+struct remote_lat {
+    bool     one_node;        /* no key has another home: not run */
+    uint64_t gets, tried, misses, wrong;
+    double   mean_us, median_us, p99_us;
+};
+
+/* --remote-gets N: rank 0 alone gets pairs of the write phase (any
+ * rank's, drawn after the mixed phase's draws) one mpikvs_get at a time,
+ * each between two clock reads, until N of them went to another node
+ * (the rank's "remote" counter moved; the counters are read outside the
+ * timed code; its own node's gets are left out).  The other ranks wait
+ * in MPI_Barrier meanwhile: idle, as in MPI, not computing (--work-us
+ * measures that).  Collective; 0 or BENCH_EXIT_FAIL (reported). */
+static int remote_get_pass(struct ctx *c, struct remote_lat *out)
+{
+    uint64_t n = c->o->remote_gets, cap = n * 64 + 1000;
+    double *us = NULL;
+    int ok = 1, all_ok;
+
+    memset(out, 0, sizeof *out);
+    if (c->nodes < 2) {
+        out->one_node = true;
+        return 0;
+    }
+    if (c->rank == 0 && !(us = malloc(n * sizeof *us)))
+        ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all_ok) {
+        if (!ok)
+            fprintf(stderr, "%s: %s: rank 0: cannot allocate %llu latency "
+                            "samples: %s (use a smaller --remote-gets)\n",
+                    BENCH_PROG, SUB, (unsigned long long)n,
+                    strerror(ENOMEM));
+        return BENCH_EXIT_FAIL;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (c->rank == 0) {
+        uint64_t base = bench_stream_base(c->o->seed, 0,
+                                          BENCH_STREAM_MIX_KEY);
+        unsigned char key[KEY_LEN], want[VALUE_LEN], got[VALUE_LEN];
+        mpikvs_stats_t before, after;
+        int rc;
+
+        if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &before)) !=
+            MPIKVS_OK)
+            fail(c, "mpikvs_stats", rc);
+        for (uint64_t i = 0; out->gets < n && i < cap; i++) {
+            uint64_t k = bench_draw(base, c->o->ops + i);
+            uint64_t r = bench_below(k, (uint64_t)c->np);
+            bench_make_key(pair_number(c, r, bench_below(
+                               bench_mix64(k ^ BENCH_GOLDEN), c->o->pairs)),
+                           key);
+            bench_make_value(key, want);
+            memset(got, 0, sizeof got);
+            uint64_t t0 = bench_now_ns();
+            int got_rc = mpikvs_get(c->kvs, key, got);
+            uint64_t t1 = bench_now_ns();
+            if (got_rc < 0)
+                fail(c, "mpikvs_get", got_rc);
+            if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &after)) !=
+                MPIKVS_OK)
+                fail(c, "mpikvs_stats", rc);
+            bool remote = after.remote != before.remote;
+            before = after;
+            out->tried++;
+            if (!remote)
+                continue;
+            us[out->gets++] = (double)(t1 - t0) * 1e-3;
+            if (got_rc == MPIKVS_MISS)      /* evicted */
+                out->misses++;
+            else if (memcmp(got, want, VALUE_LEN) != 0)
+                out->wrong++;
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (c->rank == 0 && out->gets) {
+        double sum = 0;
+        for (uint64_t i = 0; i < out->gets; i++)
+            sum += us[i];
+        bench_sort_double(us, out->gets);
+        out->mean_us = sum / (double)out->gets;
+        out->median_us = bench_median_double(us, out->gets);
+        size_t p = (size_t)ceil(0.99 * (double)out->gets);
+        out->p99_us = us[p ? p - 1 : 0];
+    }
+    free(us);
+    return 0;
+}
+
 /* ---- output ------------------------------------------------------------- */
 
 static double direct_fraction(const mpikvs_stats_t *s)
@@ -317,7 +466,8 @@ static double direct_fraction(const mpikvs_stats_t *s)
     return n ? (double)s->direct / (double)n : -1.0;
 }
 
-static void print_table(const struct ctx *c, const struct row *rows)
+static void print_table(const struct ctx *c, const struct row *rows,
+                        const struct remote_lat *lat)
 {
     const struct dht_opts *o = c->o;
     char size[48];
@@ -342,9 +492,17 @@ static void print_table(const struct ctx *c, const struct row *rows)
                "pairs of all ranks\n");
     printf("# time: each rank's time inside mpikvs calls; agg = all ops / "
            "slowest rank's time, rank = mean of the ranks' ops/s\n");
-    printf("%-5s %12s %9s %10s %11s %9s %6s %8s %8s %10s %7s\n", "phase",
+    if (o->work_us)
+        printf("# work: %llu us of computation (a busy loop on the clock, "
+               "no MPI or mpikvs call) before each mixed op; efficiency = "
+               "ops x %llu us / (ranks x slowest rank's time of work and "
+               "calls), in percent\n",
+               (unsigned long long)o->work_us,
+               (unsigned long long)o->work_us);
+    printf("%-5s %12s %9s %10s %11s %9s %6s %8s %8s %10s %7s%s\n", "phase",
            "ops", "seconds", "agg_Mop/s", "rank_Mop/s", "hit_rate", "wrong",
-           "retries", "invalid", "evictions", "direct");
+           "retries", "invalid", "evictions", "direct",
+           o->work_us ? " efficiency" : "");
     for (int p = 0; p < NPHASES; p++) {
         const struct row *r = &rows[p];
         char hit[16], wrong[24], direct[16];
@@ -363,12 +521,34 @@ static void print_table(const struct ctx *c, const struct row *rows)
         else
             snprintf(direct, sizeof direct, "-");
         printf("%-5s %12llu %9.3f %10.3f %11.3f %9s %6s %8llu %8llu %10llu "
-               "%7s\n", phase_name[p], (unsigned long long)r->ops,
+               "%7s", phase_name[p], (unsigned long long)r->ops,
                r->seconds, r->agg_ops_s * 1e-6, r->rank_ops_s * 1e-6, hit,
                wrong, (unsigned long long)r->st.checksum_retries,
                (unsigned long long)r->st.invalidations,
                (unsigned long long)r->st.evictions, direct);
+        if (!o->work_us)
+            printf("\n");
+        else if (r->efficiency >= 0)
+            printf(" %9.1f%%\n", 100.0 * r->efficiency);
+        else
+            printf(" %10s\n", "-");
     }
+    if (!lat)
+        return;
+    printf("# remote get: rank 0 alone, one mpikvs_get at a time of a key "
+           "homed on another node, each timed on its own; the other ranks "
+           "wait in MPI_Barrier\n");
+    if (lat->one_node)
+        printf("remote_get: - (one node: no key has another home)\n");
+    else if (!lat->gets)
+        printf("remote_get: - (none of %llu gets went to another node)\n",
+               (unsigned long long)lat->tried);
+    else
+        printf("remote_get: gets %llu mean_us %.3f median_us %.3f p99_us "
+               "%.3f misses %llu wrong %llu\n",
+               (unsigned long long)lat->gets, lat->mean_us, lat->median_us,
+               lat->p99_us, (unsigned long long)lat->misses,
+               (unsigned long long)lat->wrong);
 }
 
 static void json_u64(const char *name, uint64_t v, bool comma)
@@ -377,7 +557,8 @@ static void json_u64(const char *name, uint64_t v, bool comma)
            comma ? "," : "");
 }
 
-static void print_json(const struct ctx *c, const struct row *rows)
+static void print_json(const struct ctx *c, const struct row *rows,
+                       const struct remote_lat *lat)
 {
     const struct dht_opts *o = c->o;
 
@@ -401,6 +582,7 @@ static void print_json(const struct ctx *c, const struct row *rows)
            (unsigned long long)c->size_per_node,
            (unsigned long long)o->seed);
     printf("  \"timer\": {\"source\": \"clock_monotonic\"},\n");
+    printf("  \"work_us\": %llu,\n", (unsigned long long)o->work_us);
     printf("  \"phases\": [\n");
     for (int p = 0; p < NPHASES; p++) {
         const struct row *r = &rows[p];
@@ -432,12 +614,26 @@ static void print_json(const struct ctx *c, const struct row *rows)
 #undef JSON_COUNTER
         printf("},\n");
         if (df >= 0)
-            printf("      \"direct_fraction\": %.6f\n", df);
+            printf("      \"direct_fraction\": %.6f,\n", df);
         else
-            printf("      \"direct_fraction\": null\n");
+            printf("      \"direct_fraction\": null,\n");
+        /* --work-us, mixed phase: a fraction, as hit_rate */
+        if (r->efficiency >= 0)
+            printf("      \"efficiency\": %.6f\n", r->efficiency);
+        else
+            printf("      \"efficiency\": null\n");
         printf("    }%s\n", p + 1 < NPHASES ? "," : "");
     }
-    printf("  ]\n}\n");
+    printf("  ],\n");
+    if (lat && lat->gets)
+        printf("  \"remote_get\": {\"gets\": %llu, \"mean_us\": %.3f, "
+               "\"median_us\": %.3f, \"p99_us\": %.3f, \"misses\": %llu, "
+               "\"wrong\": %llu}\n}\n",
+               (unsigned long long)lat->gets, lat->mean_us, lat->median_us,
+               lat->p99_us, (unsigned long long)lat->misses,
+               (unsigned long long)lat->wrong);
+    else
+        printf("  \"remote_get\": null\n}\n");
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -460,6 +656,15 @@ static void dht_usage(FILE *f)
 "  --size BYTES     bucket memory per node, e.g. 256M or 2G; 0 takes the\n"
 "                   job's (default: twice what the pairs need, >= 64M)\n"
 "  --seed N         seed of the random numbers (default 1)\n"
+"  --work-us N      N microseconds of computation (a busy loop, no MPI\n"
+"                   or mpikvs call) before each mixed op, and the\n"
+"                   phase's efficiency: ops x N / (ranks x wall time)\n"
+"                   (default 0: none)\n"
+"  --remote-gets G  after the phases, rank 0 alone times G single gets\n"
+"                   of keys homed on another node while the others wait\n"
+"                   in MPI_Barrier; mean, median, p99 (default 0: none)\n"
+"  --transport T    auto, mpi or ucx: options.transport (default: the\n"
+"                   library's choice, see mpikvs(3))\n"
 "  --json           print one JSON document instead of the table\n"
 "  -h, --help       print this and exit\n"
 "\n"
@@ -482,13 +687,16 @@ static void dht_usage(FILE *f)
 "  --table NAME     the config's table (default: its first)\n"
 "  --size BYTES     the table's memory per node, tier included (default:\n"
 "                   four slots of room per key, >= 64M)\n"
-"\nAcross nodes (or MPIKVS_VIRTUAL_NODES) and in the lock modes, Open MPI\n"
-"needs OMPI_MCA_osc=pt2pt or ucx.  See mpikvs-bench(1).\n", BENCH_PROG);
+"  --transport T    as without --tier\n"
+"\nAcross nodes (or MPIKVS_VIRTUAL_NODES) and in the lock modes, the mpi\n"
+"transport needs OMPI_MCA_osc=pt2pt or ucx.  See mpikvs-bench(1).\n",
+            BENCH_PROG);
 }
 
 enum { OPT_PAIRS = 256, OPT_OPS, OPT_MODE, OPT_DIST, OPT_BATCH, OPT_SIZE,
        OPT_SEED, OPT_JSON, OPT_TIER, OPT_EPOCHS, OPT_KEYS, OPT_LATENCY,
-       OPT_TIER_SIZE, OPT_CONFIG, OPT_TABLE };
+       OPT_TIER_SIZE, OPT_CONFIG, OPT_TABLE, OPT_TRANSPORT, OPT_WORK_US,
+       OPT_REMOTE_GETS, OPT_LAST = OPT_REMOTE_GETS };
 
 /* Options that mean something in one of the two runs only. */
 static int dht_check_combination(struct dht_opts *o, const bool *given)
@@ -502,6 +710,9 @@ static int dht_check_combination(struct dht_opts *o, const bool *given)
         {OPT_PAIRS, "--pairs", "every key 1..K is written once: use --keys"},
         {OPT_BATCH, "--batch", "the gets are single mpikvs_get calls, so "
                                "that each can be timed and classified"},
+        {OPT_WORK_US, "--work-us", "it applies to the mixed phase"},
+        {OPT_REMOTE_GETS, "--remote-gets", "--latency times the remote "
+                                           "gets there"},
     };
 
     if (!o->tier) {
@@ -557,11 +768,14 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         {"tier-size", required_argument, NULL, OPT_TIER_SIZE},
         {"config", required_argument, NULL, OPT_CONFIG},
         {"table", required_argument, NULL, OPT_TABLE},
+        {"transport", required_argument, NULL, OPT_TRANSPORT},
+        {"work-us", required_argument, NULL, OPT_WORK_US},
+        {"remote-gets", required_argument, NULL, OPT_REMOTE_GETS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     mpikvs_error_t err;
-    bool given[OPT_TABLE - OPT_PAIRS + 1] = {false};
+    bool given[OPT_LAST - OPT_PAIRS + 1] = {false};
     int c, bad = 0;
 
     *o = (struct dht_opts){.pairs = 100000, .batch = 1, .seed = 1,
@@ -571,7 +785,7 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
     optind = 1;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (c >= OPT_PAIRS && c <= OPT_TABLE)
+        if (c >= OPT_PAIRS && c <= OPT_LAST)
             given[c - OPT_PAIRS] = true;
         switch (c) {
         case OPT_PAIRS:
@@ -659,6 +873,19 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         case OPT_TABLE:
             o->table = optarg;
             break;
+        case OPT_TRANSPORT:
+            /* the library judges the name: its message says what it
+             * accepts, here as everywhere else */
+            o->transport = optarg;
+            break;
+        case OPT_WORK_US:
+            bad = bench_parse_u64(SUB, "--work-us", optarg, 0, MAX_WORK_US,
+                                  &o->work_us);
+            break;
+        case OPT_REMOTE_GETS:
+            bad = bench_parse_u64(SUB, "--remote-gets", optarg, 0,
+                                  MAX_LATENCY, &o->remote_gets);
+            break;
         case 'h':
             if (speak)
                 dht_usage(stdout);
@@ -731,6 +958,7 @@ static int open_cache(struct ctx *c)
         .value_size = VALUE_LEN,
         .size_per_node = (size_t)c->size_per_node,
         .mode = c->o->mode,
+        .transport = c->o->transport,
     };
     int rc = mpikvs_open(MPI_COMM_WORLD, &opt, &c->kvs);
     int mine = rc == MPIKVS_OK ? c->np : c->rank, first;
@@ -764,6 +992,7 @@ int bench_dht_main(int argc, char **argv)
     struct local loc[NPHASES];
     struct row rows[NPHASES];
     mpikvs_stats_t snap[NPHASES + 1];
+    struct remote_lat lat;
     int rc, status = 0, ok, all_ok;
 
     rc = MPI_Init(NULL, NULL);
@@ -823,12 +1052,16 @@ int bench_dht_main(int argc, char **argv)
         reduce_phase(&c, &loc[p], &rows[p]);
         dht_stats_diff(&snap[p], &snap[p + 1], &rows[p].st);
     }
+    rows[PHASE_MIXED].efficiency = efficiency(&c, &rows[PHASE_MIXED]);
+    if (o.remote_gets && remote_get_pass(&c, &lat))
+        status = BENCH_EXIT_FAIL;
 
-    if (c.rank == 0) {
+    if (c.rank == 0 && !status) {
+        const struct remote_lat *l = o.remote_gets ? &lat : NULL;
         if (o.json)
-            print_json(&c, rows);
+            print_json(&c, rows, l);
         else
-            print_table(&c, rows);
+            print_table(&c, rows, l);
         if (fflush(stdout) != 0 || ferror(stdout)) {
             fprintf(stderr, "%s: %s: cannot write the results: %s\n",
                     BENCH_PROG, SUB, strerror(errno));

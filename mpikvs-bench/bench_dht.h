@@ -33,6 +33,11 @@ struct dht_opts {
     uint64_t    tier_bytes;       /* an absolute size */
     const char *config;       /* --config, or NULL */
     const char *table;        /* --table, else NULL: the config's first */
+    const char *transport;    /* --transport, else NULL: the library's
+                               * choice (MPIKVS_TRANSPORT, config, auto) */
+    /* without --tier only */
+    uint64_t    work_us;      /* busy loop before each mixed op, or 0 */
+    uint64_t    remote_gets;  /* rank 0's timed remote gets, or 0 */
 };
 
 /* A failed call on one rank leaves the others in a collective: print the

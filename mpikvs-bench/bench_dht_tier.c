@@ -415,6 +415,7 @@ static int open_cache(struct tctx *c)
                   : c->src == SRC_FILE ? c->config
                                        : NULL,
         .table = c->o->table,
+        .transport = c->o->transport,
     };
     int rc = mpikvs_open(MPI_COMM_WORLD, &opt, &c->kvs);
     if (c->temp[0] && unlink(c->temp) != 0 && rc == MPIKVS_OK)

@@ -38,11 +38,7 @@ plain_mpirun_env
 xs="-x OMPI_MCA_btl -x MPIKVS_SHM_DIR"
 plain_mpirun_asan "$bench" && xs="$xs -x ASAN_OPTIONS"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-bench-open.XXXXXX") || exit 1
-MPIKVS_SHM_DIR=$(mktemp -d /dev/shm/kvbench-open.XXXXXX) || exit 1
-export MPIKVS_SHM_DIR
-trap 'rm -rf "$tmp" "$MPIKVS_SHM_DIR"' EXIT
-trap 'exit 130' INT TERM
+plain_mpirun_scratch bench-open
 
 pass=0
 fail=0

@@ -24,6 +24,13 @@ bench="${top_builddir:-.}/mpikvs-bench/mpikvs-bench"
 src="${top_srcdir:-.}"
 mpirun="${MPIRUN:-mpirun}"
 limit="${BENCH_TIER_TIMEOUT:-300}"
+# what the transport auto resolves to in the lock-free mode: ucx in a
+# library built with UCX, else mpi
+if grep -q "^#define HAVE_UCX 1" "${top_builddir:-.}/config.h" 2>/dev/null; then
+    auto_tp=ucx
+else
+    auto_tp=mpi
+fi
 
 if ! command -v "$mpirun" >/dev/null 2>&1; then
     echo "SKIP: $mpirun not found"
@@ -43,13 +50,9 @@ export OMPI_MCA_osc
 xs="-x OMPI_MCA_btl -x OMPI_MCA_osc -x TMPDIR -x MPIKVS_SHM_DIR"
 plain_mpirun_asan "$bench" && xs="$xs -x ASAN_OPTIONS"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-bench-tier.XXXXXX") || exit 1
 # the regions go to a directory of their own: other jobs' regions in
 # /dev/shm are none of this test's business
-MPIKVS_SHM_DIR=$(mktemp -d /dev/shm/kvbench-tier.XXXXXX) || exit 1
-export MPIKVS_SHM_DIR
-trap 'rm -rf "$tmp" "$MPIKVS_SHM_DIR"' EXIT
-trap 'exit 130' INT TERM
+plain_mpirun_scratch bench-tier
 # the temporary configs go here, so that a left one is seen
 TMPDIR="$tmp/tmpdir"
 export TMPDIR
@@ -157,9 +160,9 @@ check_epochs lockfree "$tmp/lf" 3
 check_latency lockfree "$tmp/lf"
 if grep -q '^# .*nodes=2 (virtual)' "$tmp/lf"; then ok; else
     bad "lockfree: not on 2 virtual nodes" "$tmp/lf"; fi
-# the transport the handle uses, next to the mode: auto resolved to mpi
-if grep -q '^# .* dht --tier: .* mode=lockfree transport=mpi$' "$tmp/lf"; then ok; else
-    bad "lockfree: the header lacks 'mode=lockfree transport=mpi'" "$tmp/lf"; fi
+# the transport the handle uses, next to the mode: what auto resolved to
+if grep -q "^# .* dht --tier: .* mode=lockfree transport=$auto_tp\$" "$tmp/lf"; then ok; else
+    bad "lockfree: the header lacks 'mode=lockfree transport=$auto_tp'" "$tmp/lf"; fi
 
 echo "# fine-lock, 2 virtual nodes, np 4"
 if run "$tmp/fl" 4 2 --tier --mode fine-lock --keys 5000 --ops 2000 \
@@ -172,7 +175,7 @@ if run "$tmp/js" 2 2 --tier --json --keys 5000 --ops 2000 --epochs 2 \
     --latency 500; then ok; else
     bad "json: exit $?" "$tmp/js"; fi
 for want in '"benchmark": "dht-tier"' '"epoch": 2' '"tier_hit": {"gets": ' \
-    '"tier_stalls": ' '"checked": ' '"wrong": 0' '"transport": "mpi"'; do
+    '"tier_stalls": ' '"checked": ' '"wrong": 0' "\"transport\": \"$auto_tp\""; do
     if grep -qF -- "$want" "$tmp/js"; then ok; else
         bad "json: no '$want'" "$tmp/js"; fi
 done
@@ -190,12 +193,12 @@ echo "# plain dht (no tier): the header and the JSON name the transport"
 run "$tmp/plain" 2 2 --pairs 200 --ops 200
 rc=$?
 if [ "$rc" -eq 0 ] &&
-    grep -q '^# .* dht: .* mode=lockfree transport=mpi dist=' "$tmp/plain"; then ok; else
-    bad "plain dht: exit $rc, or no 'mode=lockfree transport=mpi' in the header" "$tmp/plain"; fi
+    grep -q "^# .* dht: .* mode=lockfree transport=$auto_tp dist=" "$tmp/plain"; then ok; else
+    bad "plain dht: exit $rc, or no 'mode=lockfree transport=$auto_tp' in the header" "$tmp/plain"; fi
 run "$tmp/plainjs" 2 2 --pairs 200 --ops 200 --json
 rc=$?
-if [ "$rc" -eq 0 ] && grep -qF '"transport": "mpi"' "$tmp/plainjs"; then ok; else
-    bad "plain dht --json: exit $rc, or no '\"transport\": \"mpi\"'" "$tmp/plainjs"; fi
+if [ "$rc" -eq 0 ] && grep -qF "\"transport\": \"$auto_tp\"" "$tmp/plainjs"; then ok; else
+    bad "plain dht --json: exit $rc, or no '\"transport\": \"$auto_tp\"'" "$tmp/plainjs"; fi
 
 echo "# refused"
 expect pairs 2 '--pairs does not apply with --tier' 1 --tier --pairs 10

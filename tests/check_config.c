@@ -199,7 +199,7 @@ START_TEST(defaults_and_wide_doubles)
 }
 END_TEST
 
-/* The transport key: auto (the default) or mpi, the same names
+/* The transport key: auto (the default), mpi or ucx, the same names
  * MPIKVS_TRANSPORT and options.transport take, and the dump keeps it. */
 START_TEST(transport_key)
 {
@@ -209,6 +209,8 @@ START_TEST(transport_key)
         "\"value\":{\"value_size\":8}},"
         "\"a\":{\"transport\":\"auto\",\"key\":{\"key_size\":8},"
         "\"value\":{\"value_size\":8}},"
+        "\"u\":{\"transport\":\"ucx\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
         "\"d\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8}}}}");
     enum kvshm_transport tr = KVSHM_TRANSPORT_MPI;
     struct kvshm_config *again;
@@ -216,14 +218,18 @@ START_TEST(transport_key)
 
     ck_assert(kvshm_config_table(cfg, "m")->transport == KVSHM_TRANSPORT_MPI);
     ck_assert(kvshm_config_table(cfg, "a")->transport == KVSHM_TRANSPORT_AUTO);
+    ck_assert(kvshm_config_table(cfg, "u")->transport == KVSHM_TRANSPORT_UCX);
     ck_assert(kvshm_config_table(cfg, "d")->transport == KVSHM_TRANSPORT_AUTO);
     dump = kvshm_config_dump(cfg);
     ck_assert_msg(strstr(dump, "\"transport\": \"mpi\"") &&
-                      strstr(dump, "\"transport\": \"auto\""),
+                      strstr(dump, "\"transport\": \"auto\"") &&
+                      strstr(dump, "\"transport\": \"ucx\""),
                   "the dump lacks the transports:\n%s", dump);
     again = parse_ok(dump);
     ck_assert(kvshm_config_table(again, "m")->transport ==
               KVSHM_TRANSPORT_MPI);
+    ck_assert(kvshm_config_table(again, "u")->transport ==
+              KVSHM_TRANSPORT_UCX);
     free(dump);
     kvshm_config_free(again);
     kvshm_config_free(cfg);
@@ -231,17 +237,21 @@ START_TEST(transport_key)
     /* the one table of names */
     ck_assert_str_eq(kvshm_transport_name(KVSHM_TRANSPORT_AUTO), "auto");
     ck_assert_str_eq(kvshm_transport_name(KVSHM_TRANSPORT_MPI), "mpi");
+    ck_assert_str_eq(kvshm_transport_name(KVSHM_TRANSPORT_UCX), "ucx");
     ck_assert_str_eq(kvshm_transport_name((enum kvshm_transport)7),
                      "unknown");
     ck_assert_int_eq(kvshm_transport_parse("auto", &tr), MPIKVS_OK);
     ck_assert(tr == KVSHM_TRANSPORT_AUTO);
     ck_assert_int_eq(kvshm_transport_parse("mpi", &tr), MPIKVS_OK);
     ck_assert(tr == KVSHM_TRANSPORT_MPI);
+    ck_assert_int_eq(kvshm_transport_parse("ucx", &tr), MPIKVS_OK);
+    ck_assert(tr == KVSHM_TRANSPORT_UCX);
+    ck_assert_int_eq(kvshm_transport_parse("mpi", &tr), MPIKVS_OK);
     ck_assert_int_eq(kvshm_transport_parse("MPI", &tr), MPIKVS_ERR_INVAL);
     ck_assert_int_eq(kvshm_transport_parse("", &tr), MPIKVS_ERR_INVAL);
     ck_assert_int_eq(kvshm_transport_parse(NULL, &tr), MPIKVS_ERR_INVAL);
     ck_assert(tr == KVSHM_TRANSPORT_MPI);   /* untouched when refused */
-    ck_assert_str_eq(kvshm_transport_list(list, sizeof(list)), "auto, mpi");
+    ck_assert_str_eq(kvshm_transport_list(list, sizeof(list)), "auto, mpi, ucx");
 }
 END_TEST
 

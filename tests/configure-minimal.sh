@@ -1,11 +1,13 @@
 #!/bin/sh
 #
 # configure-minimal.sh - the build of a site that has neither Check nor
-# SUNDIALS, and what an installed libmpikvs gives a user:
+# SUNDIALS nor UCX, and what an installed libmpikvs gives a user:
 #
-#   - configure with Check and SUNDIALS hidden (a pkg-config directory of
-#     every system .pc file but check.pc, and the cache variable
-#     ac_cv_header_cvode_cvode_h=no) says what it leaves out, and `make`
+#   - configure without UCX fails, naming libucx-dev and --without-ucx;
+#   - configure --without-ucx with Check, SUNDIALS and UCX hidden (a
+#     pkg-config directory of every system .pc file but check.pc and
+#     ucx*.pc, and the cache variable ac_cv_header_cvode_cvode_h=no)
+#     says what it leaves out, and `make`
 #     builds the library, the plugin and the tools but not the demo,
 #     and each of them sees only the source directories it uses
 #     (include-paths.sh);
@@ -84,8 +86,9 @@ finish() {
 }
 
 # Every .pc file of the default search path (and PKG_CONFIG_PATH) but
-# check.pc, as symlinks in one directory: with PKG_CONFIG_LIBDIR there,
-# pkg-config finds everything it finds on this machine except Check.
+# check.pc and UCX's, as symlinks in one directory: with PKG_CONFIG_LIBDIR
+# there, pkg-config finds everything it finds on this machine except
+# Check and UCX.
 pc=$work/pc
 mkdir "$pc"
 for dir in $(printf '%s:%s' "${PKG_CONFIG_PATH:-}" \
@@ -93,23 +96,33 @@ for dir in $(printf '%s:%s' "${PKG_CONFIG_PATH:-}" \
     for f in "$dir"/*.pc; do
         [ -f "$f" ] || continue
         name=$(basename "$f")
-        [ "$name" = check.pc ] || [ -e "$pc/$name" ] || ln -s "$f" "$pc/$name"
+        case $name in check.pc|ucx.pc|ucx-*.pc) continue ;; esac
+        [ -e "$pc/$name" ] || ln -s "$f" "$pc/$name"
     done
 done
 unset PKG_CONFIG_PATH
 PKG_CONFIG_LIBDIR=$pc
 export PKG_CONFIG_LIBDIR
 check "Check is hidden from pkg-config" sh -c '! pkg-config --exists check'
+check "UCX is hidden from pkg-config" sh -c '! pkg-config --exists ucx'
 check "jansson is still found" pkg-config --exists jansson
 
-# Configure without Check and SUNDIALS.  The cache file makes the second
-# configure (--enable-demo) quick; both see the same machine.
+# Configure without Check, SUNDIALS and UCX.  The cache file makes the
+# later configures quick; all see the same machine.
 build=$work/build
 inst=$work/inst
-mkdir "$build"
-echo "# configure without Check and SUNDIALS"
+mkdir "$build" "$work/noucx"
+echo "# configure without UCX, and without saying --without-ucx"
+(cd "$work/noucx" && "$top_srcdir/configure" --cache-file="$work/config.cache" \
+    --prefix="$inst" ac_cv_header_cvode_cvode_h=no) >"$work/noucx.out" 2>&1
+rc=$?
+check "configure fails (exit $rc)" [ "$rc" -ne 0 ]
+check "configure says to install libucx-dev or give --without-ucx" \
+    has "$work/noucx.out" "install libucx-dev, or configure --without-ucx"
+echo "# configure --without-ucx, without Check and SUNDIALS"
 (cd "$build" && "$top_srcdir/configure" --cache-file="$work/config.cache" \
-    --prefix="$inst" --enable-werror ac_cv_header_cvode_cvode_h=no) \
+    --prefix="$inst" --enable-werror --without-ucx \
+    ac_cv_header_cvode_cvode_h=no) \
     >"$work/configure.out" 2>"$work/configure.err"
 rc=$?
 check "configure succeeds (exit $rc)" [ "$rc" -eq 0 ]
@@ -122,6 +135,8 @@ check "configure's summary: no demo" \
     has "$work/configure.out" "demo:         no"
 check "configure's summary: no make check" \
     has "$work/configure.out" "make check:   no"
+check "configure's summary: no UCX" \
+    has "$work/configure.out" "ucx:          no"
 
 echo "# make"
 make -C "$build" -s -j2 >"$work/make.out" 2>&1
@@ -154,7 +169,7 @@ rm -rf "$build"/mpikvs-[0-9]*   # the tree make dist left behind
 echo "# configure --enable-demo without SUNDIALS"
 mkdir "$work/demo"
 (cd "$work/demo" && "$top_srcdir/configure" --cache-file="$work/config.cache" \
-    --prefix="$inst" --enable-werror --enable-demo \
+    --prefix="$inst" --enable-werror --enable-demo --without-ucx \
     ac_cv_header_cvode_cvode_h=no) >"$work/demo.out" 2>&1
 rc=$?
 check "configure --enable-demo fails (exit $rc)" [ "$rc" -ne 0 ]

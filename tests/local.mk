@@ -114,15 +114,24 @@ EXTRA_DIST += \
 # tests/bench-open.sh: mpikvs-bench open at np 2 to 6 (one node, 2 virtual
 # nodes), a few repetitions: its fields and the library's counted MPI
 # calls, never its timings.
+# tests/bench-dht.sh: mpikvs-bench dht --work-us, --remote-gets and
+# --transport at np 2: what they print, never their timings.
+# tests/bench-transport.sh and tests/bench-demo-slurm.sh are no tests:
+# they measure the transports side by side, and the demo through the test
+# Slurm cluster against mpirun (run them by hand, see their heads).
 ##
 TESTS += \
+	tests/bench-dht.sh \
 	tests/bench-open.sh \
 	tests/bench-tier.sh
 # End of TESTS (bench)
 
 EXTRA_DIST += \
+	tests/bench-dht.sh \
 	tests/bench-open.sh \
+	tests/bench-demo-slurm.sh \
 	tests/bench-tier.sh \
+	tests/bench-transport.sh \
 	tests/plain-mpirun.sh
 # End of EXTRA_DIST (bench)
 

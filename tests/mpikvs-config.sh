@@ -28,7 +28,7 @@ expect() {
 expect check-ok 0 '"key_size": 80' -- check "$chem"
 # the resolved config shows the transport next to the mode, auto unless given
 expect check-transport 0 '"transport": "auto"' -- check "$chem"
-expect check-bad-transport 1 "bad-transport.json: tables.t.transport: 'ucx' is not one of: auto, mpi" -- \
+expect check-bad-transport 1 "bad-transport.json: tables.t.transport: 'verbs' is not one of: auto, mpi, ucx" -- \
     check "$src/tests/config/bad/bad-transport.json"
 expect check-size 0 'chemistry: 7.2 GiB of 8G per node, tier 737.3 MiB' -- \
     check "$chem" --size 8G

@@ -14,6 +14,9 @@
 #       the binary itself, is a sanitizer build; then ASAN_OPTIONS gets
 #       detect_leaks=0 and is exported: what MPI keeps until exit is not
 #       ours to judge.
+#   plain_mpirun_scratch NAME   a scratch directory in tmp and the jobs'
+#       regions in a directory of their own, MPIKVS_SHM_DIR (exported),
+#       both named after NAME and removed when the script exits.
 
 plain_mpirun_env() {
     for v in $(env | sed -n 's/^\(MPIKVS_[A-Za-z0-9_]*\)=.*/\1/p'); do
@@ -51,4 +54,12 @@ plain_mpirun_prog() {
     fi
     MPITEST_WATCHDOG=$((limit > 20 ? limit - 10 : limit))
     export MPITEST_WATCHDOG
+}
+
+plain_mpirun_scratch() {
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-$1.XXXXXX") || exit 1
+    MPIKVS_SHM_DIR=$(mktemp -d "/dev/shm/kv$1.XXXXXX") || exit 1
+    export MPIKVS_SHM_DIR
+    trap 'rm -rf "$tmp" "$MPIKVS_SHM_DIR"' EXIT
+    trap 'exit 130' INT TERM
 }

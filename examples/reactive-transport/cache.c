@@ -309,6 +309,11 @@ void cache_job_stats(struct rt_cache *c, uint64_t *evictions,
     *invalidations = st.invalidations;
 }
 
+const char *cache_transport(const struct rt_cache *c)
+{
+    return mpikvs_transport(c->kvs);
+}
+
 int cache_close(struct rt_cache **cp, struct rt_err *err)
 {
     struct rt_cache *c = *cp;

@@ -66,6 +66,9 @@ int cache_chemistry(struct rt_cache *c, struct chem_solver *s, cell_t *cells,
                     size_t n, double dt, enum rt_reuse reuse,
                     struct cache_counts *counts, struct rt_err *err);
 
+/* The transport the DHT reaches other nodes with ("ucx", "mpi"). */
+const char *cache_transport(const struct rt_cache *c);
+
 /* After it (collective), every rank's puts so far are visible.  Like a
  * failed MPI call, a failed fence ends the job (rt_abort). */
 void cache_fence(struct rt_cache *c);

@@ -64,6 +64,7 @@ static const char *config_origin(const struct rt_options *o, char *buf,
 
 struct outcome {
     struct run_result reference, cached;
+    char              transport[16]; /* the cache's, for the summary */
     struct run_error  error;
     cell_t           *fields;     /* rank 0: the last run's final grid */
 };
@@ -105,6 +106,9 @@ static int simulate(const struct rt_options *o, struct outcome *out)
         say_failure(&err, rank);
         goto done;
     }
+    if (cache)
+        snprintf(out->transport, sizeof(out->transport), "%s",
+                 cache_transport(cache));
 
     if (o->mode != RT_MODE_CACHED) {
         if (run_simulation(o, &grid, solver, NULL, &out->reference, &err))
@@ -211,6 +215,7 @@ int main(int argc, char **argv)
         .o = &o,
         .nranks = nranks,
         .config = config_origin(&o, origin, sizeof(origin)),
+        .transport = out.transport,
         .reference = o.mode != RT_MODE_CACHED ? &out.reference : NULL,
         .cached = o.mode != RT_MODE_REFERENCE ? &out.cached : NULL,
         .error = o.mode == RT_MODE_COMPARE ? &out.error : NULL,

@@ -65,7 +65,8 @@ void report_summary(FILE *out, const struct report *r)
             RT_PROG, o->nx, o->ny, o->steps, o->dt, r->nranks,
             r->nranks == 1 ? "" : "s");
     if (r->cached)
-        fprintf(out, "cache: %s; a hit reuses the cached %s\n", r->config,
+        fprintf(out, "cache: %s, mpikvs transport %s; a hit reuses the cached %s\n",
+                r->config, r->transport,
                 o->reuse == RT_REUSE_STATE ? "state"
                                            : "change, applied to the "
                                              "cell's own input");

@@ -17,6 +17,7 @@ struct report {
     const struct rt_options *o;
     int         nranks;
     const char *config;          /* how the job config was given */
+    const char *transport;       /* the cache's, to other nodes */
     const struct run_result *reference;   /* NULL unless run */
     const struct run_result *cached;      /* NULL unless run */
     const struct run_error  *error;       /* --compare only */

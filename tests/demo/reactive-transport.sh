@@ -103,8 +103,9 @@ else
 fi
 if grep -q "^hit rate  *[0-9.]*%" "$tmp/compare.out" &&
    grep -q "^chemistry speedup" "$tmp/compare.out" &&
-   grep -q "^largest error" "$tmp/compare.out"; then
-    ok "the summary reports hit rate, speedup and error"
+   grep -q "^largest error" "$tmp/compare.out" &&
+   grep -q "^cache: .*, mpikvs transport \(ucx\|mpi\); " "$tmp/compare.out"; then
+    ok "the summary reports hit rate, speedup, error and the cache's transport"
 else
     fail "summary incomplete: $(cat "$tmp/compare.out")"
 fi

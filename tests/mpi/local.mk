@@ -11,6 +11,7 @@ check_PROGRAMS += \
 	tests/mpi/test_torture \
 	tests/mpi/test_locks \
 	tests/mpi/test_nodes \
+	tests/mpi/test_progress \
 	tests/mpi/test_thread
 # End of check_PROGRAMS (mpi)
 
@@ -20,6 +21,7 @@ TESTS += \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-nodes-test.sh \
+	tests/mpi/run-progress-tests.sh \
 	tests/mpi/run-thread-test.sh
 # End of TESTS (mpi)
 
@@ -32,8 +34,8 @@ tests_mpi_test_basic_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 # which libmpikvs itself does not have.
 tests_mpi_test_fault_SOURCES = tests/mpi/test_fault.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_fault_CPPFLAGS = $(TESTS_CPPFLAGS) -DKVS_TEST_HOOKS
-tests_mpi_test_fault_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
-tests_mpi_test_fault_LDADD = shm/libkvshm.la $(MPI_LIBS)
+tests_mpi_test_fault_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_fault_LDADD = $(LIBMPIKVS_LIBS)
 # the test moves the library's wall clock (test_fault.c)
 tests_mpi_test_fault_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=clock_gettime
 
@@ -55,8 +57,15 @@ tests_mpi_test_torture_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 # built from the library's sources: it calls kvs_nodes itself
 tests_mpi_test_nodes_SOURCES = tests/mpi/test_nodes.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_nodes_CPPFLAGS = $(TESTS_CPPFLAGS)
-tests_mpi_test_nodes_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
-tests_mpi_test_nodes_LDADD = shm/libkvshm.la $(MPI_LIBS)
+tests_mpi_test_nodes_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_nodes_LDADD = $(LIBMPIKVS_LIBS)
+
+# built from the library's sources: it picks keys by their home node
+# (kvs_key_make)
+tests_mpi_test_progress_SOURCES = tests/mpi/test_progress.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_progress_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_progress_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_progress_LDADD = $(LIBMPIKVS_LIBS)
 
 tests_mpi_test_thread_SOURCES = tests/mpi/test_thread.c
 tests_mpi_test_thread_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -66,8 +75,8 @@ tests_mpi_test_thread_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lpthread
 # built from the library's sources: it holds bucket locks itself
 tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
-tests_mpi_test_locks_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
-tests_mpi_test_locks_LDADD = shm/libkvshm.la $(MPI_LIBS)
+tests_mpi_test_locks_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_locks_LDADD = $(LIBMPIKVS_LIBS)
 
 EXTRA_DIST += \
 	tests/mpi/mpitest.h \
@@ -76,5 +85,6 @@ EXTRA_DIST += \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-nodes-test.sh \
+	tests/mpi/run-progress-tests.sh \
 	tests/mpi/run-thread-test.sh
 # End of EXTRA_DIST (mpi)

@@ -4,7 +4,10 @@
 #
 # The matrix: np 1, 2, 3, 4 on one node and np 2, 4 with
 # MPIKVS_VIRTUAL_NODES=2, each in the modes lockfree, fine-lock and
-# coarse-lock, for every test program.  Each run has a hard time limit
+# coarse-lock, for every test program, over both transports
+# (MPIKVS_TRANSPORT mpi and ucx; coarse-lock is MPI's only, and the
+# lock-free mode on one node uses none); then the ucx transport over
+# UCX_TLS=tcp,self, as across hosts without RDMA.  Each run has a hard time limit
 # (MPITEST_TIMEOUT seconds, default 120); a run that times out fails.
 # Prints one line per run, the output of each failed run, and a summary;
 # exits nonzero on any failure, and also when the runs left mpikvs.*
@@ -26,9 +29,11 @@
 #
 # Open MPI on Debian: /etc/openmpi/openmpi-mca-params.conf excludes osc
 # ucx and pt2pt, and the default osc rdma segfaults on atomics to the own
-# rank, so every run that needs an MPI window (the lock modes, and every
-# run across virtual nodes) gets OMPI_MCA_osc=pt2pt; a last pass runs
-# np=4 on 2 virtual nodes over OMPI_MCA_osc=ucx with UCX_TLS=^self.
+# rank, so every run of the mpi transport that needs an MPI window (the
+# lock modes, and every run across virtual nodes) gets
+# OMPI_MCA_osc=pt2pt; a last pass runs np=4 on 2 virtual nodes over
+# OMPI_MCA_osc=ucx with UCX_TLS=^self.  The ucx transport runs with no
+# one-sided setting at all.
 
 LC_ALL=C
 export LC_ALL
@@ -96,12 +101,24 @@ run() {
     shift 4
     set -- "$bindir/$prog" "$mode" "$@"
     xs="-x OMPI_MCA_btl"
-    unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES UCX_TLS
+    unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES UCX_TLS MPIKVS_TRANSPORT
     if [ "$vnodes" -gt 1 ]; then
         MPIKVS_VIRTUAL_NODES=$vnodes
         export MPIKVS_VIRTUAL_NODES
         xs="$xs -x MPIKVS_VIRTUAL_NODES"
     fi
+    if [ -n "$tp" ]; then
+        MPIKVS_TRANSPORT=$tp
+        export MPIKVS_TRANSPORT
+        xs="$xs -x MPIKVS_TRANSPORT"
+    fi
+    if [ -n "$ucx_tls" ]; then
+        UCX_TLS=$ucx_tls
+        export UCX_TLS
+        xs="$xs -x UCX_TLS"
+    fi
+    # the ucx transport needs no one-sided component, but test_basic
+    # opens the mpi transport too
     if [ "$vnodes" -gt 1 ] || [ "$mode" != lockfree ]; then
         OMPI_MCA_osc=$osc
         export OMPI_MCA_osc
@@ -120,7 +137,10 @@ run() {
     export MPITEST_WATCHDOG
     xs="$xs -x MPITEST_WATCHDOG"
 
-    label="np=$np vnodes=$vnodes mode=$mode osc=$osc $prog"
+    label="np=$np vnodes=$vnodes mode=$mode transport=${tp:-auto}"
+    label="$label osc=$osc"
+    [ -n "$ucx_tls" ] && label="$label UCX_TLS=$ucx_tls"
+    label="$label $prog"
     t0=$(date +%s)
     # shellcheck disable=SC2086
     timeout -k 10 "$limit" "$mpirun" --oversubscribe -np "$np" $xs "$@" \
@@ -140,6 +160,7 @@ run() {
         fi
         envs="OMPI_MCA_btl=$OMPI_MCA_btl"
         [ "$vnodes" -gt 1 ] && envs="$envs MPIKVS_VIRTUAL_NODES=$vnodes"
+        [ -n "${MPIKVS_TRANSPORT:-}" ] && envs="$envs MPIKVS_TRANSPORT=$MPIKVS_TRANSPORT"
         [ -n "${OMPI_MCA_osc:-}" ] && envs="$envs OMPI_MCA_osc=$OMPI_MCA_osc"
         [ -n "${UCX_TLS:-}" ] && envs="$envs UCX_TLS='$UCX_TLS'"
         [ "$asan" = 1 ] && envs="$envs ASAN_OPTIONS=$ASAN_OPTIONS"
@@ -165,48 +186,76 @@ run() {
     mv "$tmp/shm-now" "$tmp/shm-prev"
 }
 
+# run_programs NP VNODES MODE: every program, with $tp, $osc, $ucx_tls.
+# Over ucx the torture does a fifth of the operations: each remote one
+# waits for the target node's progress helper, a thread that four ranks
+# on two cores leave little room (25 to 45 s for the full count at np=4).
+run_programs() {
+    for prog in $programs; do
+        case $prog in
+        test_torture)
+            if [ "$3" = lockfree ]; then ops=$torture_ops
+            else ops=$lock_ops; fi
+            if [ "$tp" = ucx ]; then
+                ops=$((ops / 5))
+                [ "$ops" -ge 1000 ] || ops=1000
+            fi
+            run "$1" "$2" "$3" "$prog" --ops "$ops" ;;
+        *)
+            run "$1" "$2" "$3" "$prog" ;;
+        esac
+    done
+}
+
+# The transports a mode runs over: coarse-lock is MPI's only.  On one
+# node the lock-free mode uses no transport at all: one run (auto).
+transports_of() {
+    if [ "$1" = coarse-lock ]; then echo mpi
+    elif [ "$1" = lockfree ] && [ "$2" = 1 ]; then echo auto
+    else echo "mpi ucx"; fi
+}
+
 osc=pt2pt
+ucx_tls=
+lock_ops=$torture_lock_ops
 for vnodes in 1 2; do
     if [ "$vnodes" = 1 ]; then nps="1 2 3 4"; else nps="2 4"; fi
     for np in $nps; do
         for mode in $modes; do
-            for prog in $programs; do
-                case $prog in
-                test_torture)
-                    if [ "$mode" = lockfree ]; then
-                        ops=$torture_ops
-                    else
-                        ops=$torture_lock_ops
-                    fi
-                    run "$np" "$vnodes" "$mode" "$prog" --ops "$ops" ;;
-                *)
-                    run "$np" "$vnodes" "$mode" "$prog" ;;
-                esac
+            for tp in $(transports_of "$mode" "$vnodes"); do
+                [ "$tp" = auto ] && tp=
+                run_programs "$np" "$vnodes" "$mode"
             done
         done
     done
 done
 
-# The other one-sided component Open MPI offers, across virtual nodes.
-# Its passive-target locks over TCP are emulated with messages that the
-# lock holder must progress; four ranks on two cores made 25000 locked
-# operations per rank take 55 to 110 s (the limit) under load.  This pass
-# is about the component, which a fifth of them exercises as well; the
-# pt2pt pass above does the full count.
-osc=ucx
-ucx_lock_ops=$((torture_lock_ops / 5))
-[ "$ucx_lock_ops" -ge 1000 ] || ucx_lock_ops=1000
-for mode in $modes; do
-    for prog in $programs; do
-        case $prog in
-        test_torture)
-            if [ "$mode" = lockfree ]; then ops=$torture_ops
-            else ops=$ucx_lock_ops; fi
-            run 4 2 "$mode" "$prog" --ops "$ops" ;;
-        *)
-            run 4 2 "$mode" "$prog" ;;
-        esac
+# The ucx transport as across hosts without RDMA: TCP only.  (With
+# shared memory, as above, it maps a node of the same host and needs no
+# UCX to reach it; this is its UCX path.)
+tp=ucx
+ucx_tls=tcp,self
+for np in 2 4; do
+    for mode in $modes; do
+        [ "$mode" = coarse-lock ] && continue
+        run_programs "$np" 2 "$mode"
     done
+done
+ucx_tls=
+
+# The other one-sided component Open MPI offers, across virtual nodes,
+# under the mpi transport.  Its passive-target locks over TCP are
+# emulated with messages that the lock holder must progress; four ranks
+# on two cores made 25000 locked operations per rank take 55 to 110 s
+# (the limit) under load.  This pass is about the component, which a
+# fifth of them exercises as well; the pt2pt pass above does the full
+# count.
+tp=mpi
+osc=ucx
+lock_ops=$((torture_lock_ops / 5))
+[ "$lock_ops" -ge 1000 ] || lock_ops=1000
+for mode in $modes; do
+    run_programs 4 2 "$mode"
 done
 
 shm_list >"$tmp/shm-after"

@@ -29,6 +29,8 @@
 
 #include <mpi.h>
 
+#include "config.h"   /* HAVE_UCX */
+
 #include "mpikvs.h"
 #include "mpitest.h"
 
@@ -403,9 +405,20 @@ static void test_bad_open(void)
 
 /* The transport: asked for by options.transport, else MPIKVS_TRANSPORT,
  * else the config's transport, else auto; in use, mpikvs_transport() says
- * which ("mpi", the only one so far, also for auto).  A name that is not
- * a transport fails on every rank, naming it and where it came from. */
-static void open_transport_is(const mpikvs_options_t *o, const char *what)
+ * which.  auto is ucx where the library has it, but mpi in the
+ * coarse-lock mode, which locks MPI windows.  A name that is not a
+ * transport fails on every rank, naming it and where it came from. */
+static const char *auto_transport(void)
+{
+#ifdef HAVE_UCX
+    return strcmp(T.mode, "coarse-lock") == 0 ? "mpi" : "ucx";
+#else
+    return "mpi";
+#endif
+}
+
+static void open_transport_is(const mpikvs_options_t *o, const char *want,
+                              const char *what)
 {
     mpikvs_t   *kvs = open_ok(o, what);
     const char *tr;
@@ -413,10 +426,25 @@ static void open_transport_is(const mpikvs_options_t *o, const char *what)
     if (!kvs)
         return;
     tr = mpikvs_transport(kvs);
-    EXPECT(tr && strcmp(tr, "mpi") == 0,
-           "%s: mpikvs_transport = \"%s\", want \"mpi\"", what,
-           tr ? tr : "(null)");
+    EXPECT(tr && strcmp(tr, want) == 0,
+           "%s: mpikvs_transport = \"%s\", want \"%s\"", what,
+           tr ? tr : "(null)", want);
     close_ok(&kvs, what);
+}
+
+/* ucx asked for: in use, but never in the coarse-lock mode, and not in a
+ * library built without UCX */
+static void ucx_asked(const mpikvs_options_t *o, const char *what)
+{
+#ifdef HAVE_UCX
+    if (strcmp(T.mode, "coarse-lock") != 0)
+        open_transport_is(o, "ucx", what);
+    else
+        open_fails(o, MPIKVS_ERR_INVAL, what,
+                   "the coarse-lock mode needs the mpi transport");
+#else
+    open_fails(o, MPIKVS_ERR_TRANSPORT, what, "built without UCX");
+#endif
 }
 
 static void test_transport(void)
@@ -435,22 +463,28 @@ static void test_transport(void)
            "mpikvs_transport(NULL) is not NULL");
 
     unsetenv("MPIKVS_TRANSPORT");
-    open_transport_is(&o, "transport: the default");
+    open_transport_is(&o, auto_transport(), "transport: the default");
     setenv("MPIKVS_TRANSPORT", "mpi", 1);
-    open_transport_is(&o, "transport: MPIKVS_TRANSPORT=mpi");
+    open_transport_is(&o, "mpi", "transport: MPIKVS_TRANSPORT=mpi");
     setenv("MPIKVS_TRANSPORT", "auto", 1);
-    open_transport_is(&o, "transport: MPIKVS_TRANSPORT=auto");
+    open_transport_is(&o, auto_transport(),
+                      "transport: MPIKVS_TRANSPORT=auto");
+    setenv("MPIKVS_TRANSPORT", "ucx", 1);
+    ucx_asked(&o, "transport: MPIKVS_TRANSPORT=ucx");
 
     setenv("MPIKVS_TRANSPORT", "bogus", 1);
     open_fails(&o, MPIKVS_ERR_INVAL, "transport: MPIKVS_TRANSPORT=bogus",
                "MPIKVS_TRANSPORT 'bogus' is not a transport (accepted: "
-               "auto, mpi)");
+               "auto, mpi, ucx)");
     /* the option before the variable */
     o.transport = "mpi";
-    open_transport_is(&o, "transport: options.transport=mpi over "
-                           "MPIKVS_TRANSPORT=bogus");
+    open_transport_is(&o, "mpi", "transport: options.transport=mpi over "
+                                  "MPIKVS_TRANSPORT=bogus");
     o.transport = "auto";
-    open_transport_is(&o, "transport: options.transport=auto");
+    open_transport_is(&o, auto_transport(),
+                      "transport: options.transport=auto");
+    o.transport = "ucx";
+    ucx_asked(&o, "transport: options.transport=ucx");
     unsetenv("MPIKVS_TRANSPORT");
     o.transport = "";
     open_fails(&o, MPIKVS_ERR_INVAL, "transport: options.transport=\"\"",
@@ -467,7 +501,7 @@ static void test_transport(void)
         mt_abort("cannot write the test config to /tmp");
     o = opts(0, 0, 1u << 16, T.mode);
     o.config = path;
-    open_transport_is(&o, "transport: the config's transport mpi");
+    open_transport_is(&o, "mpi", "transport: the config's transport mpi");
     /* the variable before the config */
     setenv("MPIKVS_TRANSPORT", "bogus", 1);
     open_fails(&o, MPIKVS_ERR_INVAL, "transport: MPIKVS_TRANSPORT=bogus "

@@ -41,10 +41,18 @@ passed=0
 failed=0
 ok() { echo "ok: $*"; passed=$((passed + 1)); }
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+# check NAME COMMAND...: a failure also shows the last command output
+# the checks look at ($out), so that CI's log says what went wrong
 check() {
     local name=$1
     shift
-    if "$@"; then ok "$name"; else fail "$name"; fi
+    if "$@"; then
+        ok "$name"
+    else
+        fail "$name"
+        [ -n "${out:-}" ] && printf '%s\n' "$out" | head -n 30 | sed 's/^/    | /'
+    fi
+    return 0
 }
 has() { grep -q -- "$2" <<<"$1"; }
 lacks() { ! grep -q -- "$2" <<<"$1"; }

@@ -39,7 +39,10 @@ cluster_env "$dir" >/dev/null
 user=$(cluster_user) || { echo "FAIL: no test user"; exit 1; }
 ugroup=$(id -gn "$user")
 work=$dir/tmp     # writable by the test user
-export OMPI_MCA_btl=self,tcp OMPI_MCA_osc=ucx
+# The library's defaults: its ucx transport needs no one-sided component
+# (no OMPI_MCA_osc), as a user's job sets none.
+export OMPI_MCA_btl=self,tcp
+unset OMPI_MCA_osc
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
@@ -77,7 +80,7 @@ wait_gone() {
 cp "$top_srcdir/etc/examples/chemistry.json" "$work/chem.json"
 printf '{ "version": 1, "tables": { "t": { "key": { "key_size": 16 },\n  "value": { "value_size": 32 }, "mode": "lock-free" } } }\n' \
     >"$work/bad-mode.json"
-printf '{ "version": 1, "tables": { "t": { "key": { "key_size": 16 },\n  "value": { "value_size": 32 }, "transport": "ucx" } } }\n' \
+printf '{ "version": 1, "tables": { "t": { "key": { "key_size": 16 },\n  "value": { "value_size": 32 }, "transport": "verbs" } } }\n' \
     >"$work/bad-transport.json"
 printf '{ "version": 1,\n  "tables": { "t": { "key": { "size": 16 }, }\n}\n' \
     >"$work/bad-syntax.json"
@@ -160,11 +163,16 @@ for who in root "$user"; do
     out=$(as "$who" srun --dht-size=64M -N2 -n4 --mpi=pmix \
         "$bench" dht --pairs 200 2>&1)
     check "$who: mpikvs-bench dht runs on 2 nodes" has "$out" "nodes=2"
+    check "$who: over the ucx transport, the default" has "$out" "transport=ucx"
     # Ranks write at once: two lock-free puts into one bucket may take the
     # same free slot and lose a pair (a miss, never a wrong value; see
     # mpikvs(3)), so the read-back asks for no wrong value and 99 % hits.
     check "$who: mpikvs-bench dht reads back the pairs, none wrong" \
         has "$out" "^read .* \(99\.[0-9][0-9]\|100\.00\)%  *0 "
+    out=$(as "$who" srun --dht-size=64M -N2 -n4 --mpi=pmix \
+        "$bench" dht --mode fine-lock --pairs 200 2>&1)
+    check "$who: the fine-lock mode on 2 nodes, no OMPI_MCA_osc: every pair" \
+        has "$out" "^read .* 100\.00%  *0 "
     out=$(as "$who" srun --dht-size=32M -N1 -n2 --mpi=pmix \
         "$bench" dht --pairs 200 2>&1)
     check "$who: mpikvs-bench dht on 1 node: the pairs, all direct" \
@@ -378,7 +386,7 @@ reject "--dht-config with a bad value" \
     "--dht-config=$work/bad-mode.json: tables.t.mode: 'lock-free' is not one of" \
     --dht-config="$work/bad-mode.json"
 reject "--dht-config with a bad transport" \
-    "--dht-config=$work/bad-transport.json: tables.t.transport: 'ucx' is not one of: auto, mpi" \
+    "--dht-config=$work/bad-transport.json: tables.t.transport: 'verbs' is not one of: auto, mpi, ucx" \
     --dht-config="$work/bad-transport.json"
 reject "--dht-config with a JSON syntax error" \
     "--dht-config=$work/bad-syntax.json: line [0-9]*, column [0-9]*: invalid JSON" --dht-config="$work/bad-syntax.json"

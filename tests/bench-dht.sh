@@ -1,0 +1,162 @@
+#!/bin/sh
+#
+# bench-dht.sh - "mpikvs-bench dht" --work-us, --remote-gets and
+# --transport under mpirun, np 2, small numbers: what the runs print,
+# never how fast (tests/bench-transport.sh measures).
+#
+#   - through each transport built (mpi; ucx when config.h has HAVE_UCX),
+#     on 2 virtual nodes: the header names the transport asked for; with
+#     --work-us the table has an efficiency column, a percentage of at
+#     most 100 in the mixed row and "-" in the others; --remote-gets
+#     prints its line with as many remote gets as asked; no wrong value;
+#   - the same in JSON ("work_us", "efficiency", "remote_get");
+#   - without --work-us the table is as before (no efficiency column);
+#   - on one node --remote-gets says there is no remote key;
+#   - an unknown --transport fails with the library's message; without
+#     UCX, --transport ucx fails with its message; bad values and
+#     --work-us with --tier are refused with status 2;
+#   - nothing is left in the shm directory (private to this script).
+#
+# Environment: top_builddir, top_srcdir (as make check sets them), MPIRUN
+# (default mpirun), MPITEST_TIMEOUT (seconds per run, default 120).
+# Exits 77 (skipped) without mpirun.
+
+LC_ALL=C
+export LC_ALL
+bench="${top_builddir:-.}/mpikvs-bench/mpikvs-bench"
+mpirun="${MPIRUN:-mpirun}"
+limit="${MPITEST_TIMEOUT:-120}"
+
+if ! command -v "$mpirun" >/dev/null 2>&1; then
+    echo "SKIP: $mpirun not found"
+    exit 77
+fi
+if [ ! -x "$bench" ]; then
+    echo "FAIL: $bench is missing (make builds it)"
+    exit 1
+fi
+transports=mpi
+if grep -q '^#define HAVE_UCX 1' "${top_builddir:-.}/config.h" 2>/dev/null; then
+    transports="mpi ucx"
+fi
+
+. "${top_srcdir:-.}/tests/plain-mpirun.sh"
+plain_mpirun_env
+# Debian's Open MPI: the mpi transport's window across (virtual) nodes
+# needs osc pt2pt or ucx (mpikvs-bench(1)); the ucx transport needs none
+OMPI_MCA_osc=pt2pt
+export OMPI_MCA_osc
+xs="-x OMPI_MCA_btl -x OMPI_MCA_osc -x MPIKVS_SHM_DIR"
+plain_mpirun_asan "$bench" && xs="$xs -x ASAN_OPTIONS"
+
+plain_mpirun_scratch bench-dht
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+    echo "FAIL $1"
+    [ -n "$2" ] && sed 's/^/    /' "$2"
+    fail=$((fail + 1))
+}
+
+# run OUT VNODES ARGS...: the benchmark at np 2, its output (both
+# streams) in OUT; returns its exit status
+run() {
+    out=$1 vnodes=$2
+    shift 2
+    MPIKVS_VIRTUAL_NODES=$vnodes
+    export MPIKVS_VIRTUAL_NODES
+    # shellcheck disable=SC2086
+    timeout -k 10 "$limit" "$mpirun" --oversubscribe -np 2 $xs \
+        -x MPIKVS_VIRTUAL_NODES "$bench" dht "$@" >"$out" 2>&1 </dev/null
+}
+
+# expect NAME STATUS TEXT ARGS...: a refused run (STATUS "nonzero": any
+# but 0, as mpirun passes on the first failing rank's)
+expect() {
+    name=$1 want=$2 text=$3
+    shift 3
+    run "$tmp/out" 2 "$@"
+    rc=$?
+    if [ "$want" = nonzero ] && [ "$rc" -eq 0 ] ||
+        { [ "$want" != nonzero ] && [ "$rc" -ne "$want" ]; }; then
+        bad "$name: exit $rc, expected $want" "$tmp/out"
+        return
+    fi
+    if grep -qF -- "$text" "$tmp/out"; then ok; else
+        bad "$name: no '$text' in the output" "$tmp/out"; fi
+}
+
+small="--pairs 500 --ops 500"
+
+for t in $transports; do
+    echo "# --transport $t --work-us 20 --remote-gets 100, 2 virtual nodes"
+    out="$tmp/$t"
+    # shellcheck disable=SC2086
+    if run "$out" 2 --transport "$t" $small --work-us 20 \
+        --remote-gets 100; then ok; else
+        bad "$t: exit $?" "$out"; fi
+    if grep -q "^# .* dht: np=2 nodes=2 (virtual) mode=lockfree transport=$t " "$out"; then ok; else
+        bad "$t: the header lacks 'nodes=2 (virtual) ... transport=$t'" "$out"; fi
+    if grep -q '^# work: 20 us of computation' "$out" &&
+        grep -q '^phase .* direct efficiency$' "$out"; then ok; else
+        bad "$t: no '# work: 20 us' line or no efficiency column" "$out"; fi
+    # mixed: a percentage in (0, 100]; write and read: "-"
+    e=$(awk '$1 == "mixed" && $12 ~ /^[0-9]+\.[0-9]%$/ {
+             v = $12 + 0; if (v > 0 && v <= 100) print "yes" }' "$out")
+    d=$(awk '($1 == "write" || $1 == "read") && $12 == "-"' "$out" | wc -l)
+    if [ "$e" = yes ] && [ "$d" -eq 2 ]; then ok; else
+        bad "$t: the mixed row's efficiency is not a percentage in (0, 100], or write/read do not show '-'" "$out"; fi
+    w=$(awk '($1 == "read" || $1 == "mixed") && $7 == "0"' "$out" | wc -l)
+    if [ "$w" -eq 2 ]; then ok; else
+        bad "$t: wrong values in the read or mixed phase" "$out"; fi
+    if grep -q '^remote_get: gets 100 mean_us [0-9.]* median_us [0-9.]* p99_us [0-9.]* misses [0-9]* wrong 0$' "$out"; then ok; else
+        bad "$t: no 'remote_get: gets 100 ... wrong 0'" "$out"; fi
+
+    echo "# --transport $t --json"
+    out="$tmp/$t.json"
+    # shellcheck disable=SC2086
+    if run "$out" 2 --transport "$t" $small --work-us 20 --remote-gets 50 \
+        --json; then ok; else
+        bad "$t json: exit $?" "$out"; fi
+    for want in "\"transport\": \"$t\"" '"work_us": 20,' \
+        '"efficiency": null' '"remote_get": {"gets": 50, ' '"wrong": 0}'; do
+        if grep -qF -- "$want" "$out"; then ok; else
+            bad "$t json: no '$want'" "$out"; fi
+    done
+    if grep -q '"efficiency": 0\.[0-9]*$\|"efficiency": 1\.0*$' "$out"; then ok; else
+        bad "$t json: no efficiency fraction in the mixed phase" "$out"; fi
+done
+
+echo "# without --work-us: no efficiency column; one node: no remote key"
+# shellcheck disable=SC2086
+if run "$tmp/plain" 1 $small --remote-gets 10; then ok; else
+    bad "plain: exit $?" "$tmp/plain"; fi
+if grep -q '^phase .* evictions  *direct$' "$tmp/plain" &&
+    ! grep -q '^# work:' "$tmp/plain"; then ok; else
+    bad "plain: the table changed without --work-us" "$tmp/plain"; fi
+if grep -q '^remote_get: - (one node: no key has another home)$' "$tmp/plain"; then ok; else
+    bad "plain: no 'remote_get: - (one node ...)'" "$tmp/plain"; fi
+
+echo "# refused"
+expect "--transport bogus" nonzero \
+    "options.transport 'bogus' is not a transport (accepted: auto, mpi, ucx)" \
+    --pairs 10 --transport bogus
+case " $transports " in
+*" ucx "*) ;;
+*) expect "--transport ucx without UCX" nonzero \
+       "this libmpikvs was built without UCX" --pairs 10 --transport ucx ;;
+esac
+expect "--work-us abc" 2 "invalid value 'abc' for --work-us" --work-us abc
+expect "--work-us with --tier" 2 \
+    "--work-us does not apply with --tier" --tier --work-us 5
+expect "--remote-gets with --tier" 2 \
+    "--remote-gets does not apply with --tier" --tier --remote-gets 5
+
+left=$(ls -A "$MPIKVS_SHM_DIR")
+if [ -z "$left" ]; then ok; else
+    bad "left in $MPIKVS_SHM_DIR: $left"; fi
+
+echo "bench-dht.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
