@@ -8,6 +8,7 @@
 
 #include "transport.h"
 
+#ifdef HAVE_UCX
 /* The open of one transport failed on every rank alike (the transports
  * agree on each step): let go of what it made, to try the next. */
 static void drop(mpikvs_t *kvs)
@@ -17,6 +18,7 @@ static void drop(mpikvs_t *kvs)
     kvs->tp = NULL;
     kvs->tp_state = NULL;
 }
+#endif
 
 static int open_ucx(mpikvs_t *kvs)
 {

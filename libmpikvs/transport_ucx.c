@@ -463,6 +463,11 @@ static int open_local(mpikvs_t *kvs, struct ucx_transport *s)
         return ucx_fail(kvs, "reading the UCX configuration", st);
     /* atomics by the target's CPU: see the top of this file */
     st = ucp_config_modify(config, "ATOMIC_MODE", "cpu");
+    /* One region, registered once: no registration cache, which would
+     * hook this process's malloc and mmap (UCX's memory events) from
+     * here, while the application's threads run. */
+    if (st == UCS_OK)
+        st = ucp_config_modify(config, "RCACHE_ENABLE", "n");
     if (st == UCS_OK)
         st = ucp_init(&params, config, &s->context);
     ucp_config_release(config);
