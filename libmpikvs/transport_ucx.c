@@ -699,10 +699,12 @@ static int connect_nodes(mpikvs_t *kvs, struct ucx_transport *s,
         bool here = boot_id[0] && strncmp(h.boot_id, boot_id,
                                           sizeof(h.boot_id)) == 0;
 
-        /* A node of this host whose region cannot be mapped here (it is
-         * in another mount namespace: job_container/tmpfs gives each
-         * node of a job its own /dev/shm) is reached through UCX. */
-        if (here && shm && map_region(kvs, &s->nodes[n], &h, n) == MPIKVS_OK)
+        /* The own node's region is mapped already, whatever UCX_TLS
+         * says.  A node of this host whose region cannot be mapped here
+         * (it is in another mount namespace: job_container/tmpfs gives
+         * each node of a job its own /dev/shm) is reached through UCX. */
+        if ((n == kvs->node || (here && shm)) &&
+            map_region(kvs, &s->nodes[n], &h, n) == MPIKVS_OK)
             continue;
         ucp_ep_params_t ep = {
             .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |

@@ -80,6 +80,7 @@ tests_mpi_test_locks_LDADD = $(LIBMPIKVS_LIBS)
 
 EXTRA_DIST += \
 	tests/mpi/mpitest.h \
+	tests/mpi/mt_key_home.h \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-lock-tests.sh \

@@ -31,8 +31,7 @@
 
 #include <mpi.h>
 
-#include "mpitest.h"
-#include "key.h"
+#include "mt_key_home.h"
 #include "slot.h"
 #include "transport.h"
 
@@ -99,13 +98,7 @@ static mpikvs_t *open_table(const char *mode)
 static struct kvs_key key_on(mpikvs_t *kvs, uint32_t tag, uint32_t node,
                              unsigned char *key)
 {
-    for (uint64_t b = 0;; b++) {
-        struct kvs_key k;
-        mt_make_key(tag, node, b, key, KS);
-        kvs_key_make(kvs, key, &k);
-        if (k.node == node)
-            return k;
-    }
+    return mt_key_home(kvs, tag, node, node, key, KS);
 }
 
 /* The slot of key in its home bucket on this node's region, or NULL. */

@@ -47,8 +47,7 @@
 
 #include <mpi.h>
 
-#include "key.h"
-#include "mpitest.h"
+#include "mt_key_home.h"
 
 #define KS           80u
 #define VS           104u
@@ -165,13 +164,7 @@ static mpikvs_t *open_table(void)
 static void key_on(mpikvs_t *kvs, uint32_t tag, uint32_t i, uint32_t node,
                    unsigned char *key)
 {
-    for (uint64_t b = 0;; b++) {
-        struct kvs_key k;
-        mt_make_key(tag, i, b, key, KS);
-        kvs_key_make(kvs, key, &k);
-        if (k.node == node)
-            return;
-    }
+    mt_key_home(kvs, tag, i, node, key, KS);
 }
 
 /* Rank 1's computation: arithmetic, no MPI or mpikvs call, until DIR/got
