@@ -54,9 +54,11 @@ EXTRA_DIST += \
 CLEANFILES += $(man_MANS)
 
 MAN_DATE = 2026-11-21
+# The token is split for the shell: configure substitutes a whole
+# @VERSION@ in this Makefile itself, which left the pages' one untouched.
 man/%: man/%.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) man && \
-	sed -e 's|@VERSION@|$(PACKAGE_VERSION)|g' -e 's|@DATE@|$(MAN_DATE)|g' \
+	sed -e 's|@''VERSION@|$(PACKAGE_VERSION)|g' -e 's|@DATE@|$(MAN_DATE)|g' \
 	    $< > $@.tmp && mv $@.tmp $@
 
 # mpikvs-stat(1)

@@ -186,6 +186,12 @@ for f in lib/libmpikvs.so lib/libmpikvs.a lib/slurm/spank_mpikvs.so \
         lib/pkgconfig/mpikvs.pc share/man/man3/mpikvs.3; do
     check "installed $f" [ -f "$inst/$f" ]
 done
+left=$(grep -l '@[A-Z_]*@' "$inst"/share/man/man*/* 2>/dev/null)
+check "no man page keeps a template token ($(printf "%s " $left))" \
+    [ -z "$left" ]
+check "the man pages' header names the version" \
+    grep -q '^\.TH MPIKVS 3 "[0-9-]*" "mpikvs [0-9][0-9.]*"' \
+    "$inst/share/man/man3/mpikvs.3"
 check "the demo is not installed" [ ! -e "$inst/bin/mpikvs-reactive-transport" ]
 check "nor its man page" \
     [ ! -e "$inst/share/man/man1/mpikvs-reactive-transport.1" ]
