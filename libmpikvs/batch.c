@@ -24,6 +24,7 @@ struct pending {
     struct kvs_key key;
     size_t         copy;     /* the bucket copy it reads (puts: shared by
                               * keys of one bucket) */
+    bool           shipped;  /* sent whole to its home (transport.h) */
 };
 
 static int batch_room(mpikvs_t *kvs, size_t buckets)
@@ -80,8 +81,12 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
             rc = status[i] < 0 ? status[i] : MPIKVS_OK;
             continue;
         }
-        p[np] = (struct pending){.index = i, .key = key, .copy = np};
-        rc = kvs_read_bucket(kvs, &key, copy_of(kvs, np));
+        p[np] = (struct pending){.index = i, .key = key, .copy = np,
+                                 .shipped = kvs_shipped(kvs, key.node)};
+        rc = p[np].shipped
+                 ? kvs->tp->ship(kvs, &key, false, v + i * kvs->value_size,
+                                 &status[i])
+                 : kvs_read_bucket(kvs, &key, copy_of(kvs, np));
         np++;
     }
     /* One flush completes them all, also after an error: nothing may
@@ -92,9 +97,16 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
         size_t i = p[j].index;
         unsigned char *value = v + i * kvs->value_size;
         uint64_t torn, meta;
-        enum slot_found f = kvs_slot_find(kvs, copy_of(kvs, j), false,
-                                          p[j].key.bytes, value, &torn,
-                                          &meta);
+        enum slot_found f;
+
+        if (p[j].shipped) {   /* its home answered status[i] */
+            KVS_COUNT(kvs, remote, 1);
+            status[i] = kvs_get_done(kvs, &p[j].key, value, status[i]);
+            rc = status[i] < 0 ? status[i] : MPIKVS_OK;
+            continue;
+        }
+        f = kvs_slot_find(kvs, copy_of(kvs, j), false, p[j].key.bytes, value,
+                          &torn, &meta);
         if (f == SLOT_TORN) {
             /* The single path retries, with time for a writer between. */
             KVS_COUNT(kvs, checksum_retries, 1);
@@ -174,11 +186,34 @@ static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
     return first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
 }
 
+/* Shipped puts of a batch (transport.h): one flush sends each home its
+ * keys, in the caller's order, and collects the slot choices. */
+static int put_shipped_batch(mpikvs_t *kvs, const struct pending *p,
+                             size_t np, const unsigned char *v)
+{
+    int choice[BATCH_CHUNK];
+    int rc = MPIKVS_OK;
+
+    for (size_t j = 0; j < np && rc == MPIKVS_OK; j++)
+        rc = kvs->tp->ship(kvs, &p[j].key, true,
+                           (void *)(v + p[j].index * kvs->value_size),
+                           &choice[j]);
+    if (np)   /* also after an error: nothing may stay queued */
+        rc = first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
+    for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
+        if (choice[j] < 0)
+            rc = choice[j];
+        else
+            kvs_count_put(kvs, choice[j]);
+    }
+    return rc;
+}
+
 static int put_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
                      const unsigned char *v)
 {
-    struct pending p[BATCH_CHUNK];
-    size_t np = 0;
+    struct pending p[BATCH_CHUNK], s[BATCH_CHUNK];
+    size_t np = 0, ns = 0;
     int rc = MPIKVS_OK;
 
     for (size_t i = 0; i < n && rc == MPIKVS_OK; i++) {
@@ -188,9 +223,13 @@ static int put_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
          * modes one key at a time (see get_chunk) */
         if (kvs->mode != KVSHM_MODE_LOCKFREE || key.node == kvs->node)
             rc = kvs_put(kvs, &key, v + i * kvs->value_size);
+        else if (kvs_shipped(kvs, key.node))
+            s[ns++] = (struct pending){.index = i, .key = key};
         else
             p[np++] = (struct pending){.index = i, .key = key};
     }
+    if (rc == MPIKVS_OK && ns)
+        rc = put_shipped_batch(kvs, s, ns, v);
     if (rc == MPIKVS_OK && np)
         rc = put_remote_batch(kvs, p, np, v);
     return rc;

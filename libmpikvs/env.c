@@ -30,6 +30,7 @@ void kvs_env_read(struct mpikvs_env *env)
     env->job_config_path = nonempty("SLURM_SPANK_" KVSHM_JOB_CONFIG_PATH_VAR);
     env->close_timeout = nonempty("MPIKVS_CLOSE_TIMEOUT");
     env->transport = nonempty("MPIKVS_TRANSPORT");
+    env->ucx_ops = nonempty("MPIKVS_UCX_OPS");
     env->virtual_nodes = 0;
     if ((v = nonempty("MPIKVS_VIRTUAL_NODES"))) {
         char *end;

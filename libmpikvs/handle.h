@@ -21,6 +21,14 @@
 #define MPIKVS_CLOSE_TIMEOUT_S  60u    /* for the other ranks in mpikvs_close */
 #define BATCH_CHUNK             64u    /* buckets a batch reads at once */
 
+/* How the ucx transport reaches another host's node: MPIKVS_UCX_OPS
+ * (transport.h, ships; mpikvs(3)). */
+enum kvs_ucx_ops {
+    KVS_UCX_OPS_AUTO,   /* keys shipped where UCX has no RMA to the node */
+    KVS_UCX_OPS_RMA,    /* buckets read and slots written */
+    KVS_UCX_OPS_SHIP    /* keys shipped whole */
+};
+
 /* The environment libmpikvs reads, in one place (env.c). */
 struct mpikvs_env {
     const char *shm_dir;        /* MPIKVS_SHM_DIR, or NULL */
@@ -31,6 +39,7 @@ struct mpikvs_env {
     unsigned    virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, 0 if unset */
     const char *close_timeout;  /* MPIKVS_CLOSE_TIMEOUT, or NULL */
     const char *transport;      /* MPIKVS_TRANSPORT, or NULL */
+    const char *ucx_ops;        /* MPIKVS_UCX_OPS, or NULL */
 };
 
 struct mpikvs {
@@ -47,6 +56,7 @@ struct mpikvs {
                                             * config: open.c), maybe AUTO;
                                             * the one in use once tp is set */
     const struct kvs_transport *tp;        /* in use (transport.c) */
+    enum kvs_ucx_ops          ucx_ops;     /* MPIKVS_UCX_OPS (open.c) */
     void                     *tp_state;    /* the transport's own */
 
     /* the table */

@@ -33,7 +33,10 @@ LIBMPIKVS_LIBS = shm/libkvshm.la $(MPI_LIBS) $(UCX_LIBS) -lpthread
 libmpikvs_libmpikvs_la_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
 libmpikvs_libmpikvs_la_LIBADD = $(LIBMPIKVS_LIBS)
 if MPIKVS_HAVE_UCX
-libmpikvs_libmpikvs_la_SOURCES += libmpikvs/transport_ucx.c
+libmpikvs_libmpikvs_la_SOURCES += libmpikvs/transport_ucx.c \
+	libmpikvs/transport_ucx.h \
+	libmpikvs/transport_ucx_ship.c \
+	libmpikvs/transport_ucx_wait.c
 endif
 libmpikvs_libmpikvs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 \
 	-export-symbols-regex '^mpikvs_'

@@ -635,6 +635,29 @@ static int set_close_timeout(mpikvs_t *kvs, const struct mpikvs_env *env)
     return MPIKVS_OK;
 }
 
+/* MPIKVS_UCX_OPS: how the ucx transport reaches another host's node. */
+static int set_ucx_ops(mpikvs_t *kvs, const struct mpikvs_env *env)
+{
+    static const char *const names[] = {
+        [KVS_UCX_OPS_AUTO] = "auto",
+        [KVS_UCX_OPS_RMA] = "rma",
+        [KVS_UCX_OPS_SHIP] = "ship"};
+    const char *v = env->ucx_ops;
+
+    kvs->ucx_ops = KVS_UCX_OPS_AUTO;
+    if (!v)
+        return MPIKVS_OK;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(v, names[i])) {
+            kvs->ucx_ops = (enum kvs_ucx_ops)i;
+            return MPIKVS_OK;
+        }
+    return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                    "MPIKVS_UCX_OPS='%s' is not auto, rma or ship (how the "
+                    "ucx transport reaches another host's node); unset it "
+                    "for auto", v);
+}
+
 /* A barrier over the handle's ranks that gives up at deadline: no rank
  * waits forever for one that died or does not call mpikvs_close.  One
  * given up on stays posted: MPI cannot cancel a collective. */
@@ -788,6 +811,8 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     MPI_Comm_size(kvs->comm, &kvs->size);
     kvs_env_read(&env);
     rc = set_close_timeout(kvs, &env);
+    if (rc == MPIKVS_OK)
+        rc = set_ucx_ops(kvs, &env);
 
     rc = kvs_agree(kvs, rc == MPIKVS_OK ? open_layout(kvs, &env) : rc);
     if (rc == MPIKVS_OK)

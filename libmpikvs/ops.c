@@ -12,6 +12,10 @@
  * under the mode's lock the bucket read through the transport, a slot
  * chosen on that copy, and the slot's image written back.
  *
+ * Where the transport ships keys whole (transport.h, ships), a lock-free
+ * get or put of another node's key is sent to that node, which runs the
+ * own-node steps above on its region and answers.
+ *
  * A batch (batch.c) runs the same steps over many records.
  */
 #include <string.h>
@@ -56,7 +60,7 @@ static inline unsigned char *prefetch_bucket(const mpikvs_t *kvs,
     return b;
 }
 
-static int get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
+int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 {
     unsigned char *b = prefetch_bucket(kvs, k->bucket);
 
@@ -83,8 +87,8 @@ static int get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
     }
 }
 
-static int put_direct(mpikvs_t *kvs, const struct kvs_key *k,
-                      const void *value)
+int kvs_put_direct(mpikvs_t *kvs, const struct kvs_key *k,
+                   const void *value)
 {
     unsigned char *b = prefetch_bucket(kvs, k->bucket);
     enum slot_choice c;
@@ -93,7 +97,7 @@ static int put_direct(mpikvs_t *kvs, const struct kvs_key *k,
     kvs_slot_image(kvs, k->bytes, value, kvs->slot_image);
     kvs_slot_store(kvs, kvs_slot_at(kvs, b, i), kvs->slot_image);
     kvs_count_put(kvs, c);
-    return MPIKVS_OK;
+    return (int)c;
 }
 
 /* ---- through the transport ---- */
@@ -151,6 +155,19 @@ static int invalidate_far(mpikvs_t *kvs, const struct kvs_key *k,
     return rc == MPIKVS_OK ? MPIKVS_MISS : rc;
 }
 
+/* A key shipped to its home node, which applies it (transport.h): for a
+ * get MPIKVS_OK or MPIKVS_MISS, for a put the slot choice, or an error. */
+static int ship_one(mpikvs_t *kvs, const struct kvs_key *k, bool put,
+                    void *value)
+{
+    int status = MPIKVS_OK;
+    int rc = kvs->tp->ship(kvs, k, put, value, &status);
+
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->flush(kvs, k->node);
+    return rc == MPIKVS_OK ? status : rc;
+}
+
 /* Read the key from its bucket through the transport (the caller holds
  * whatever lock the mode needs): retry a slot that does not verify, then
  * give up with a miss. */
@@ -161,6 +178,8 @@ static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
 
     (void)in;
     KVS_COUNT(kvs, remote, 1);
+    if (kvs_shipped(kvs, k->node))
+        return ship_one(kvs, k, false, value);
     for (int attempt = 0;; attempt++) {
         uint64_t torn = 0, meta = 0;
         int rc = fetch_bucket(kvs, k, b);
@@ -188,9 +207,15 @@ static int put_far(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
 {
     enum slot_choice c;
     uint64_t i;
-    int rc = fetch_bucket(kvs, k, kvs->scratch);
+    int rc;
 
     (void)out;
+    if (kvs_shipped(kvs, k->node)) {
+        if ((rc = ship_one(kvs, k, true, (void *)value)) >= 0)
+            kvs_count_put(kvs, rc);
+        return rc < 0 ? rc : MPIKVS_OK;
+    }
+    rc = fetch_bucket(kvs, k, kvs->scratch);
     if (rc != MPIKVS_OK)
         return rc;
     i = kvs_slot_choose(kvs, kvs->scratch, k->bytes, &c);
@@ -239,7 +264,7 @@ int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
     int rc;
 
     if (direct(kvs, k))
-        rc = get_direct(kvs, k, value);
+        rc = kvs_get_direct(kvs, k, value);
     else if (kvs_get_tier(kvs, k, value, &rc))
         return rc;   /* another node's key, in this node's tier */
     else
@@ -249,8 +274,10 @@ int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 
 int kvs_put(mpikvs_t *kvs, const struct kvs_key *k, const void *value)
 {
-    if (direct(kvs, k))
-        return put_direct(kvs, k, value);
+    if (direct(kvs, k)) {
+        kvs_put_direct(kvs, k, value);   /* shared memory: cannot fail */
+        return MPIKVS_OK;
+    }
     return kvs_locked(kvs, k, true, put_far, value, NULL);
 }
 

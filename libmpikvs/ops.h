@@ -32,6 +32,20 @@ static inline uint64_t kvs_lock_disp(const mpikvs_t *kvs, uint64_t bucket)
     return kvs_bucket_disp(kvs, bucket) + KVSHM_BUCKET_LOCK_OFFSET;
 }
 
+/* The own node's lock-free get and put, in shared memory; also what a
+ * node's serving process runs for the keys shipped to it (transport.h).
+ * kvs_put_direct returns the slot choice (enum slot_choice). */
+int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value);
+int kvs_put_direct(mpikvs_t *kvs, const struct kvs_key *k,
+                   const void *value);
+
+/* Whether node's keys are shipped whole to it (transport.h). */
+static inline bool kvs_shipped(const mpikvs_t *kvs, uint32_t node)
+{
+    return kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->ships &&
+           kvs->tp->ships(kvs, node);
+}
+
 /* One get and one put of a key record, in the handle's mode. */
 int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value);
 int kvs_put(mpikvs_t *kvs, const struct kvs_key *k, const void *value);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "handle.h"
+#include "key.h"
 
 #define KVS_ALL_NODES UINT32_MAX   /* flush(): every node */
 
@@ -45,6 +46,20 @@ struct kvs_transport {
     int (*fetch_add64)(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                        int64_t add, uint64_t *before);
     int (*flush)(mpikvs_t *kvs, uint32_t node);
+
+    /* Keys shipped whole to their home node, which applies them itself
+     * (NULL where the transport has none).  The node's serving process
+     * runs the lock-free get or put on its region, as its own ranks do,
+     * and answers once for all the keys a flush sends it: one message
+     * each way, where reading the bucket and writing a slot are one or
+     * two round trips per key.  ships(): whether node's keys go this way
+     * (asked in the lock-free mode only).  ship(): queue k's get (value
+     * receives it) or put (value is copied at once); *status, after the
+     * flush: MPIKVS_OK or MPIKVS_MISS for a get, the slot choice (enum
+     * slot_choice) for a put, or an error. */
+    bool (*ships)(const mpikvs_t *kvs, uint32_t node);
+    int (*ship)(mpikvs_t *kvs, const struct kvs_key *k, bool put,
+                void *value, int *status);
 
     /* The coarse-lock mode's lock of a whole node's region, held across
      * the operations of one get or put (and their flushes).  NULL in a

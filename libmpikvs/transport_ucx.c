@@ -34,29 +34,28 @@
  * atomics), never by a NIC, whose atomics are not atomic with the locked
  * instructions of the ranks that use the region directly.
  *
- * Every wait is bounded (UCX_WAIT_MS), and a lost node is an error, not
- * a hang: endpoints to other hosts run with UCX's peer error handling,
- * and a leader on this host is watched by its pid (connect_nodes).
+ * Where UCX has no RMA of its own to a node, the lock-free mode's keys are
+ * shipped whole to it instead (transport_ucx_ship.c).
+ *
+ * Every wait is bounded (transport_ucx_wait.c), and a lost node is an
+ * error, not a hang: endpoints to other hosts run with UCX's peer error
+ * handling, and a leader on this host is watched by its pid
+ * (connect_nodes).
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <signal.h>
 
 #include <ucp/api/ucp.h>
 
-#include "transport.h"
+#include "transport_ucx.h"
 
-#define UCX_WAIT_MS     30000u  /* an operation not done by then: stalled */
 #define UCX_IDLE_POLL_MS 1000   /* the helper's sleep, as a safety net */
-#define UCX_SPINS_BEFORE_YIELD 16 /* progress calls before a wait yields */
 
 /* What a leader publishes of its node, in the leaders' exchange. */
 struct node_info_head {
@@ -69,69 +68,6 @@ struct node_info_head {
     char     shm_dir[256];             /* where the region is, "" for */
     char     region[KVSHM_NAME_MAX + 1];/* the default, and its name */
 };
-
-struct ucx_node {
-    ucp_ep_h     ep;
-    ucp_rkey_h   rkey;
-    uint64_t     base;
-    ucs_status_t lost;   /* UCS_OK while the peer is there */
-    bool         puts;   /* puts issued since its last flush */
-    pid_t        pid;    /* of its leader, when on this host; else 0 */
-    unsigned char *direct;          /* the region, mapped here: a node */
-    struct kvshm_region *mapped;    /* of this host (see connect_nodes) */
-};
-
-/* A get not yet complete: UCX's flush does not wait for the gets it
- * emulates (their replies), so the flush waits for each. */
-struct pending_get {
-    ucs_status_ptr_t req;
-    uint32_t         node;
-};
-
-struct ucx_transport {
-    ucp_context_h    context;
-    ucp_worker_h     caller;     /* this rank's operations */
-    struct ucx_node *nodes;      /* [nnodes] */
-    struct pending_get *gets;    /* issued since the last flush */
-    size_t           ngets, gets_cap;
-    mpikvs_t        *kvs;        /* for the error handler */
-
-    /* the leader */
-    ucp_worker_h     server;     /* serves the node's region */
-    ucp_mem_h        memh;
-    pthread_mutex_t  server_lock;/* one thread progresses server at a time */
-    pthread_t        helper;
-    bool             helper_started;
-    atomic_bool      stopping;
-    int              efd;
-    bool             opened;     /* every step of open succeeded */
-};
-
-static struct ucx_transport *state(const mpikvs_t *kvs)
-{
-    return kvs->tp_state;
-}
-
-static int ucx_fail(mpikvs_t *kvs, const char *what, ucs_status_t st)
-{
-    const struct ucx_transport *s = kvs->tp_state;
-
-    return kvs_fail(kvs, MPIKVS_ERR_TRANSPORT, "UCX: %s failed: %s%s", what,
-                    ucs_status_string(st),
-                    s && s->opened
-                        ? ""
-                        : " (UCX did not start: `ucx_info -d` lists what it "
-                          "has, UCX_TLS and UCX_NET_DEVICES choose; "
-                          "MPIKVS_TRANSPORT=auto falls back to mpi)");
-}
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* ---- the progress helper ---- */
 
@@ -169,121 +105,24 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
-/* The library's own calls on the leader serve the node too, when the
- * helper is not at it. */
-static void progress(struct ucx_transport *s)
-{
-    ucp_worker_progress(s->caller);
-    if (s->server && pthread_mutex_trylock(&s->server_lock) == 0) {
-        ucp_worker_progress(s->server);
-        pthread_mutex_unlock(&s->server_lock);
-    }
-}
-
-/* ---- waiting ---- */
-
-/* A leader on this host is checked by its pid: the endpoints to it run
- * without UCX's peer error handling (see connect_nodes). */
-static void check_alive(struct ucx_transport *s, uint32_t node)
-{
-    struct ucx_node *n = &s->nodes[node];
-
-    if (n->pid > 0 && n->lost == UCS_OK && kill(n->pid, 0) == -1 &&
-        errno == ESRCH)
-        n->lost = UCS_ERR_ENDPOINT_TIMEOUT;
-}
-
-static int node_lost(mpikvs_t *kvs, uint32_t node)
-{
-    const struct ucx_node *n = &state(kvs)->nodes[node];
-
-    if (n->pid > 0)   /* check_alive found it gone */
-        return kvs_fail(kvs, MPIKVS_ERR_STALLED,
-                        "UCX: node %u is unreachable: its leader (rank %d, "
-                        "process %d on this host) has died",
-                        node, kvs->leaders[node], (int)n->pid);
-    return kvs_fail(kvs, MPIKVS_ERR_STALLED,
-                    "UCX: node %u (its leader is rank %d) is unreachable: "
-                    "%s; a rank there died or its network failed",
-                    node, kvs->leaders[node], ucs_status_string(n->lost));
-}
-
-/* Wait for req (what an _nbx call returned) to complete, progressing;
- * bounded by UCX_WAIT_MS.  A request given up on is not freed: UCX may
- * still complete it into its buffers, which belong to the handle. */
-static int wait_done(mpikvs_t *kvs, ucs_status_ptr_t req, uint32_t node,
-                     const char *what)
-{
-    struct ucx_transport *s = state(kvs);
-    ucs_status_t st;
-    uint64_t deadline = 0;
-
-    if (req == NULL)
-        return MPIKVS_OK;
-    if (UCS_PTR_IS_ERR(req)) {
-        st = UCS_PTR_STATUS(req);
-        goto failed;
-    }
-    for (unsigned spins = 0;
-         (st = ucp_request_check_status(req)) == UCS_INPROGRESS; spins++) {
-        progress(s);
-        /* The answer may need a thread of this host that waits for a
-         * core (a node's helper, woken by the request): let it have
-         * ours rather than spin it away. */
-        if (spins >= UCX_SPINS_BEFORE_YIELD)
-            sched_yield();
-        if ((spins & 1023) == 1023) {
-            uint64_t t = now_ms();
-            for (uint32_t n = 0; n < kvs->nnodes; n++)
-                if (n == node || node == KVS_ALL_NODES)
-                    check_alive(s, n);
-            /* a lost node fails what waits for it */
-            for (uint32_t n = 0; n < kvs->nnodes; n++)
-                if ((n == node || node == KVS_ALL_NODES) &&
-                    s->nodes[n].lost != UCS_OK)
-                    return node_lost(kvs, n);
-            if (!deadline)
-                deadline = t + UCX_WAIT_MS;
-            else if (t >= deadline && node == KVS_ALL_NODES)
-                return kvs_fail(kvs, MPIKVS_ERR_STALLED,
-                                "UCX: %s did not complete in %u s: a "
-                                "node's leader does not answer",
-                                what, UCX_WAIT_MS / 1000);
-            else if (t >= deadline)
-                return kvs_fail(kvs, MPIKVS_ERR_STALLED,
-                                "UCX: %s to node %u did not complete in "
-                                "%u s: its leader (rank %d) does not "
-                                "answer",
-                                what, node, UCX_WAIT_MS / 1000,
-                                kvs->leaders[node]);
-        }
-    }
-    ucp_request_free(req);
-    if (st == UCS_OK)
-        return MPIKVS_OK;
-failed:
-    if (node != KVS_ALL_NODES && s->nodes[node].lost != UCS_OK)
-        return node_lost(kvs, node);
-    return ucx_fail(kvs, what, st);
-}
-
 static int check_node(mpikvs_t *kvs, uint32_t node)
 {
-    return state(kvs)->nodes[node].lost == UCS_OK ? MPIKVS_OK
-                                                  : node_lost(kvs, node);
+    return ucx_state(kvs)->nodes[node].lost == UCS_OK
+               ? MPIKVS_OK
+               : ucx_node_lost(kvs, node);
 }
 
 /* ---- the operations ---- */
 
 static int keep_get(mpikvs_t *kvs, ucs_status_ptr_t req, uint32_t node)
 {
-    struct ucx_transport *s = state(kvs);
+    struct ucx_transport *s = ucx_state(kvs);
 
     if (s->ngets == s->gets_cap) {
         size_t cap = s->gets_cap ? 2 * s->gets_cap : 2 * BATCH_CHUNK;
         struct pending_get *g = realloc(s->gets, cap * sizeof(*g));
         if (!g)   /* wait for this one now instead */
-            return wait_done(kvs, req, node, "ucp_get_nbx");
+            return ucx_wait_done(kvs, req, node, "ucp_get_nbx");
         s->gets = g;
         s->gets_cap = cap;
     }
@@ -295,12 +134,12 @@ static int keep_get(mpikvs_t *kvs, ucs_status_ptr_t req, uint32_t node)
  * the others are still waited for, so that none is left in flight). */
 static int wait_gets(mpikvs_t *kvs)
 {
-    struct ucx_transport *s = state(kvs);
+    struct ucx_transport *s = ucx_state(kvs);
     int rc = MPIKVS_OK;
 
     for (size_t i = 0; i < s->ngets; i++) {
-        int r = wait_done(kvs, s->gets[i].req, s->gets[i].node,
-                          "ucp_get_nbx");
+        int r = ucx_wait_done(kvs, s->gets[i].req, s->gets[i].node,
+                              "ucp_get_nbx");
         if (rc == MPIKVS_OK)
             rc = r;
         if (r == MPIKVS_ERR_STALLED) {
@@ -318,7 +157,7 @@ static int wait_gets(mpikvs_t *kvs)
 static int rma(mpikvs_t *kvs, uint32_t node, uint64_t disp, void *buf,
                size_t len, bool put)
 {
-    struct ucx_node *n = &state(kvs)->nodes[node];
+    struct ucx_node *n = &ucx_state(kvs)->nodes[node];
     ucp_request_param_t p = {.op_attr_mask = 0};
     ucs_status_ptr_t req;
 
@@ -330,13 +169,14 @@ static int rma(mpikvs_t *kvs, uint32_t node, uint64_t disp, void *buf,
         return MPIKVS_OK;
     }
     if (n->lost != UCS_OK)
-        return node_lost(kvs, node);
+        return ucx_node_lost(kvs, node);
     req = put ? ucp_put_nbx(n->ep, buf, len, n->base + disp, n->rkey, &p)
               : ucp_get_nbx(n->ep, buf, len, n->base + disp, n->rkey, &p);
     /* a put done here (req NULL) is done at the target only at a flush */
     n->puts |= put;
     if (UCS_PTR_IS_ERR(req) || !req)
-        return wait_done(kvs, req, node, put ? "ucp_put_nbx" : "ucp_get_nbx");
+        return ucx_wait_done(kvs, req, node,
+                             put ? "ucp_put_nbx" : "ucp_get_nbx");
     if (put) {   /* the flush waits for the puts */
         ucp_request_free(req);
         return MPIKVS_OK;
@@ -361,7 +201,7 @@ static int atomic64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                     ucp_atomic_op_t op, uint64_t operand, uint64_t *reply,
                     const char *what)
 {
-    struct ucx_node *n = &state(kvs)->nodes[node];
+    struct ucx_node *n = &ucx_state(kvs)->nodes[node];
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
                         UCP_OP_ATTR_FIELD_REPLY_BUFFER,
@@ -381,11 +221,11 @@ static int atomic64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
         return MPIKVS_OK;
     }
     if (n->lost != UCS_OK)
-        return node_lost(kvs, node);
-    return wait_done(kvs,
-                     ucp_atomic_op_nbx(n->ep, op, &operand, 1,
-                                       n->base + disp, n->rkey, &p),
-                     node, what);
+        return ucx_node_lost(kvs, node);
+    return ucx_wait_done(kvs,
+                         ucp_atomic_op_nbx(n->ep, op, &operand, 1,
+                                           n->base + disp, n->rkey, &p),
+                         node, what);
 }
 
 static int ucx_cas64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
@@ -407,7 +247,7 @@ static int ucx_fetch_add64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
 
 static int ucx_flush(mpikvs_t *kvs, uint32_t node)
 {
-    struct ucx_transport *s = state(kvs);
+    struct ucx_transport *s = ucx_state(kvs);
     ucp_request_param_t p = {.op_attr_mask = 0};
     int rc;
 
@@ -415,11 +255,13 @@ static int ucx_flush(mpikvs_t *kvs, uint32_t node)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (!s->caller)   /* no node is ever remote */
         return MPIKVS_OK;
-    if ((rc = wait_gets(kvs)) != MPIKVS_OK)
+    if ((rc = wait_gets(kvs)) != MPIKVS_OK ||
+        (rc = ucx_ship_flush(kvs)) != MPIKVS_OK)
         return rc;
-    /* Gets and atomics are complete by now; only puts need UCX's flush,
-     * which costs a wait for the target even where none is in flight
-     * (over tcp, a remote get took 1.6x as long with it). */
+    /* Shipped keys, gets and atomics are complete by now; only puts
+     * need UCX's flush, which costs a wait for the target even where
+     * none is in flight (over tcp, a remote get took 1.6x as long with
+     * it). */
     if (node == KVS_ALL_NODES) {
         bool puts = false;
         for (uint32_t n = 0; n < kvs->nnodes; n++) {
@@ -428,12 +270,12 @@ static int ucx_flush(mpikvs_t *kvs, uint32_t node)
         }
         if (!puts)
             return MPIKVS_OK;
-        rc = wait_done(kvs, ucp_worker_flush_nbx(s->caller, &p), node,
-                       "flushing the operations");
+        rc = ucx_wait_done(kvs, ucp_worker_flush_nbx(s->caller, &p), node,
+                           "flushing the operations");
         /* a failed flush names the node it lost, if one was */
         for (uint32_t n = 0; rc != MPIKVS_OK && n < kvs->nnodes; n++)
             if (s->nodes[n].lost != UCS_OK)
-                return node_lost(kvs, n);
+                return ucx_node_lost(kvs, n);
         return rc;
     }
     if (s->nodes[node].direct)
@@ -441,8 +283,8 @@ static int ucx_flush(mpikvs_t *kvs, uint32_t node)
     if ((rc = check_node(kvs, node)) != MPIKVS_OK || !s->nodes[node].puts)
         return rc;
     s->nodes[node].puts = false;
-    return wait_done(kvs, ucp_ep_flush_nbx(s->nodes[node].ep, &p), node,
-                     "flushing the operations");
+    return ucx_wait_done(kvs, ucp_ep_flush_nbx(s->nodes[node].ep, &p), node,
+                         "flushing the operations");
 }
 
 /* ---- open ---- */
@@ -465,13 +307,14 @@ static int open_local(mpikvs_t *kvs, struct ucx_transport *s)
                       UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_NAME,
         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 |
-                    UCP_FEATURE_WAKEUP,
+                    UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
         .mt_workers_shared = 1,
         .name = "mpikvs"};
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                               .thread_mode = UCS_THREAD_MODE_SINGLE};
     ucp_config_t *config;
     ucs_status_t st;
+    int rc;
 
     if ((st = ucp_config_read(NULL, NULL, &config)) != UCS_OK)
         return ucx_fail(kvs, "reading the UCX configuration", st);
@@ -489,6 +332,8 @@ static int open_local(mpikvs_t *kvs, struct ucx_transport *s)
         return ucx_fail(kvs, "ucp_init", st);
     if ((st = ucp_worker_create(s->context, &wp, &s->caller)) != UCS_OK)
         return ucx_fail(kvs, "creating a worker", st);
+    if ((rc = ucx_shipping_open(kvs, s)) != MPIKVS_OK)
+        return rc;
     if (kvs->local_rank != 0)
         return MPIKVS_OK;
 
@@ -506,6 +351,8 @@ static int open_local(mpikvs_t *kvs, struct ucx_transport *s)
     if ((st = ucp_mem_map(s->context, &mp, &s->memh)) != UCS_OK)
         return ucx_fail(kvs, "registering the node's region (ucp_mem_map)",
                         st);
+    if ((rc = ucx_serving_open(kvs, s)) != MPIKVS_OK)
+        return rc;
     int e = pthread_create(&s->helper, NULL, helper_main, s);
     if (e)
         return kvs_fail(kvs, -e, "cannot start the UCX progress helper "
@@ -791,7 +638,7 @@ static void stop_helper(struct ucx_transport *s)
  * flushing close needs the peer. */
 static void ucx_release(mpikvs_t *kvs)
 {
-    struct ucx_transport *s = state(kvs);
+    struct ucx_transport *s = ucx_state(kvs);
 
     if (!s || !s->nodes)
         return;
@@ -814,7 +661,7 @@ static void ucx_release(mpikvs_t *kvs)
         nd->ep = NULL;
         /* a peer that does not answer: leave the rest to the workers'
          * destruction (or the exit) rather than wait for each */
-        if (wait_done(kvs, req, n, "closing an endpoint") ==
+        if (ucx_wait_done(kvs, req, n, "closing an endpoint") ==
             MPIKVS_ERR_STALLED)
             break;
     }
@@ -822,7 +669,7 @@ static void ucx_release(mpikvs_t *kvs)
 
 static bool ucx_close(mpikvs_t *kvs, bool together)
 {
-    struct ucx_transport *s = state(kvs);
+    struct ucx_transport *s = ucx_state(kvs);
 
     if (!s)
         return false;
@@ -841,6 +688,7 @@ static bool ucx_close(mpikvs_t *kvs, bool together)
     if (s->context)
         ucp_cleanup(s->context);
     pthread_mutex_destroy(&s->server_lock);
+    ucx_shipping_close(s);
     free(s->gets);
     free(s->nodes);
     free(s);
@@ -855,6 +703,8 @@ static const struct kvs_transport ucx_transport = {
     .cas64 = ucx_cas64,
     .fetch_add64 = ucx_fetch_add64,
     .flush = ucx_flush,
+    .ships = ucx_ships,
+    .ship = ucx_ship,
     .lock_node = NULL,   /* the coarse-lock mode is MPI's */
     .unlock_node = NULL,
     .release = ucx_release,
@@ -891,6 +741,8 @@ int kvs_transport_ucx_open(mpikvs_t *kvs)
     if ((rc = kvs_agree(kvs, rc)) != MPIKVS_OK)
         return rc;
     rc = kvs_agree(kvs, probe_nodes(kvs));
+    if (rc == MPIKVS_OK)
+        ucx_shipping_choose(kvs, s);
     s->opened = rc == MPIKVS_OK;
     return rc;
 }

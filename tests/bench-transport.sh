@@ -92,7 +92,7 @@ fi
 . "$src/tests/plain-mpirun.sh"
 plain_mpirun_env
 # each run sets the btl of its setting; one-host leaves Open MPI's own
-unset OMPI_MCA_btl OMPI_MCA_osc UCX_TLS
+unset OMPI_MCA_btl OMPI_MCA_osc UCX_TLS MPIKVS_UCX_OPS
 plain_mpirun_asan "$bench" && asan="-x ASAN_OPTIONS"
 
 # the regions go to a directory of their own, checked empty at the end
@@ -100,11 +100,14 @@ plain_mpirun_scratch bench-transport
 MPIKVS_VIRTUAL_NODES=2
 export MPIKVS_VIRTUAL_NODES
 
-# The paths: setting, transport, the osc the mpi transport gets ("-":
-# the setting's default), and the row's label.
+# The paths: setting, transport, the osc the mpi transport gets or the
+# MPIKVS_UCX_OPS the ucx one gets ("-": the default), and the row's
+# label.  Across hosts without RDMA ucx ships the lock-free mode's keys
+# whole (auto); the rma row reads buckets and writes slots instead.
 paths="sep:mpi:ucx:mpi_(osc_ucx)
 sep:mpi:pt2pt:mpi_(osc_pt2pt)
 sep:ucx:-:ucx
+sep:ucx:rma:ucx_(rma)
 one:mpi:-:mpi_(osc_default)
 one:ucx:-:ucx"
 
@@ -121,7 +124,10 @@ run() {
         set -- "$@" OMPI_MCA_btl=self,tcp UCX_TLS=tcp,self
         xs="-x OMPI_MCA_btl -x UCX_TLS"
     fi
-    if [ "$osc" != - ]; then
+    if [ "$osc" != - ] && [ "$transport" = ucx ]; then
+        set -- "$@" MPIKVS_UCX_OPS="$osc"
+        xs="$xs -x MPIKVS_UCX_OPS"
+    elif [ "$osc" != - ]; then
         set -- "$@" OMPI_MCA_osc="$osc"
         xs="$xs -x OMPI_MCA_osc"
     fi

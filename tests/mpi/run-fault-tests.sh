@@ -10,7 +10,9 @@
 #   late-close   a rank comes to mpikvs_close only after the others have
 #                returned from it: they return MPIKVS_ERR_STALLED within
 #                MPIKVS_CLOSE_TIMEOUT (the program sets 1 s) with a message
-#                that names it, and so does the late rank
+#                that names it, and so does the late rank; before that,
+#                bad values of MPIKVS_CLOSE_TIMEOUT and MPIKVS_UCX_OPS
+#                fail the open with MPIKVS_ERR_INVAL naming them
 #   die-locked   in the coarse-lock mode a rank takes rank 0's window lock
 #                and SIGKILLs itself while the others run operations that
 #                wait for that lock: MPI_Win_lock cannot be bounded, so the

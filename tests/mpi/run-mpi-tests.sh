@@ -7,7 +7,9 @@
 # coarse-lock, for every test program, over both transports
 # (MPIKVS_TRANSPORT mpi and ucx; coarse-lock is MPI's only, and the
 # lock-free mode on one node uses none); then the ucx transport over
-# UCX_TLS=tcp,self, as across hosts without RDMA.  Each run has a hard time limit
+# UCX_TLS=tcp,self, as across hosts without RDMA, the lock-free mode
+# both with its keys shipped whole (the default there) and with
+# MPIKVS_UCX_OPS=rma.  Each run has a hard time limit
 # (MPITEST_TIMEOUT seconds, default 120); a run that times out fails.
 # Prints one line per run, the output of each failed run, and a summary;
 # exits nonzero on any failure, and also when the runs left mpikvs.*
@@ -101,7 +103,8 @@ run() {
     shift 4
     set -- "$bindir/$prog" "$mode" "$@"
     xs="-x OMPI_MCA_btl"
-    unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES UCX_TLS MPIKVS_TRANSPORT
+    unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES UCX_TLS MPIKVS_TRANSPORT \
+        MPIKVS_UCX_OPS
     if [ "$vnodes" -gt 1 ]; then
         MPIKVS_VIRTUAL_NODES=$vnodes
         export MPIKVS_VIRTUAL_NODES
@@ -116,6 +119,11 @@ run() {
         UCX_TLS=$ucx_tls
         export UCX_TLS
         xs="$xs -x UCX_TLS"
+    fi
+    if [ -n "$ucx_ops" ]; then
+        MPIKVS_UCX_OPS=$ucx_ops
+        export MPIKVS_UCX_OPS
+        xs="$xs -x MPIKVS_UCX_OPS"
     fi
     # the ucx transport needs no one-sided component, but test_basic
     # opens the mpi transport too
@@ -140,6 +148,7 @@ run() {
     label="np=$np vnodes=$vnodes mode=$mode transport=${tp:-auto}"
     label="$label osc=$osc"
     [ -n "$ucx_tls" ] && label="$label UCX_TLS=$ucx_tls"
+    [ -n "$ucx_ops" ] && label="$label MPIKVS_UCX_OPS=$ucx_ops"
     label="$label $prog"
     t0=$(date +%s)
     # shellcheck disable=SC2086
@@ -163,6 +172,7 @@ run() {
         [ -n "${MPIKVS_TRANSPORT:-}" ] && envs="$envs MPIKVS_TRANSPORT=$MPIKVS_TRANSPORT"
         [ -n "${OMPI_MCA_osc:-}" ] && envs="$envs OMPI_MCA_osc=$OMPI_MCA_osc"
         [ -n "${UCX_TLS:-}" ] && envs="$envs UCX_TLS='$UCX_TLS'"
+        [ -n "${MPIKVS_UCX_OPS:-}" ] && envs="$envs MPIKVS_UCX_OPS=$MPIKVS_UCX_OPS"
         [ "$asan" = 1 ] && envs="$envs ASAN_OPTIONS=$ASAN_OPTIONS"
         echo "    command: $envs $mpirun --oversubscribe -np $np $xs $*"
         sed 's/^/    /' "$tmp/out"
@@ -217,6 +227,7 @@ transports_of() {
 
 osc=pt2pt
 ucx_tls=
+ucx_ops=
 lock_ops=$torture_lock_ops
 for vnodes in 1 2; do
     if [ "$vnodes" = 1 ]; then nps="1 2 3 4"; else nps="2 4"; fi
@@ -232,13 +243,20 @@ done
 
 # The ucx transport as across hosts without RDMA: TCP only.  (With
 # shared memory, as above, it maps a node of the same host and needs no
-# UCX to reach it; this is its UCX path.)
+# UCX to reach it; this is its UCX path.)  There the lock-free mode ships
+# its keys whole to their node (MPIKVS_UCX_OPS=auto); a second pass
+# reads buckets and writes slots instead, the path of RDMA networks.
 tp=ucx
 ucx_tls=tcp,self
 for np in 2 4; do
     for mode in $modes; do
         [ "$mode" = coarse-lock ] && continue
         run_programs "$np" 2 "$mode"
+        if [ "$mode" = lockfree ]; then
+            ucx_ops=rma
+            run_programs "$np" 2 "$mode"
+            ucx_ops=
+        fi
     done
 done
 ucx_tls=

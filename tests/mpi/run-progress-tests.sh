@@ -10,6 +10,10 @@
 #              MPIKVS_TRANSPORT=ucx with UCX_TLS unset (one host) and
 #              UCX_TLS=tcp,self (as across hosts without RDMA); no
 #              OMPI_MCA_osc: the ucx transport needs no MPI window.
+#              Over tcp,self the lock-free mode ships its keys whole to
+#              node 1 (asserted at open: the test sees the handle), and
+#              once more with MPIKVS_UCX_OPS=rma it reads buckets and
+#              writes slots there instead.
 #              (UCX 1.13 with peer error handling picks tcp over lo on
 #              one host too: sysv, posix and self handle no peer
 #              failure; `ucx_info -e -u rawe -P intra` shows the lanes.)
@@ -24,7 +28,9 @@
 #   killed     rank 1, node 1's leader, SIGKILLs itself after a fence;
 #              rank 0's gets, put and batch of node 1's keys each return
 #              MPIKVS_ERR_STALLED naming node 1 over UCX_TLS=tcp,self,
-#              and succeed with UCX_TLS unset (node 1's region is then
+#              (keys shipped whole, and with MPIKVS_UCX_OPS=rma in the
+#              lock-free mode), and succeed with UCX_TLS unset (node 1's
+#              region is then
 #              mapped on this host, and outlives its leader); its own
 #              node still works, its close gives up after
 #              MPIKVS_CLOSE_TIMEOUT.  Rank 0 writes its checks to a
@@ -73,6 +79,7 @@ ucx_shm >"$dir/ucx-before"
 
 pass=0
 fail=0
+ucx_ops=   # MPIKVS_UCX_OPS for mpi(): unset when empty
 
 # mpi TRANSPORT UCX_TLS OSC MODE CASE [ARGS]: test_progress at np=2
 # (UCX_TLS and OMPI_MCA_osc "-": unset), output in $dir/out, exit
@@ -82,10 +89,16 @@ mpi() {
     shift 3
     xs="-x OMPI_MCA_btl -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
     xs="$xs -x MPIKVS_VIRTUAL_NODES -x MPIKVS_TRANSPORT"
-    unset UCX_TLS OMPI_MCA_osc
+    unset UCX_TLS OMPI_MCA_osc MPIKVS_UCX_OPS
     MPIKVS_TRANSPORT=$tp
     export MPIKVS_TRANSPORT
     label="$tp $1 $2"
+    if [ -n "$ucx_ops" ]; then
+        MPIKVS_UCX_OPS=$ucx_ops
+        export MPIKVS_UCX_OPS
+        xs="$xs -x MPIKVS_UCX_OPS"
+        label="$label MPIKVS_UCX_OPS=$ucx_ops"
+    fi
     if [ "$tls" != - ]; then
         UCX_TLS=$tls
         export UCX_TLS
@@ -138,12 +151,18 @@ run() {
     rm -f "$MPIKVS_SHM_DIR"/*
 }
 
-# compute: over ucx on one host and over TCP only
+# compute: over ucx on one host and over TCP only; there the lock-free
+# mode ships its keys whole (ucx_ops empty: auto), or reads buckets and
+# writes slots (rma)
+ucx_ops=
 for mode in lockfree fine-lock; do
     for tls in - tcp,self; do
         run ucx "$tls" - "$mode" compute "$dir/run"
     done
 done
+ucx_ops=rma
+run ucx tcp,self - lockfree compute "$dir/run"
+ucx_ops=
 
 # contrast: the mpi transport's gets wait for the target to enter MPI
 run mpi - pt2pt lockfree contrast "$dir/run"
@@ -158,34 +177,42 @@ for tp in ucx auto; do
     run "$tp" self pt2pt lockfree no-ucx
 done
 
-# killed: assert on rank 0's result file only
+# killed MODE UCX_TLS: assert on rank 0's result file only
+killed() {
+    mode=$1 tls=$2
+    mpi ucx "$tls" - "$mode" killed "$dir/run"
+    res=$dir/run/result
+    nleft=$(wc -l <"$dir/left")
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        bad "timed out after $limit s"
+    elif [ ! -f "$res" ]; then
+        bad "rank 0 wrote no result"
+    elif ! grep -q '^done [1-9][0-9]* passed 0 failed$' "$res"; then
+        bad "rank 0's result: $(grep -v '^PASS' "$res")"
+        sed 's/^/    /' "$res"
+    elif [ "$(grep -c '^PASS .* of the killed node 1: ' "$res")" != 4 ]; then
+        bad "not every call on the killed node returned (4 wanted)"
+        sed 's/^/    /' "$res"
+    elif [ "$nleft" != 1 ]; then
+        # the killed node's region, not rank 0's
+        bad "regions left: $(tr '\n' ' ' <"$dir/left"), want the killed node's only"
+    else
+        ok "$(grep -c '^PASS' "$res") checks of rank 0"
+        sed -n 's/^PASS \(a get of a key of the killed.*\)/    \1/p' "$res"
+    fi
+    # a killed job leaves its regions (mpikvs(3), "Regions left
+    # behind")
+    rm -f "$MPIKVS_SHM_DIR"/*
+}
+
 for mode in lockfree fine-lock; do
     for tls in tcp,self -; do
-        mpi ucx "$tls" - "$mode" killed "$dir/run"
-        res=$dir/run/result
-        nleft=$(wc -l <"$dir/left")
-        if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-            bad "timed out after $limit s"
-        elif [ ! -f "$res" ]; then
-            bad "rank 0 wrote no result"
-        elif ! grep -q '^done [1-9][0-9]* passed 0 failed$' "$res"; then
-            bad "rank 0's result: $(grep -v '^PASS' "$res")"
-            sed 's/^/    /' "$res"
-        elif [ "$(grep -c '^PASS .* of the killed node 1: ' "$res")" != 4 ]; then
-            bad "not every call on the killed node returned (4 wanted)"
-            sed 's/^/    /' "$res"
-        elif [ "$nleft" != 1 ]; then
-            # the killed node's region, not rank 0's
-            bad "regions left: $(tr '\n' ' ' <"$dir/left"), want the killed node's only"
-        else
-            ok "$(grep -c '^PASS' "$res") checks of rank 0"
-            sed -n 's/^PASS \(a get of a key of the killed.*\)/    \1/p' "$res"
-        fi
-        # a killed job leaves its regions (mpikvs(3), "Regions left
-        # behind")
-        rm -f "$MPIKVS_SHM_DIR"/*
+        killed "$mode" "$tls"
     done
 done
+ucx_ops=rma
+killed lockfree tcp,self
+ucx_ops=
 
 ucx_shm >"$dir/ucx-after"
 new=$(comm -13 "$dir/ucx-before" "$dir/ucx-after")

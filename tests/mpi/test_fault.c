@@ -344,7 +344,31 @@ static void invalidate_tests(const char *mode)
            mpikvs_last_error(NULL));
 }
 
-/* The last rank does not come to mpikvs_close until every other rank has
+/* Each of values in the environment variable var fails the open with
+ * MPIKVS_ERR_INVAL and a message that quotes it. */
+static void refused_values(const char *mode, const char *var,
+                           const char *const *values, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+                              .size_per_node = SIZE, .mode = mode};
+        mpikvs_t *kvs = NULL;
+        char want[96];
+        int rc;
+
+        setenv(var, values[i], 1);
+        rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
+        snprintf(want, sizeof want, "%s='%s'", var, values[i]);
+        EXPECT(rc == MPIKVS_ERR_INVAL && !kvs &&
+               strstr(mpikvs_last_error(NULL), want),
+               "open with %s: %d (%s)", want, rc, mpikvs_last_error(NULL));
+        if (kvs)
+            mpikvs_close(&kvs);
+    }
+}
+
+/* Bad MPIKVS_CLOSE_TIMEOUT and MPIKVS_UCX_OPS values fail the open.  Then
+ * the last rank does not come to mpikvs_close until every other rank has
  * returned from it: they must return within MPIKVS_CLOSE_TIMEOUT with an
  * error that says so, and so must the late rank. */
 static void late_close(const char *mode)
@@ -359,22 +383,15 @@ static void late_close(const char *mode)
     mt_phase("late-close: bad MPIKVS_CLOSE_TIMEOUT");
     static const char *const bad[] = {"0", "abc", "5s", "-1", "86401",
                                       "99999999999999999999"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        mpikvs_options_t o = {.key_size = KS, .value_size = VS,
-                              .size_per_node = SIZE, .mode = mode};
-        char want[64];
-
-        kvs = NULL;
-        setenv("MPIKVS_CLOSE_TIMEOUT", bad[i], 1);
-        rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
-        snprintf(want, sizeof want, "MPIKVS_CLOSE_TIMEOUT='%s'", bad[i]);
-        EXPECT(rc == MPIKVS_ERR_INVAL && !kvs &&
-               strstr(mpikvs_last_error(NULL), want),
-               "open with %s: %d (%s)", want, rc, mpikvs_last_error(NULL));
-        if (kvs)
-            mpikvs_close(&kvs);
-    }
+    refused_values(mode, "MPIKVS_CLOSE_TIMEOUT", bad,
+                   sizeof bad / sizeof bad[0]);
     setenv("MPIKVS_CLOSE_TIMEOUT", "1", 1);
+    /* refused whatever the transport: no silent fallback to another */
+    mt_phase("late-close: bad MPIKVS_UCX_OPS");
+    static const char *const bad_ops[] = {"RMA", "ships", "auto,rma", " "};
+    refused_values(mode, "MPIKVS_UCX_OPS", bad_ops,
+                   sizeof bad_ops / sizeof bad_ops[0]);
+    unsetenv("MPIKVS_UCX_OPS");
     kvs = open_table(mode);
     mt_phase("late-close: close");
     if (rank != late) {

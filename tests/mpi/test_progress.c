@@ -48,6 +48,7 @@
 #include <mpi.h>
 
 #include "mt_key_home.h"
+#include "ops.h"
 
 #define KS           80u
 #define VS           104u
@@ -140,6 +141,28 @@ static mpikvs_options_t table_options(void)
     return o;
 }
 
+static bool mapped_here(void);
+
+/* Over ucx, whether the other node's keys are shipped whole to it: where
+ * it is reached through UCX (UCX_TLS=tcp,self here, which has no RDMA),
+ * in the lock-free mode, unless MPIKVS_UCX_OPS=rma. */
+static void check_shipping(mpikvs_t *kvs)
+{
+    const char *ops = getenv("MPIKVS_UCX_OPS");
+    bool want = !mapped_here() && strcmp(mode, "lockfree") == 0 &&
+                !(ops && strcmp(ops, "rma") == 0);
+    bool ships = kvs_shipped(kvs, (uint32_t)(1 - rank));
+
+    EXPECT(ships == want,
+           "node %d's keys are %sshipped whole (UCX_TLS=%s "
+           "MPIKVS_UCX_OPS=%s, mode %s)",
+           1 - rank, ships ? "" : "not ", getenv("UCX_TLS"),
+           ops ? ops : "(unset)", mode);
+    if (rank == 0)
+        mt_note("node 1's keys: %s", ships ? "shipped whole"
+                                           : "buckets read, slots written");
+}
+
 static mpikvs_t *open_table(void)
 {
     mpikvs_options_t o = table_options();
@@ -157,6 +180,8 @@ static mpikvs_t *open_table(void)
         EXPECT(strcmp(mpikvs_transport(kvs), want) == 0,
                "MPIKVS_TRANSPORT=%s opened transport %s", want,
                mpikvs_transport(kvs));
+    if (strcmp(mpikvs_transport(kvs), "ucx") == 0)
+        check_shipping(kvs);
     return kvs;
 }
 

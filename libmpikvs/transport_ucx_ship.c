@@ -1,0 +1,465 @@
+/*
+ * transport_ucx_ship.c - keys shipped whole to their node over UCX.
+ *
+ * Where UCX emulates RMA (TCP, and every transport without RDMA), each
+ * read or write is a message that the node's helper must be woken for:
+ * a put is two round trips (its bucket, then its slot), a batch one
+ * message per bucket.  A shipped key is applied by the node's serving
+ * worker itself, with the lock-free path its own ranks use: a flush sends
+ * each node one active message with every key queued for it, and the
+ * node answers once on the sender's endpoint, with a status (and a value)
+ * per get or the slot choice per put.  Lock-free mode only: the lock
+ * modes' lock words are the transport's.
+ *
+ * The serving worker runs the keys on a view of the leader's handle
+ * (serving_view), in the helper or in the leader's own progress, under
+ * server_lock; the rank's calls go on using the handle meanwhile.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "transport_ucx.h"
+
+#define SHIP_AM_ID   1  /* to a serving worker: keys to apply */
+#define ANSWER_AM_ID 2  /* to a calling worker: what they gave */
+
+/* The header of a shipment of keys and of its answer. */
+struct ship_head {
+    uint64_t token;   /* the sender's, echoed: which of its messages */
+    uint32_t count;   /* keys */
+    uint32_t put;     /* 1: (key, value) each, answered with slot
+                       * choices; 0: keys, answered with statuses, then
+                       * a value for each */
+};
+
+/* A message of queued keys, to one node. */
+struct shipment {
+    uint32_t         node;
+    uint32_t         first, count;  /* its entries: order[first..] */
+    struct ship_head head;
+    ucs_status_ptr_t req;           /* the send, until complete */
+    bool             answered;
+    bool             garbled;       /* the answer was not one of ours */
+    int              refused;       /* a key's error in it, else 0 */
+    int              error;         /* the send's, else MPIKVS_OK */
+};
+
+/* A queued key: where its answer goes. */
+struct ship_entry {
+    uint32_t node;
+    void    *value;   /* a get's value */
+    int     *status;
+};
+
+/* A rank's keys queued until the flush, and the messages in flight. */
+struct ucx_shipping {
+    struct ship_entry queue[BATCH_CHUNK];
+    size_t            nqueued;
+    bool              queued_put;
+    unsigned char    *payload;   /* entry e's key (and value) */
+    unsigned char    *outbox;    /* the messages, by node */
+    struct shipment   msgs[BATCH_CHUNK];
+    size_t            nmsgs;
+    uint32_t          order[BATCH_CHUNK];   /* entries by message */
+    uint32_t          round;     /* of flushes: an answer to another is
+                                  * ignored */
+};
+
+
+static size_t ship_stride(const mpikvs_t *kvs, bool put)
+{
+    return kvs->key_size + (put ? kvs->value_size : 0);
+}
+
+/* The answer: an int32_t status per key, then for gets a value each. */
+static size_t answer_len(const mpikvs_t *kvs, uint32_t count, bool put)
+{
+    return count * (sizeof(int32_t) + (put ? 0 : kvs->value_size));
+}
+
+bool ucx_ships(const mpikvs_t *kvs, uint32_t node)
+{
+    const struct ucx_transport *s = ucx_state(kvs);
+
+    return s->nodes && s->nodes[node].ships;
+}
+
+int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, bool put, void *value,
+             int *status)
+{
+    struct ucx_transport *s = ucx_state(kvs);
+    struct ucx_shipping *q = s->ship;
+    size_t stride = ship_stride(kvs, true);
+    int rc;
+
+    if (s->nodes[k->node].lost != UCS_OK)
+        return ucx_node_lost(kvs, k->node);
+    /* one kind per flush, and at most a chunk: send what is queued */
+    if (q->nqueued &&
+        (q->nqueued == BATCH_CHUNK || q->queued_put != put) &&
+        (rc = ucx_ship_flush(kvs)) != MPIKVS_OK)
+        return rc;
+    q->queue[q->nqueued] = (struct ship_entry){k->node, value, status};
+    memcpy(q->payload + q->nqueued * stride, k->bytes, kvs->key_size);
+    if (put)
+        memcpy(q->payload + q->nqueued * stride + kvs->key_size, value,
+               kvs->value_size);
+    q->queued_put = put;
+    q->nqueued++;
+    return MPIKVS_OK;
+}
+
+/* Group the queued entries into one message per node, in their order. */
+static void pack_shipments(const mpikvs_t *kvs, struct ucx_shipping *q)
+{
+    size_t stride = ship_stride(kvs, q->queued_put);
+    size_t full = ship_stride(kvs, true);
+    bool taken[BATCH_CHUNK] = {false};
+    uint32_t at = 0;
+
+    q->nmsgs = 0;
+    q->round++;
+    for (uint32_t e = 0; e < q->nqueued; e++) {
+        if (taken[e])
+            continue;
+        struct shipment *m = &q->msgs[q->nmsgs];
+        *m = (struct shipment){.node = q->queue[e].node, .first = at};
+        for (uint32_t f = e; f < q->nqueued; f++) {
+            if (taken[f] || q->queue[f].node != m->node)
+                continue;
+            taken[f] = true;
+            memcpy(q->outbox + at * stride, q->payload + f * full, stride);
+            q->order[at++] = f;
+            m->count++;
+        }
+        m->head = (struct ship_head){
+            .token = (uint64_t)q->round << 32 | q->nmsgs,
+            .count = m->count,
+            .put = q->queued_put};
+        q->nmsgs++;
+    }
+}
+
+static bool answered(void *arg)
+{
+    return ((const struct shipment *)arg)->answered;
+}
+
+/* Send every queued key to its node and wait for the answers: each
+ * entry's status (and a get's value) is then in place. */
+int ucx_ship_flush(mpikvs_t *kvs)
+{
+    struct ucx_transport *s = ucx_state(kvs);
+    struct ucx_shipping *q = s->ship;
+    size_t stride = ship_stride(kvs, q->queued_put);
+    int rc = MPIKVS_OK;
+
+    if (!q->nqueued)
+        return MPIKVS_OK;
+    pack_shipments(kvs, q);
+    for (size_t i = 0; i < q->nmsgs; i++) {
+        struct shipment *m = &q->msgs[i];
+        ucp_request_param_t p = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+            /* the node answers on the reply endpoint; eager: the data
+             * is in the message, which the handler reads in place */
+            .flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER};
+        m->req = ucp_am_send_nbx(s->nodes[m->node].ep, SHIP_AM_ID, &m->head,
+                                 sizeof(m->head),
+                                 q->outbox + m->first * stride,
+                                 m->count * stride, &p);
+        if (UCS_PTR_IS_ERR(m->req)) {
+            m->error = ucx_wait_done(kvs, m->req, m->node, "shipping keys");
+            m->req = NULL;
+            m->answered = true;
+        }
+    }
+    for (size_t i = 0; i < q->nmsgs; i++) {
+        struct shipment *m = &q->msgs[i];
+        int r = m->error;
+        if (r == MPIKVS_OK)
+            r = ucx_wait_until(kvs, answered, m, m->node, "shipping keys");
+        if (r == MPIKVS_OK && m->garbled)
+            r = kvs_fail(kvs, MPIKVS_ERR_TRANSPORT,
+                         "UCX: node %u answered %u shipped keys with a "
+                         "message of another size or kind (its leader "
+                         "runs another table or library)",
+                         m->node, m->count);
+        if (r == MPIKVS_OK && m->refused)
+            r = kvs_fail(kvs, m->refused,
+                         "UCX: node %u refused a shipped key: %s (its "
+                         "leader's table is not this one's)",
+                         m->node, mpikvs_strerror(m->refused));
+        if (r == MPIKVS_OK)
+            r = ucx_wait_done(kvs, m->req, m->node, "shipping keys");
+        else if (m->req && ucx_request_done(m->req))
+            ucp_request_free(m->req);
+        else if (m->req)   /* given up on: UCX may still read the outbox */
+            q->outbox = NULL;
+        m->req = NULL;
+        for (uint32_t j = 0; r != MPIKVS_OK && j < m->count; j++)
+            *q->queue[q->order[m->first + j]].status = r;
+        if (rc == MPIKVS_OK)
+            rc = r;
+        if (r == MPIKVS_ERR_STALLED) {   /* the rest would wait as long */
+            for (size_t j = i + 1; j < q->nmsgs; j++)
+                for (uint32_t e = 0; e < q->msgs[j].count; e++)
+                    *q->queue[q->order[q->msgs[j].first + e]].status = r;
+            q->outbox = NULL;
+            break;
+        }
+    }
+    /* No answer may land in these entries any more.  An outbox given up
+     * on is left to UCX (as are the requests: wait_done), and a new one
+     * taken. */
+    q->nqueued = 0;
+    q->nmsgs = 0;
+    if (!q->outbox && !(q->outbox = malloc(BATCH_CHUNK *
+                                           ship_stride(kvs, true))))
+        return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
+    return rc;
+}
+
+/* The calling worker's handler of a node's answer (in this rank's
+ * progress, inside ship_flush's wait). */
+static ucs_status_t take_answer(void *arg, const void *header,
+                                size_t header_length, void *data,
+                                size_t length,
+                                const ucp_am_recv_param_t *param)
+{
+    struct ucx_transport *s = arg;
+    struct ucx_shipping *q = s->ship;
+    const mpikvs_t *kvs = s->kvs;
+    const unsigned char *d = data;
+    struct ship_head h;
+    struct shipment *m;
+
+    if (header_length != sizeof(h) ||
+        (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
+        return UCS_OK;
+    memcpy(&h, header, sizeof(h));
+    if (h.token >> 32 != q->round || (uint32_t)h.token >= q->nmsgs)
+        return UCS_OK;   /* an answer given up on */
+    m = &q->msgs[(uint32_t)h.token];
+    if (m->answered)
+        return UCS_OK;
+    m->answered = true;
+    if (h.count != m->count || h.put != q->queued_put ||
+        length != answer_len(kvs, h.count, h.put)) {
+        m->garbled = true;
+        return UCS_OK;
+    }
+    for (uint32_t i = 0; i < h.count; i++) {
+        const struct ship_entry *e = &q->queue[q->order[m->first + i]];
+        int32_t st;
+        memcpy(&st, d + i * sizeof(st), sizeof(st));
+        *e->status = st;
+        if (st < 0 && !m->refused)
+            m->refused = st;
+        if (!h.put && st == MPIKVS_OK)
+            memcpy(e->value,
+                   d + h.count * sizeof(st) + i * kvs->value_size,
+                   kvs->value_size);
+    }
+    return UCS_OK;
+}
+
+static void answer_sent(void *req, ucs_status_t status, void *buf)
+{
+    (void)status;
+    free(buf);
+    ucp_request_free(req);
+}
+
+/* The serving worker's handler of shipped keys (in the helper, or in the
+ * leader's own progress; under server_lock): apply them to the node's
+ * region, as the node's ranks do, and answer on the sender's endpoint.
+ * A message that is not what the sender's library sends is answered
+ * with errors, never applied. */
+static ucs_status_t serve_keys(void *arg, const void *header,
+                               size_t header_length, void *data,
+                               size_t length,
+                               const ucp_am_recv_param_t *param)
+{
+    struct ucx_transport *s = arg;
+    mpikvs_t *node = s->served;
+    const unsigned char *d = data;
+    struct ship_head h;
+    unsigned char *answer, *values;
+    bool whole;
+
+    if (header_length != sizeof(h) || !node ||
+        !(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ||
+        (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
+        return UCS_OK;   /* nobody to answer: the sender's wait fails */
+    memcpy(&h, header, sizeof(h));
+    if (h.count > BATCH_CHUNK)
+        h.count = 0;   /* answered with a length the sender refuses */
+    size_t stride = ship_stride(node, h.put);
+    size_t len = answer_len(node, h.count, h.put);
+    if (!(answer = malloc(sizeof(h) + len)))
+        return UCS_OK;
+    memcpy(answer, &h, sizeof(h));
+    values = answer + sizeof(h) + h.count * sizeof(int32_t);
+    whole = length == h.count * stride;
+    for (uint32_t i = 0; i < h.count; i++) {
+        struct kvs_key k;
+        int32_t st = MPIKVS_ERR_TRANSPORT;
+        if (whole) {
+            kvs_key_make(node, d + i * stride, &k);
+            if (k.node != node->node)   /* another table's key */
+                st = MPIKVS_ERR_MISMATCH;
+            else if (h.put)
+                st = kvs_put_direct(node, &k,
+                                    d + i * stride + node->key_size);
+            else
+                st = kvs_get_direct(node, &k,
+                                    values + i * node->value_size);
+        }
+        memcpy(answer + sizeof(h) + i * sizeof(st), &st, sizeof(st));
+    }
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK |
+                        UCP_OP_ATTR_FIELD_USER_DATA,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+        .cb.send = answer_sent,
+        .user_data = answer};
+    ucs_status_ptr_t req = ucp_am_send_nbx(param->reply_ep, ANSWER_AM_ID,
+                                           answer, sizeof(h),
+                                           answer + sizeof(h), len, &p);
+    if (!UCS_PTR_IS_PTR(req))   /* done, or failed: no callback comes */
+        free(answer);
+    return UCS_OK;
+}
+
+static ucs_status_t set_am_handler(ucp_worker_h worker, unsigned id,
+                                   ucp_am_recv_callback_t cb, void *arg)
+{
+    ucp_am_handler_param_t hp = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                      UCP_AM_HANDLER_PARAM_FIELD_CB |
+                      UCP_AM_HANDLER_PARAM_FIELD_ARG,
+        .id = id,
+        .cb = cb,
+        .arg = arg};
+
+    return ucp_worker_set_am_recv_handler(worker, &hp);
+}
+
+/* What a rank needs to ship keys (all do: MPIKVS_UCX_OPS may differ
+ * between ranks) and take the answers. */
+int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s)
+{
+    ucs_status_t st;
+
+    struct ucx_shipping *q = calloc(1, sizeof(*q));
+
+    if (!(s->ship = q) ||
+        !(q->payload = malloc(BATCH_CHUNK * ship_stride(kvs, true))) ||
+        !(q->outbox = malloc(BATCH_CHUNK * ship_stride(kvs, true))))
+        return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
+    st = set_am_handler(s->caller, ANSWER_AM_ID, take_answer, s);
+    if (st != UCS_OK)
+        return ucx_fail(kvs, "setting the answers' handler", st);
+    return MPIKVS_OK;
+}
+
+/* The leader's view of its node for the keys shipped to it: the handle's
+ * table, with a slot image and counters of its own, since the serving
+ * worker applies keys while the rank's own calls use the handle.  Only
+ * the lock-free get and put run on it (kvs_get_direct, kvs_put_direct),
+ * which read the table's shape and region and write nothing else of it;
+ * what it counts is the node's business, not a rank's, and is dropped. */
+static mpikvs_t *serving_view(const mpikvs_t *kvs)
+{
+    mpikvs_t *v = malloc(sizeof(*v));
+    unsigned char *image = malloc(kvs->slot_size);
+    struct kvshm_rank_stats *stats = calloc(1, sizeof(*stats));
+
+    if (!v || !image || !stats) {
+        free(v);
+        free(image);
+        free(stats);
+        return NULL;
+    }
+    *v = *kvs;
+    v->slot_image = image;
+    v->stats = stats;
+    v->scratch = v->batch = v->batch_images = v->records = NULL;
+    v->tier = NULL;
+    v->tp_state = NULL;
+    return v;
+}
+
+static void free_serving_view(mpikvs_t *v)
+{
+    if (!v)
+        return;
+    free(v->slot_image);
+    free(v->stats);
+    free(v);
+}
+
+/* The leader serves the keys shipped to its node (lock-free mode). */
+int ucx_serving_open(mpikvs_t *kvs, struct ucx_transport *s)
+{
+    ucs_status_t st;
+
+    if (kvs->mode != KVSHM_MODE_LOCKFREE)
+        return MPIKVS_OK;
+    if (!(s->served = serving_view(kvs)))
+        return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
+    st = set_am_handler(s->server, SHIP_AM_ID, serve_keys, s);
+    if (st != UCS_OK)
+        return ucx_fail(kvs, "setting the shipped keys' handler", st);
+    return MPIKVS_OK;
+}
+
+/* Whether UCX reaches a node with RMA of its own (RDMA) rather than
+ * emulating it with messages that the node's helper must serve.  UCX 1.13
+ * tells it only in an endpoint's printed configuration, where each RMA
+ * lane has a "put[lane]" and a "get[lane]" line. */
+static bool ep_has_rma(ucp_ep_h ep)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    bool rma = true;   /* unknown: RMA, the path that needs no answer */
+
+    if (!f)
+        return rma;
+    ucp_ep_print_info(ep, f);
+    if (fclose(f) == 0 && text)
+        rma = strstr(text, " get[") != NULL;
+    free(text);
+    return rma;
+}
+
+/* Which nodes get their keys shipped whole (MPIKVS_UCX_OPS; lock-free
+ * mode; nodes reached through UCX). */
+void ucx_shipping_choose(mpikvs_t *kvs, struct ucx_transport *s)
+{
+    for (uint32_t n = 0; n < kvs->nnodes; n++) {
+        struct ucx_node *nd = &s->nodes[n];
+        nd->ships = kvs->mode == KVSHM_MODE_LOCKFREE && nd->ep &&
+                    !nd->direct &&
+                    (kvs->ucx_ops == KVS_UCX_OPS_SHIP ||
+                     (kvs->ucx_ops == KVS_UCX_OPS_AUTO &&
+                      !ep_has_rma(nd->ep)));
+    }
+}
+
+void ucx_shipping_close(struct ucx_transport *s)
+{
+    free_serving_view(s->served);
+    s->served = NULL;
+    if (s->ship) {
+        free(s->ship->payload);
+        free(s->ship->outbox);
+    }
+    free(s->ship);
+    s->ship = NULL;
+}

@@ -1,0 +1,152 @@
+/*
+ * transport_ucx_wait.c - waiting for UCX, bounded, and the errors of the
+ * ucx transport: every wait progresses this rank's workers (the calling
+ * one, and on a leader the serving one when its helper is not at it),
+ * gives up after UCX_WAIT_MS, and fails at once for a node found lost
+ * (UCX's peer error handling, or the pid of a leader on this host).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+
+#include "transport_ucx.h"
+
+#define UCX_WAIT_MS     30000u  /* an operation not done by then: stalled */
+#define UCX_SPINS_BEFORE_YIELD 16 /* progress calls before a wait yields */
+
+int ucx_fail(mpikvs_t *kvs, const char *what, ucs_status_t st)
+{
+    const struct ucx_transport *s = kvs->tp_state;
+
+    return kvs_fail(kvs, MPIKVS_ERR_TRANSPORT, "UCX: %s failed: %s%s", what,
+                    ucs_status_string(st),
+                    s && s->opened
+                        ? ""
+                        : " (UCX did not start: `ucx_info -d` lists what it "
+                          "has, UCX_TLS and UCX_NET_DEVICES choose; "
+                          "MPIKVS_TRANSPORT=auto falls back to mpi)");
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The library's own calls on the leader serve the node too, when the
+ * helper is not at it. */
+static void progress(struct ucx_transport *s)
+{
+    ucp_worker_progress(s->caller);
+    if (s->server && pthread_mutex_trylock(&s->server_lock) == 0) {
+        ucp_worker_progress(s->server);
+        pthread_mutex_unlock(&s->server_lock);
+    }
+}
+
+/* A leader on this host is checked by its pid: the endpoints to it run
+ * without UCX's peer error handling (see connect_nodes). */
+static void check_alive(struct ucx_transport *s, uint32_t node)
+{
+    struct ucx_node *n = &s->nodes[node];
+
+    if (n->pid > 0 && n->lost == UCS_OK && kill(n->pid, 0) == -1 &&
+        errno == ESRCH)
+        n->lost = UCS_ERR_ENDPOINT_TIMEOUT;
+}
+
+int ucx_node_lost(mpikvs_t *kvs, uint32_t node)
+{
+    const struct ucx_node *n = &ucx_state(kvs)->nodes[node];
+
+    if (n->pid > 0)   /* check_alive found it gone */
+        return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                        "UCX: node %u is unreachable: its leader (rank %d, "
+                        "process %d on this host) has died",
+                        node, kvs->leaders[node], (int)n->pid);
+    return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                    "UCX: node %u (its leader is rank %d) is unreachable: "
+                    "%s; a rank there died or its network failed",
+                    node, kvs->leaders[node], ucs_status_string(n->lost));
+}
+
+/* Progress until ready(arg), bounded by UCX_WAIT_MS; a lost node (node,
+ * or any with KVS_ALL_NODES) fails the wait. */
+int ucx_wait_until(mpikvs_t *kvs, bool (*ready)(void *), void *arg,
+                   uint32_t node, const char *what)
+{
+    struct ucx_transport *s = ucx_state(kvs);
+    uint64_t deadline = 0;
+
+    for (unsigned spins = 0; !ready(arg); spins++) {
+        progress(s);
+        /* The answer may need a thread of this host that waits for a
+         * core (a node's helper, woken by the request): let it have
+         * ours rather than spin it away. */
+        if (spins >= UCX_SPINS_BEFORE_YIELD)
+            sched_yield();
+        if ((spins & 1023) != 1023)
+            continue;
+        uint64_t t = now_ms();
+        for (uint32_t n = 0; n < kvs->nnodes; n++)
+            if (n == node || node == KVS_ALL_NODES)
+                check_alive(s, n);
+        /* a lost node fails what waits for it */
+        for (uint32_t n = 0; n < kvs->nnodes; n++)
+            if ((n == node || node == KVS_ALL_NODES) &&
+                s->nodes[n].lost != UCS_OK)
+                return ucx_node_lost(kvs, n);
+        if (!deadline)
+            deadline = t + UCX_WAIT_MS;
+        else if (t >= deadline && node == KVS_ALL_NODES)
+            return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                            "UCX: %s did not complete in %u s: a node's "
+                            "leader does not answer",
+                            what, UCX_WAIT_MS / 1000);
+        else if (t >= deadline)
+            return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                            "UCX: %s to node %u did not complete in %u s: "
+                            "its leader (rank %d) does not answer",
+                            what, node, UCX_WAIT_MS / 1000,
+                            kvs->leaders[node]);
+    }
+    return MPIKVS_OK;
+}
+
+bool ucx_request_done(void *req)
+{
+    return ucp_request_check_status(req) != UCS_INPROGRESS;
+}
+
+/* Wait for req (what an _nbx call returned) to complete.  A request given
+ * up on is not freed: UCX may still complete it into its buffers, which
+ * belong to the handle. */
+int ucx_wait_done(mpikvs_t *kvs, ucs_status_ptr_t req, uint32_t node,
+                  const char *what)
+{
+    struct ucx_transport *s = ucx_state(kvs);
+    ucs_status_t st;
+    int rc;
+
+    if (req == NULL)
+        return MPIKVS_OK;
+    if (UCS_PTR_IS_ERR(req)) {
+        st = UCS_PTR_STATUS(req);
+        goto failed;
+    }
+    rc = ucx_wait_until(kvs, ucx_request_done, req, node, what);
+    if (rc != MPIKVS_OK)
+        return rc;
+    st = ucp_request_check_status(req);
+    ucp_request_free(req);
+    if (st == UCS_OK)
+        return MPIKVS_OK;
+failed:
+    if (node != KVS_ALL_NODES && s->nodes[node].lost != UCS_OK)
+        return ucx_node_lost(kvs, node);
+    return ucx_fail(kvs, what, st);
+}
