@@ -68,7 +68,6 @@ struct ucx_shipping {
                                   * ignored */
 };
 
-
 static size_t ship_stride(const mpikvs_t *kvs, bool put)
 {
     return kvs->key_size + (put ? kvs->value_size : 0);
@@ -159,6 +158,15 @@ int ucx_ship_flush(mpikvs_t *kvs)
 
     if (!q->nqueued)
         return MPIKVS_OK;
+    /* the last one given up on (below) is UCX's */
+    if (!q->outbox &&
+        !(q->outbox = malloc(BATCH_CHUNK * ship_stride(kvs, true)))) {
+        rc = kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
+        for (size_t e = 0; e < q->nqueued; e++)
+            *q->queue[e].status = rc;
+        q->nqueued = 0;
+        return rc;
+    }
     pack_shipments(kvs, q);
     for (size_t i = 0; i < q->nmsgs; i++) {
         struct shipment *m = &q->msgs[i];
@@ -213,18 +221,15 @@ int ucx_ship_flush(mpikvs_t *kvs)
         }
     }
     /* No answer may land in these entries any more.  An outbox given up
-     * on is left to UCX (as are the requests: wait_done), and a new one
-     * taken. */
+     * on is left to UCX (as are the requests: ucx_wait_done); the next
+     * flush takes a new one. */
     q->nqueued = 0;
     q->nmsgs = 0;
-    if (!q->outbox && !(q->outbox = malloc(BATCH_CHUNK *
-                                           ship_stride(kvs, true))))
-        return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
     return rc;
 }
 
 /* The calling worker's handler of a node's answer (in this rank's
- * progress, inside ship_flush's wait). */
+ * progress, inside ucx_ship_flush's wait). */
 static ucs_status_t take_answer(void *arg, const void *header,
                                 size_t header_length, void *data,
                                 size_t length,
@@ -300,7 +305,8 @@ static ucs_status_t serve_keys(void *arg, const void *header,
         h.count = 0;   /* answered with a length the sender refuses */
     size_t stride = ship_stride(node, h.put);
     size_t len = answer_len(node, h.count, h.put);
-    if (!(answer = malloc(sizeof(h) + len)))
+    /* zeroed: a miss's value goes out too, and must not carry old heap */
+    if (!(answer = calloc(1, sizeof(h) + len)))
         return UCS_OK;
     memcpy(answer, &h, sizeof(h));
     values = answer + sizeof(h) + h.count * sizeof(int32_t);
