@@ -51,14 +51,7 @@ plain_mpirun_asan "$bench" && xs="$xs -x ASAN_OPTIONS"
 
 plain_mpirun_scratch bench-dht
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    echo "FAIL $1"
-    [ -n "$2" ] && sed 's/^/    /' "$2"
-    fail=$((fail + 1))
-}
+plain_mpirun_tally
 
 # run OUT VNODES ARGS...: the benchmark at np 2, its output (both
 # streams) in OUT; returns its exit status

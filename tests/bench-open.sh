@@ -40,14 +40,7 @@ plain_mpirun_asan "$bench" && xs="$xs -x ASAN_OPTIONS"
 
 plain_mpirun_scratch bench-open
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    echo "FAIL $1"
-    [ -n "$2" ] && sed 's/^/    /' "$2"
-    fail=$((fail + 1))
-}
+plain_mpirun_tally
 
 # run OUT NP ARGS...: the benchmark's output (both streams) in OUT
 run() {

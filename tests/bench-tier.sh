@@ -58,14 +58,7 @@ TMPDIR="$tmp/tmpdir"
 export TMPDIR
 mkdir "$TMPDIR" || exit 1
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    echo "FAIL $1"
-    [ -n "$2" ] && sed 's/^/    /' "$2"
-    fail=$((fail + 1))
-}
+plain_mpirun_tally
 
 # run OUT NP VNODES ARGS...: the benchmark's output (both streams) in OUT;
 # returns its exit status

@@ -17,6 +17,8 @@
 #   plain_mpirun_scratch NAME   a scratch directory in tmp and the jobs'
 #       regions in a directory of their own, MPIKVS_SHM_DIR (exported),
 #       both named after NAME and removed when the script exits.
+#   plain_mpirun_tally   pass=0 and fail=0, counted by ok and by
+#       bad MESSAGE [FILE] (prints FAIL MESSAGE, and FILE indented).
 
 plain_mpirun_env() {
     for v in $(env | sed -n 's/^\(MPIKVS_[A-Za-z0-9_]*\)=.*/\1/p'); do
@@ -62,4 +64,17 @@ plain_mpirun_scratch() {
     export MPIKVS_SHM_DIR
     trap 'rm -rf "$tmp" "$MPIKVS_SHM_DIR"' EXIT
     trap 'exit 130' INT TERM
+}
+
+# ok and bad are defined here only: the scripts that source this file
+# and count otherwise keep their own
+plain_mpirun_tally() {
+    pass=0
+    fail=0
+    ok() { pass=$((pass + 1)); }
+    bad() {
+        echo "FAIL $1"
+        [ -n "$2" ] && sed 's/^/    /' "$2"
+        fail=$((fail + 1))
+    }
 }
