@@ -30,7 +30,8 @@
     X(invalidations, "invalidated", "slots marked invalid after retries")   \
     X(puts, "puts", "puts, single and batched")                             \
     X(updates, "updates", "puts that replaced a key's value")               \
-    X(evictions, "evictions", "puts that pushed out another key")
+    X(evictions, "evictions", "puts that pushed out another key")          \
+    X(probes, "probes", "slots a lookup read past the bucket's header")
 
 /* The node tier: other nodes' keys cached read-only on this node. */
 #define MPIKVS_COUNTERS_TIER(X)                                             \

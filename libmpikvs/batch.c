@@ -4,7 +4,9 @@
  * A batch runs the steps of a single get or put (ops.h) over many keys.
  * In the lock-free mode it issues the transport's reads of every remote
  * bucket, then flushes once, so the round trips overlap instead of adding
- * up; keys of the own node are served from shared memory as they come.
+ * up; keys of the own node are served from shared memory in order, with
+ * the lines of the next PREFETCH_AHEAD keys' buckets asked for ahead, so
+ * that their cache misses overlap too.
  * The lock modes take a lock per bucket, which cannot overlap: they run
  * the batch one key at a time.
  *
@@ -18,6 +20,12 @@
 
 #include "ops.h"
 #include "slot.h"
+
+/* Own-node keys whose bucket lines are on their way while one is served:
+ * enough to keep the core's outstanding misses busy (each key asks for
+ * its header line and its preferred slot, kvs_bucket_prefetch), few
+ * enough that they are not evicted before they are used. */
+#define PREFETCH_AHEAD 8u
 
 struct pending {
     size_t         index;    /* in the caller's arrays */
@@ -56,6 +64,30 @@ static unsigned char *copy_of(const mpikvs_t *kvs, size_t copy)
     return kvs->batch + copy * kvs->bucket_size;
 }
 
+static bool own_shared(const mpikvs_t *kvs, const struct kvs_key *k)
+{
+    return kvs->mode == KVSHM_MODE_LOCKFREE && k->node == kvs->node;
+}
+
+static void prefetch_own(const mpikvs_t *kvs, const struct kvs_key *keys,
+                         size_t n, size_t i)
+{
+    if (i < n && own_shared(kvs, &keys[i]))
+        kvs_bucket_prefetch(kvs, &keys[i]);
+}
+
+/* The records of a chunk's keys, and the first own-node buckets asked
+ * for (prefetch_own for the rest as the chunk goes). */
+static void make_keys(const mpikvs_t *kvs, size_t n, const unsigned char *k,
+                      struct kvs_key *keys)
+{
+    for (size_t i = 0; i < n; i++) {
+        kvs_key_make(kvs, k + i * kvs->key_size, &keys[i]);
+        if (i < PREFETCH_AHEAD)
+            prefetch_own(kvs, keys, n, i);
+    }
+}
+
 /* A get's steps over many keys: each key answered on this node as a single
  * get would be, the rest read from their homes together, with one flush,
  * then verified, counted and recorded one by one. */
@@ -63,12 +95,14 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
                      unsigned char *v, int *status)
 {
     struct pending p[BATCH_CHUNK];
+    struct kvs_key keys[BATCH_CHUNK];
     size_t np = 0;
     int rc = MPIKVS_OK;
 
+    make_keys(kvs, n, k, keys);
     for (size_t i = 0; i < n && rc == MPIKVS_OK; i++) {
-        struct kvs_key key;
-        kvs_key_make(kvs, k + i * kvs->key_size, &key);
+        struct kvs_key key = keys[i];
+        prefetch_own(kvs, keys, n, i + PREFETCH_AHEAD);
         /* The own node's keys as they come (from shared memory); the
          * lock modes take a lock per bucket, which cannot overlap: their
          * batches run one key at a time. */
@@ -105,7 +139,7 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
             rc = status[i] < 0 ? status[i] : MPIKVS_OK;
             continue;
         }
-        f = kvs_slot_find(kvs, copy_of(kvs, j), false, p[j].key.bytes, value,
+        f = kvs_slot_find(kvs, copy_of(kvs, j), false, &p[j].key, value,
                           &torn, &meta);
         if (f == SLOT_TORN) {
             /* The single path retries, with time for a writer between. */
@@ -138,17 +172,31 @@ static int by_index(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Remote puts of a batch: read each distinct bucket once, choose slots in
+/* Remote puts of a batch: read each distinct bucket once, pick slots in
  * the caller's order on those copies (so keys that share a bucket see each
- * other), write the slot images, flush once. */
+ * other), write the slots' meta words and images, flush once.  Lock-free
+ * with the CPU's atomics, where a slot is claimed with a round trip of
+ * its own (kvs_put_claimed), one key at a time. */
 static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
                             const unsigned char *v)
 {
     unsigned char *images = kvs->batch_images;
+    uint64_t metas[BATCH_CHUNK];
     bool written[BATCH_CHUNK] = {false};
     size_t copies = 0;
-    int rc;
+    int rc = MPIKVS_OK;
 
+    if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic) {
+        for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
+            rc = kvs_put_claimed(kvs, &p[j].key,
+                                 v + p[j].index * kvs->value_size);
+            if (rc >= 0) {
+                kvs_count_put(kvs, rc);
+                rc = MPIKVS_OK;
+            }
+        }
+        return rc;
+    }
     qsort(p, np, sizeof(*p), by_home);
     for (size_t j = 0; j < np; j++) {
         bool same = j > 0 && p[j].key.node == p[j - 1].key.node &&
@@ -166,21 +214,25 @@ static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
     for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
         unsigned char *bucket = copy_of(kvs, p[j].copy);
         unsigned char *image = images + j * kvs->slot_size;
-        enum slot_choice c;
-        uint64_t s = kvs_slot_choose(kvs, bucket, p[j].key.bytes, &c);
+        struct slot_pick pick;
 
-        kvs_slot_image(kvs, p[j].key.bytes, v + p[j].index * kvs->value_size,
+        /* impatient: a batch does not wait for a slot the key's node is
+         * writing (put_far does) */
+        kvs_slot_pick(kvs, bucket, false, &p[j].key, false, &pick);
+        kvs_slot_image(kvs, &p[j].key, v + p[j].index * kvs->value_size,
                        image);
-        memcpy(kvs_slot_at(kvs, bucket, s), image, kvs->slot_size);
+        metas[j] = pick.meta;
+        *kvs_meta_at(bucket, pick.slot) = pick.meta;
+        memcpy(kvs_slot_at(kvs, bucket, pick.slot), image, kvs->slot_size);
         /* Two writes to one bucket between flushes land in no defined
          * order: complete the first before the second. */
         if (written[p[j].copy])
             rc = kvs->tp->flush(kvs, p[j].key.node);
         written[p[j].copy] = true;
         if (rc == MPIKVS_OK)
-            rc = kvs_write_slot(kvs, &p[j].key, s, image);
+            rc = kvs_write_slot(kvs, &p[j].key, pick.slot, &metas[j], image);
         if (rc == MPIKVS_OK)
-            kvs_count_put(kvs, c);
+            kvs_count_put(kvs, pick.choice);
     }
     /* The images must have left before they are reused. */
     return first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
@@ -213,12 +265,14 @@ static int put_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
                      const unsigned char *v)
 {
     struct pending p[BATCH_CHUNK], s[BATCH_CHUNK];
+    struct kvs_key keys[BATCH_CHUNK];
     size_t np = 0, ns = 0;
     int rc = MPIKVS_OK;
 
+    make_keys(kvs, n, k, keys);
     for (size_t i = 0; i < n && rc == MPIKVS_OK; i++) {
-        struct kvs_key key;
-        kvs_key_make(kvs, k + i * kvs->key_size, &key);
+        struct kvs_key key = keys[i];
+        prefetch_own(kvs, keys, n, i + PREFETCH_AHEAD);
         /* the own node's keys in shared memory as they come; the lock
          * modes one key at a time (see get_chunk) */
         if (kvs->mode != KVSHM_MODE_LOCKFREE || key.node == kvs->node)

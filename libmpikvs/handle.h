@@ -104,7 +104,6 @@ struct mpikvs {
     uint64_t                 *recorded;    /* filter of recorded key hashes */
     int                      *gather_counts, *gather_displs; /* leader */
 
-    uint32_t                  last_stamp;  /* of my last slot write */
     unsigned                  close_timeout; /* s mpikvs_close waits */
     mpikvs_error_t            err;
 };

@@ -4,8 +4,8 @@
  * Every later step of a get or put takes the record, not the key: the
  * home node and bucket, the node tier's lookup and the fence's
  * publication (the tier's entry hash), and the filter that keeps a rank
- * from recording one remote hit twice.  The bucket-format issue's slot
- * tags will come from the bits of hash_hi that the node does not use.
+ * from recording one remote hit twice; the slot's tag, preferred slot and
+ * checksum seed (key_hash.h).
  */
 #ifndef MPIKVS_KEY_H
 #define MPIKVS_KEY_H
@@ -14,6 +14,7 @@
 
 #include "handle.h"
 #include "key_hash.h"
+#include "slot_read.h"
 
 struct kvs_key {
     const unsigned char *bytes;  /* the caller's key_size bytes */
@@ -21,7 +22,10 @@ struct kvs_key {
                                   * the tier's entry hash, the filter */
     uint64_t             hash_hi;/* high half: the node (its top bits) */
     uint64_t             bucket; /* home bucket */
+    uint64_t             seed;   /* of its slot's checksum (slot_read.h) */
     uint32_t             node;   /* home node */
+    uint32_t             tag;    /* its slots' tag (format.h) */
+    uint32_t             preferred; /* the slot a new key takes if free */
 };
 
 /* Multiply-shift: the top bits of h scaled onto n, no modulo bias, no
@@ -41,6 +45,9 @@ static inline void kvs_key_make(const mpikvs_t *kvs, const void *key,
     k->hash_hi = h.high64;
     k->node = (uint32_t)kvs_scale(h.high64, kvs->nnodes);
     k->bucket = kvs_scale(h.low64, kvs->nbuckets);
+    k->seed = kvshm_slot_checksum_seed(h.low64);
+    k->tag = kvshm_key_tag(h);
+    k->preferred = kvshm_key_preferred_slot(h, kvs->slots);
 }
 
 #endif /* MPIKVS_KEY_H */

@@ -8,9 +8,10 @@
  * the slot verified against its checksum; the answer counted, and a
  * remote hit kept for the node tier.
  *
- * A put (kvs_put): the own node's bucket in shared memory (lock-free), or
- * under the mode's lock the bucket read through the transport, a slot
- * chosen on that copy, and the slot's image written back.
+ * A put (kvs_put): the own node's bucket in shared memory (lock-free: a
+ * slot claimed with a compare-and-swap and written in place), or under
+ * the mode's lock the bucket read through the transport, a slot chosen
+ * on that copy, and the slot's meta word and image written back.
  *
  * Where the transport ships keys whole (transport.h, ships), a lock-free
  * get or put of another node's key is sent to that node, which runs the
@@ -48,27 +49,15 @@ void kvs_count_put(mpikvs_t *kvs, int choice)
 
 /* ---- the own node, lock-free ---- */
 
-/* Ask for every line of the bucket at once: the slots' misses then
- * overlap instead of following one another as the scan reaches them. */
-static inline unsigned char *prefetch_bucket(const mpikvs_t *kvs,
-                                             uint64_t bucket)
-{
-    unsigned char *b = kvs->buckets + bucket * kvs->bucket_size;
-
-    for (uint64_t off = 0; off < kvs->bucket_size; off += 64)
-        __builtin_prefetch(b + off);
-    return b;
-}
-
 int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 {
-    unsigned char *b = prefetch_bucket(kvs, k->bucket);
+    unsigned char *b = kvs_bucket_prefetch(kvs, k);
 
     KVS_COUNT(kvs, direct, 1);
     for (int attempt = 0;; attempt++) {
         uint64_t torn = 0, meta = 0;
-        enum slot_found f = kvs_slot_find(kvs, b, true, k->bytes, value,
-                                          &torn, &meta);
+        enum slot_found f = kvs_slot_find(kvs, b, true, k, value, &torn,
+                                          &meta);
         if (f == SLOT_HIT)
             return MPIKVS_OK;
         if (f == SLOT_MISS)
@@ -78,7 +67,7 @@ int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
             KVS_TORN_HOOK(kvs, k->bucket, torn);
             /* Against the meta of the read that failed, not a fresh load:
              * a slot rewritten since is another write, and valid. */
-            if (kvs_slot_invalidate(kvs_slot_at(kvs, b, torn), meta))
+            if (kvs_slot_invalidate(b, torn, meta))
                 KVS_COUNT(kvs, invalidations, 1);
             return MPIKVS_MISS;
         }
@@ -90,12 +79,9 @@ int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 int kvs_put_direct(mpikvs_t *kvs, const struct kvs_key *k,
                    const void *value)
 {
-    unsigned char *b = prefetch_bucket(kvs, k->bucket);
-    enum slot_choice c;
-    uint64_t i = kvs_slot_choose(kvs, b, k->bytes, &c);
+    enum slot_choice c =
+        kvs_slot_put_shared(kvs, kvs_bucket_prefetch(kvs, k), k, value);
 
-    kvs_slot_image(kvs, k->bytes, value, kvs->slot_image);
-    kvs_slot_store(kvs, kvs_slot_at(kvs, b, i), kvs->slot_image);
     kvs_count_put(kvs, c);
     return (int)c;
 }
@@ -110,8 +96,13 @@ int kvs_read_bucket(mpikvs_t *kvs, const struct kvs_key *k,
 }
 
 int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
-                   const unsigned char *image)
+                   const uint64_t *meta, const unsigned char *image)
 {
+    int rc = kvs->tp->write(kvs, k->node, kvs_meta_disp(kvs, k->bucket, i),
+                            meta, sizeof(*meta));
+
+    if (rc != MPIKVS_OK)
+        return rc;
     return kvs->tp->write(kvs, k->node, kvs_slot_disp(kvs, k->bucket, i),
                           image, kvs->slot_size);
 }
@@ -146,9 +137,7 @@ static int invalidate_far(mpikvs_t *kvs, const struct kvs_key *k,
     if (kvs->mode == KVSHM_MODE_LOCKFREE)
         return MPIKVS_MISS;
     KVS_COUNT(kvs, invalidations, 1);
-    rc = kvs->tp->write(kvs, k->node,
-                        kvs_slot_disp(kvs, k->bucket, i) +
-                            KVSHM_SLOT_META_OFFSET,
+    rc = kvs->tp->write(kvs, k->node, kvs_meta_disp(kvs, k->bucket, i),
                         &word, sizeof(word));
     if (rc == MPIKVS_OK)   /* before word goes out of scope */
         rc = kvs->tp->flush(kvs, k->node);
@@ -185,8 +174,8 @@ static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
         int rc = fetch_bucket(kvs, k, b);
         if (rc != MPIKVS_OK)
             return rc;
-        enum slot_found f = kvs_slot_find(kvs, b, false, k->bytes, value,
-                                          &torn, &meta);
+        enum slot_found f = kvs_slot_find(kvs, b, false, k, value, &torn,
+                                          &meta);
         if (f == SLOT_HIT)
             return MPIKVS_OK;
         if (f == SLOT_MISS)
@@ -202,11 +191,67 @@ static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
     }
 }
 
+/* Read k's bucket and pick its slot on the copy.  Lock-free, the home
+ * node's puts may be writing a slot of k's tag (BUSY): wait for them as
+ * they wait for each other (kvs_slot_put_shared), reading the bucket
+ * again. */
+static int pick_far(mpikvs_t *kvs, const struct kvs_key *k,
+                    struct slot_pick *p)
+{
+    bool lockfree = kvs->mode == KVSHM_MODE_LOCKFREE;
+
+    for (int waits = 0;; waits++) {
+        int rc = fetch_bucket(kvs, k, kvs->scratch);
+        if (rc != MPIKVS_OK)
+            return rc;
+        if (kvs_slot_pick(kvs, kvs->scratch, false, k,
+                          lockfree && waits < KVS_SLOT_BUSY_WAITS, p))
+            return MPIKVS_OK;
+        kvs_slot_backoff(waits < 8 ? 0 : 1);
+    }
+}
+
+int kvs_put_claimed(mpikvs_t *kvs, const struct kvs_key *k,
+                    const void *value)
+{
+    uint64_t disp, claim, seen = 0;
+    struct slot_pick p;
+    int rc;
+
+    do {   /* until the claim finds the meta word the pick saw */
+        if ((rc = pick_far(kvs, k, &p)) != MPIKVS_OK)
+            return rc;
+        disp = kvs_meta_disp(kvs, k->bucket, p.slot);
+        claim = p.meta | KVSHM_SLOT_BUSY;
+        rc = kvs->tp->cas64(kvs, k->node, disp, p.seen, claim, &seen);
+        if (rc == MPIKVS_OK)
+            rc = kvs->tp->flush(kvs, k->node);
+        if (rc != MPIKVS_OK)
+            return rc;
+    } while (seen != p.seen);
+    kvs_slot_image(kvs, k, value, kvs->slot_image);
+    rc = kvs->tp->write(kvs, k->node, kvs_slot_disp(kvs, k->bucket, p.slot),
+                        kvs->slot_image, kvs->slot_size);
+    /* The slot written before BUSY goes: one flush between. */
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->flush(kvs, k->node);
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->cas64(kvs, k->node, disp, claim, p.meta, &seen);
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->flush(kvs, k->node);
+    return rc == MPIKVS_OK ? (int)p.choice : rc;
+}
+
+/* A put through the transport.  Lock-free with the CPU's atomics, the
+ * slot is claimed; under a lock nobody else writes the bucket, and
+ * lock-free without them (the mpi transport) the slot is written as
+ * picked: two puts that pick one free slot at once, one here and one on
+ * the key's node, may then lose one key (a later miss, never a wrong
+ * value; mpikvs(7)). */
 static int put_far(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
                    void *out)
 {
-    enum slot_choice c;
-    uint64_t i;
+    struct slot_pick p;
     int rc;
 
     (void)out;
@@ -215,18 +260,21 @@ static int put_far(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
             kvs_count_put(kvs, rc);
         return rc < 0 ? rc : MPIKVS_OK;
     }
-    rc = fetch_bucket(kvs, k, kvs->scratch);
-    if (rc != MPIKVS_OK)
+    if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic) {
+        if ((rc = kvs_put_claimed(kvs, k, value)) >= 0)
+            kvs_count_put(kvs, rc);
+        return rc < 0 ? rc : MPIKVS_OK;
+    }
+    if ((rc = pick_far(kvs, k, &p)) != MPIKVS_OK)
         return rc;
-    i = kvs_slot_choose(kvs, kvs->scratch, k->bytes, &c);
-    kvs_slot_image(kvs, k->bytes, value, kvs->slot_image);
-    rc = kvs_write_slot(kvs, k, i, kvs->slot_image);
+    kvs_slot_image(kvs, k, value, kvs->slot_image);
+    rc = kvs_write_slot(kvs, k, p.slot, &p.meta, kvs->slot_image);
     /* Complete at the target before the image is reused or another rank
      * may read the slot. */
     if (rc == MPIKVS_OK)
         rc = kvs->tp->flush(kvs, k->node);
     if (rc == MPIKVS_OK)
-        kvs_count_put(kvs, c);
+        kvs_count_put(kvs, p.choice);
     return rc;
 }
 

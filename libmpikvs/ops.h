@@ -13,7 +13,7 @@
 #include "transport.h"
 
 /* Displacement of a bucket in its node's region, of slot i of the
- * bucket, ... */
+ * bucket and of its meta word, ... */
 static inline uint64_t kvs_bucket_disp(const mpikvs_t *kvs, uint64_t bucket)
 {
     return kvs->buckets_offset + bucket * kvs->bucket_size;
@@ -23,7 +23,13 @@ static inline uint64_t kvs_slot_disp(const mpikvs_t *kvs, uint64_t bucket,
                                      uint64_t i)
 {
     return kvs_bucket_disp(kvs, bucket) +
-           kvshm_bucket_slot_offset(kvs->slot_size, i);
+           kvshm_bucket_slot_offset(kvs->slots, kvs->slot_size, i);
+}
+
+static inline uint64_t kvs_meta_disp(const mpikvs_t *kvs, uint64_t bucket,
+                                     uint64_t i)
+{
+    return kvs_bucket_disp(kvs, bucket) + kvshm_bucket_meta_offset(i);
 }
 
 /* ... and of its lock word (the fine-lock mode's). */
@@ -62,12 +68,21 @@ int kvs_get_far(mpikvs_t *kvs, const struct kvs_key *k, void *value);
 int kvs_get_done(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
                  int rc);
 
-/* Issue the read of a key's bucket into into, or the write of a slot
- * image to slot i of its bucket; complete after the transport's flush. */
+/* Issue the read of a key's bucket into into, or the writes of slot i
+ * of its bucket: its meta word *meta and its image (kvs_slot_image);
+ * complete after the transport's flush, until which meta and image must
+ * stay as they are. */
 int kvs_read_bucket(mpikvs_t *kvs, const struct kvs_key *k,
                     unsigned char *into);
 int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
-                   const unsigned char *image);
+                   const uint64_t *meta, const unsigned char *image);
+
+/* The lock-free put of another node's key where the transport's atomics
+ * are the CPU's (transport.h, cpu_atomic): the slot claimed, written and
+ * released as a put on its node does (slot_read.h).  Returns the slot
+ * choice or an error. */
+int kvs_put_claimed(mpikvs_t *kvs, const struct kvs_key *k,
+                    const void *value);
 
 /* Count a put that took a slot (enum slot_choice). */
 void kvs_count_put(mpikvs_t *kvs, int choice);

@@ -1,18 +1,13 @@
 /*
- * slot.c - reading and writing the slots of a bucket.
+ * slot.c - reading, choosing and writing the slots of a bucket.
  *
- * The slot's format is format.h's (struct kvshm_slot); it is read as
- * slot_read.h says, the same protocol mpikvs-stat's scanner uses, which
- * also says why a torn slot cannot verify.  A writer here stores meta,
- * then key and value, then the checksum with release (kvs_slot_store).
+ * The bucket's format is format.h's; a slot is read as slot_read.h says,
+ * the same protocol mpikvs-stat's scanner uses, which also says why a
+ * torn slot cannot verify and how a lock-free writer claims a slot.
  */
 #include <sched.h>
 #include <string.h>
 #include <time.h>
-
-/* the slots' checksums inline (slot_read.h) */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include "slot.h"
 #include "slot_read.h"
@@ -22,79 +17,32 @@
 void (*kvs_test_torn_hook)(mpikvs_t *kvs, uint64_t bucket, uint64_t slot);
 #endif
 
-static inline uint64_t *slot_meta(unsigned char *slot)
+#define NONE UINT64_MAX
+
+enum slot_found kvs_slot_find(mpikvs_t *kvs, unsigned char *bucket,
+                              bool shared, const struct kvs_key *k,
+                              void *value, uint64_t *torn_slot,
+                              uint64_t *torn_meta)
 {
-    return &((struct kvshm_slot *)slot)->meta;
-}
-
-static inline uint64_t *slot_checksum(const mpikvs_t *kvs,
-                                      unsigned char *slot)
-{
-    return (uint64_t *)(slot + kvshm_slot_checksum_offset(kvs->slot_size));
-}
-
-/* Write stamps: microseconds of the wall clock, which all nodes share
- * closely enough to tell old from new, in 32 bits (they wrap every 71
- * minutes; ages are taken modulo that). */
-static uint32_t clock_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint32_t)((uint64_t)ts.tv_sec * 1000000u +
-                      (uint64_t)ts.tv_nsec / 1000u);
-}
-
-/* One writer's stamps strictly grow, even for puts in one microsecond,
- * so that a full bucket gives up the key this writer wrote longest ago.
- * last_stamp 0 is "none yet": compared with it, half of the clock's
- * values would read as older and every rank would count 1, 2, 3 instead,
- * and the stamps of two ranks' writes would meet (an invalidation tells
- * a rewritten slot by its new stamp). */
-static uint32_t next_stamp(mpikvs_t *kvs)
-{
-    uint32_t now = clock_us();
-
-    if (kvs->last_stamp && (int32_t)(now - kvs->last_stamp) <= 0)
-        now = kvs->last_stamp + 1;
-    if (now == 0)
-        now = 1;
-    kvs->last_stamp = now;
-    return now;
-}
-
-/* How long ago a stamp was written; a stamp "from the future" (another
- * writer's clock or burst runs ahead) counts as brand new. */
-static uint32_t age(uint32_t now, uint32_t stamp)
-{
-    int32_t d = (int32_t)(now - stamp);
-    return d < 0 ? 0 : (uint32_t)d;
-}
-
-static bool live(uint64_t meta)
-{
-    return (meta & KVSHM_SLOT_OCCUPIED) && !(meta & KVSHM_SLOT_INVALID);
-}
-
-enum slot_found kvs_slot_find(const mpikvs_t *kvs, unsigned char *bucket,
-                              bool shared, const void *key, void *value,
-                              uint64_t *torn_slot, uint64_t *torn_meta)
-{
-    unsigned char copy[kvs->key_size + kvs->value_size];
+    unsigned char copy[kvs->value_size];
 
     for (uint64_t i = 0; i < kvs->slots; i++) {
-        uint64_t meta;
+        uint64_t meta = kvshm_meta_load(bucket, i, shared);
 
-        switch (kvshm_slot_read(kvs_slot_at(kvs, bucket, i), kvs->slot_size,
-                                kvs->key_size, kvs->value_size, shared, key,
-                                copy, &meta)) {
+        if (!kvshm_meta_live(meta) || kvshm_meta_tag(meta) != k->tag)
+            continue;
+        KVS_COUNT(kvs, probes, 1);
+        switch (kvshm_slot_read(meta, kvs_slot_at(kvs, bucket, i),
+                                kvs->slot_size, kvs->key_size,
+                                kvs->value_size, shared, k->bytes, k->seed,
+                                copy)) {
         case KVSHM_SLOT_READ_FREE:
         case KVSHM_SLOT_READ_INVALID:
         case KVSHM_SLOT_READ_OTHER:
             continue;
         case KVSHM_SLOT_READ_VERIFIED:
             if (value)
-                memcpy(value, copy + kvs->key_size, kvs->value_size);
+                memcpy(value, copy, kvs->value_size);
             return SLOT_HIT;
         case KVSHM_SLOT_READ_TORN:
             *torn_slot = i;
@@ -105,79 +53,81 @@ enum slot_found kvs_slot_find(const mpikvs_t *kvs, unsigned char *bucket,
     return SLOT_MISS;
 }
 
-uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
-                         const void *key, enum slot_choice *choice)
+/* Stamps are a bucket's own clock (format.h): 32 bits that wrap, compared
+ * as serial numbers, which holds while a bucket's stamps lie within 2^31
+ * writes of each other. */
+static bool newer(uint32_t a, uint32_t b)
 {
-    uint64_t free_slot = UINT64_MAX, oldest = UINT64_MAX;
-    uint32_t oldest_age = 0;
-    uint32_t now = clock_us();
+    return (int32_t)(a - b) > 0;
+}
 
-    /* My own burst of puts may have run the stamps ahead of the clock:
-     * measure ages from the newest of mine, or they would all tie. */
-    if (kvs->last_stamp && (int32_t)(kvs->last_stamp - now) > 0)
-        now = kvs->last_stamp;
+bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
+                   const struct kvs_key *k, bool patient,
+                   struct slot_pick *p)
+{
+    uint64_t update = NONE, mine_busy = NONE, free_slot = NONE;
+    uint64_t oldest = NONE, oldest_busy = NONE;
+    uint32_t newest = 0, oldest_stamp = 0, oldest_busy_stamp = 0;
+    bool any = false;
+    uint64_t metas[kvs->slots];
 
     for (uint64_t i = 0; i < kvs->slots; i++) {
-        const unsigned char *slot =
-            bucket + kvshm_bucket_slot_offset(kvs->slot_size, i);
-        const struct kvshm_slot *sl = (const struct kvshm_slot *)slot;
-        uint64_t meta = __atomic_load_n(&sl->meta, __ATOMIC_RELAXED);
-        if (!live(meta)) {
-            if (free_slot == UINT64_MAX)
+        uint64_t m = metas[i] = kvshm_meta_load(bucket, i, shared);
+        uint32_t stamp = kvshm_meta_stamp(m);
+
+        if (!kvshm_meta_live(m)) {
+            if (free_slot == NONE || i == k->preferred)
                 free_slot = i;
             continue;
         }
+        if (!any || newer(stamp, newest))
+            newest = stamp;
+        any = true;
+        if (m & KVSHM_SLOT_BUSY) {
+            if (kvshm_meta_tag(m) == k->tag && mine_busy == NONE)
+                mine_busy = i;
+            if (oldest_busy == NONE || newer(oldest_busy_stamp, stamp)) {
+                oldest_busy = i;
+                oldest_busy_stamp = stamp;
+            }
+            continue;
+        }
         /* Our key, even in a slot that does not verify: overwrite it. */
-        if (memcmp(sl->kv, key, kvs->key_size) == 0) {
-            *choice = SLOT_UPDATE;
-            return i;
-        }
-        uint32_t a = age(now, (uint32_t)(meta >> KVSHM_SLOT_STAMP_SHIFT));
-        if (oldest == UINT64_MAX || a > oldest_age) {
-            oldest_age = a;
+        if (kvshm_meta_tag(m) == k->tag && update == NONE &&
+            memcmp(kvs_slot_at(kvs, bucket, i) + KVSHM_SLOT_KV_OFFSET,
+                   k->bytes, kvs->key_size) == 0)
+            update = i;
+        if (oldest == NONE || newer(oldest_stamp, stamp)) {
             oldest = i;
+            oldest_stamp = stamp;
         }
     }
-    if (free_slot != UINT64_MAX) {
-        *choice = SLOT_FREE;
-        return free_slot;
+    if (update != NONE) {
+        p->slot = update;
+        p->choice = SLOT_UPDATE;
+    } else if (mine_busy != NONE) {
+        /* Likely a put of this key, halfway: after it, ours updates it. */
+        if (patient)
+            return false;
+        p->slot = mine_busy;
+        p->choice = SLOT_UPDATE;
+    } else if (free_slot != NONE) {
+        p->slot = free_slot;
+        p->choice = SLOT_FREE;
+    } else if (oldest != NONE) {
+        p->slot = oldest;
+        p->choice = SLOT_EVICT;
+    } else {   /* every slot is being written */
+        if (patient)
+            return false;
+        p->slot = oldest_busy;
+        p->choice = SLOT_EVICT;
     }
-    *choice = SLOT_EVICT;
-    return oldest;
-}
-
-void kvs_slot_image(mpikvs_t *kvs, const void *key, const void *value,
-                    unsigned char *out)
-{
-    uint64_t meta = KVSHM_SLOT_OCCUPIED |
-                    ((uint64_t)next_stamp(kvs) << KVSHM_SLOT_STAMP_SHIFT);
-    uint64_t sum;
-
-    memset(out, 0, kvs->slot_size);
-    memcpy(out + KVSHM_SLOT_META_OFFSET, &meta, sizeof(meta));
-    memcpy(out + KVSHM_SLOT_KV_OFFSET, key, kvs->key_size);
-    memcpy(out + kvshm_slot_value_offset(kvs->key_size), value,
-           kvs->value_size);
-    sum = kvshm_slot_checksum(out + KVSHM_SLOT_KV_OFFSET,
-                              kvs->key_size + kvs->value_size);
-    memcpy(out + kvshm_slot_checksum_offset(kvs->slot_size), &sum,
-           sizeof(sum));
-}
-
-void kvs_slot_store(const mpikvs_t *kvs, unsigned char *slot,
-                    const unsigned char *image)
-{
-    uint64_t meta, sum;
-
-    memcpy(&meta, image + KVSHM_SLOT_META_OFFSET, sizeof(meta));
-    memcpy(&sum, image + kvshm_slot_checksum_offset(kvs->slot_size),
-           sizeof(sum));
-    __atomic_store_n(slot_meta(slot), meta, __ATOMIC_RELAXED);
-    memcpy(slot + KVSHM_SLOT_KV_OFFSET, image + KVSHM_SLOT_KV_OFFSET,
-           kvshm_slot_checksum_offset(kvs->slot_size) - KVSHM_SLOT_KV_OFFSET);
-    /* Release: a reader that loads this checksum sees the key and value
-     * above, so a finished write always verifies. */
-    __atomic_store_n(slot_checksum(kvs, slot), sum, __ATOMIC_RELEASE);
+    p->seen = metas[p->slot];
+    p->meta = KVSHM_SLOT_OCCUPIED |
+              ((uint64_t)k->tag << KVSHM_SLOT_TAG_SHIFT) |
+              ((uint64_t)(uint32_t)(newest + 1u) << KVSHM_SLOT_STAMP_SHIFT);
+    return true;
 }
 
 void kvs_slot_backoff(int attempt)
@@ -193,12 +143,70 @@ void kvs_slot_backoff(int attempt)
     }
 }
 
-bool kvs_slot_invalidate(unsigned char *slot, uint64_t meta)
+enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
+                                     const struct kvs_key *k,
+                                     const void *value)
 {
+    struct slot_pick p;
+    unsigned char *slot;
+    uint64_t claim, sum;
+
+    for (int waits = 0;;) {
+        if (!kvs_slot_pick(kvs, bucket, true, k,
+                           waits < KVS_SLOT_BUSY_WAITS, &p)) {
+            kvs_slot_backoff(waits++ < 8 ? 0 : 1);
+            continue;
+        }
+        /* Acquire: the slot's bytes are written after the claim.  A
+         * failure means another put changed the slot since: pick again
+         * (it made progress, so this loop is lock-free). */
+        claim = p.meta | KVSHM_SLOT_BUSY;
+        if (__atomic_compare_exchange_n(kvs_meta_at(bucket, p.slot), &p.seen,
+                                        claim, false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            break;
+    }
+    slot = kvs_slot_at(kvs, bucket, p.slot);
+    memcpy(slot + KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
+    memcpy(slot + kvshm_slot_value_offset(kvs->key_size), value,
+           kvs->value_size);
+    /* From the caller's value, not the slot's bytes: another writer that
+     * took the slot over may be writing them now. */
+    sum = kvshm_slot_checksum(value, kvs->value_size, k->seed);
+    /* Release: a reader that loads this checksum sees the key and value
+     * above, so a finished write always verifies. */
+    __atomic_store_n((uint64_t *)(slot +
+                                  kvshm_slot_checksum_offset(kvs->slot_size)),
+                     sum, __ATOMIC_RELEASE);
+    /* Done: BUSY off, with release for the writers that waited for it;
+     * unless a writer took the slot over meanwhile, whose claim stands. */
+    __atomic_compare_exchange_n(kvs_meta_at(bucket, p.slot), &claim, p.meta,
+                                false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    return p.choice;
+}
+
+void kvs_slot_image(const mpikvs_t *kvs, const struct kvs_key *k,
+                    const void *value, unsigned char *out)
+{
+    uint64_t sum = kvshm_slot_checksum(value, kvs->value_size, k->seed);
+    uint64_t end = kvshm_slot_value_offset(kvs->key_size) + kvs->value_size;
+    uint64_t at = kvshm_slot_checksum_offset(kvs->slot_size);
+
+    memcpy(out + KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
+    memcpy(out + kvshm_slot_value_offset(kvs->key_size), value,
+           kvs->value_size);
+    memset(out + end, 0, at - end);
+    memcpy(out + at, &sum, sizeof(sum));
+}
+
+bool kvs_slot_invalidate(unsigned char *bucket, uint64_t i, uint64_t meta)
+{
+    if (meta & KVSHM_SLOT_BUSY)
+        return false;
     /* Only the slot as the torn read saw it: every write stores a new
      * meta (its stamp) first, so a writer that rewrote the slot since
      * keeps its fresh write. */
-    return __atomic_compare_exchange_n(slot_meta(slot), &meta,
+    return __atomic_compare_exchange_n(kvs_meta_at(bucket, i), &meta,
                                        meta | KVSHM_SLOT_INVALID, false,
                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }

@@ -1,7 +1,7 @@
 /*
- * slot.h - the slots of a bucket: finding a key, verifying, choosing where
- * a put goes.  The same code reads a bucket in shared memory (own node)
- * and a bucket copied by MPI_Get.
+ * slot.h - the slots of a bucket: finding a key, verifying, choosing and
+ * claiming where a put goes.  The same code reads a bucket in shared
+ * memory (own node) and a bucket copied by the transport.
  */
 #ifndef MPIKVS_SLOT_H
 #define MPIKVS_SLOT_H
@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "handle.h"
+#include "key.h"
 
 enum slot_found {
     SLOT_HIT,        /* the key, verified; value copied out */
@@ -26,42 +27,85 @@ enum slot_choice {
 };
 
 static inline unsigned char *kvs_slot_at(const mpikvs_t *kvs,
-                                     unsigned char *bucket, uint64_t i)
+                                         unsigned char *bucket, uint64_t i)
 {
-    return bucket + kvshm_bucket_slot_offset(kvs->slot_size, i);
+    return bucket + kvshm_bucket_slot_offset(kvs->slots, kvs->slot_size, i);
 }
 
-/* Look key up in a bucket.  From shared memory (shared == true) every
- * slot read is ordered against its writer (acquire on the checksum);
- * from a private copy it is plain.  On SLOT_TORN, *torn_slot is the
- * index of the slot that did not verify and *torn_meta the meta word
- * that read saw, the one to invalidate against. */
-enum slot_found kvs_slot_find(const mpikvs_t *kvs, unsigned char *bucket,
-                          bool shared, const void *key, void *value,
-                          uint64_t *torn_slot, uint64_t *torn_meta);
+static inline uint64_t *kvs_meta_at(unsigned char *bucket, uint64_t i)
+{
+    return (uint64_t *)(bucket + kvshm_bucket_meta_offset(i));
+}
+
+/* Ask for the lines a lookup of k needs, together: the bucket's header
+ * and k's preferred slot, where k is unless the bucket was full when it
+ * was written.  So a hit costs one miss's time, not two in a row. */
+static inline unsigned char *kvs_bucket_prefetch(const mpikvs_t *kvs,
+                                                 const struct kvs_key *k)
+{
+    unsigned char *b = kvs->buckets + k->bucket * kvs->bucket_size;
+    const unsigned char *slot = kvs_slot_at(kvs, b, k->preferred);
+
+    __builtin_prefetch(b);
+    for (uint64_t off = 0; off < kvs->slot_size; off += KVSHM_CACHELINE)
+        __builtin_prefetch(slot + off);
+    __builtin_prefetch(slot + kvs->slot_size - 1);
+    return b;
+}
+
+/* Look k up in a bucket.  From shared memory (shared == true) every slot
+ * read is ordered against its writer (acquire on meta and checksum);
+ * from a private copy it is plain.  Only slots whose tag is k's are read
+ * past the header.  On SLOT_TORN, *torn_slot is the index of the slot
+ * that did not verify and *torn_meta the meta word that read saw, the
+ * one to invalidate against. */
+enum slot_found kvs_slot_find(mpikvs_t *kvs, unsigned char *bucket,
+                              bool shared, const struct kvs_key *k,
+                              void *value, uint64_t *torn_slot,
+                              uint64_t *torn_meta);
 
 /* Between two reads of a slot that did not verify (attempt 0, 1, ...):
  * give a writer that is halfway through it time to finish.  Bounded:
  * a spin, then the CPU handed over, then a sleep of 100 us. */
 void kvs_slot_backoff(int attempt);
 
-/* Pick the slot a put of key goes to, in a bucket (shared or a copy). */
-uint64_t kvs_slot_choose(const mpikvs_t *kvs, const unsigned char *bucket,
-                     const void *key, enum slot_choice *choice);
+/* Where a put goes: the slot, its meta word as seen, and the meta word
+ * the put writes (OCCUPIED, the key's tag, the bucket's next stamp). */
+struct slot_pick {
+    uint64_t         slot;
+    uint64_t         seen;
+    uint64_t         meta;
+    enum slot_choice choice;
+};
 
-/* Build the image of a slot holding key and value (meta with the stamp,
- * checksum) in out (slot_size bytes). */
-void kvs_slot_image(mpikvs_t *kvs, const void *key, const void *value,
-                    unsigned char *out);
+/* Pick the slot a put of k goes to, in a bucket (shared or a copy).
+ * false: a slot of k's tag is BUSY (a put, likely of k, is writing it)
+ * and patient: wait and pick again, or there would be two slots of k.
+ * Impatient, such a slot is taken over: its writer stalled or died. */
+bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
+                   const struct kvs_key *k, bool patient,
+                   struct slot_pick *p);
 
-/* Write a slot image into a slot in shared memory, in the order readers
- * rely on: meta, key and value, then the checksum with release. */
-void kvs_slot_store(const mpikvs_t *kvs, unsigned char *slot,
-                       const unsigned char *image);
+/* How many times a put waits for a BUSY slot before it takes it over
+ * (kvs_slot_backoff(attempt) between: about 10 ms in all). */
+#define KVS_SLOT_BUSY_WAITS 100
 
-/* Mark a slot of shared memory invalid if its meta is still meta, the
- * word its torn read saw; true if it did. */
-bool kvs_slot_invalidate(unsigned char *slot, uint64_t meta);
+/* The lock-free put in shared memory (own node): claim a slot with a
+ * compare-and-swap of its meta word, write key, value and checksum in
+ * place, clear BUSY.  Returns the slot choice. */
+enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
+                                     const struct kvs_key *k,
+                                     const void *value);
+
+/* The slot's bytes for a write through the transport: key, value,
+ * padding, checksum (slot_size bytes, into out). */
+void kvs_slot_image(const mpikvs_t *kvs, const struct kvs_key *k,
+                    const void *value, unsigned char *out);
+
+/* Mark slot i of a bucket in shared memory invalid if its meta is still
+ * meta, the word its torn read saw; true if it did.  A BUSY slot is a
+ * write in flight, not damage: left alone. */
+bool kvs_slot_invalidate(unsigned char *bucket, uint64_t i, uint64_t meta);
 
 #ifdef KVS_TEST_HOOKS
 /* Tests only: tests/mpi/test_fault builds its own copy of the library's

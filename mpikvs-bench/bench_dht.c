@@ -499,13 +499,16 @@ static void print_table(const struct ctx *c, const struct row *rows,
                "calls), in percent\n",
                (unsigned long long)o->work_us,
                (unsigned long long)o->work_us);
-    printf("%-5s %12s %9s %10s %11s %9s %6s %8s %8s %10s %7s%s\n", "phase",
-           "ops", "seconds", "agg_Mop/s", "rank_Mop/s", "hit_rate", "wrong",
-           "retries", "invalid", "evictions", "direct",
-           o->work_us ? " efficiency" : "");
+    printf("# probes: slots a lookup read past its bucket's header (their "
+           "tag was the key's) per lookup; a lookup reads the header's "
+           "cache line and the lines of each slot it probes\n");
+    printf("%-5s %12s %9s %10s %11s %9s %6s %8s %8s %10s %7s%s %6s\n",
+           "phase", "ops", "seconds", "agg_Mop/s", "rank_Mop/s", "hit_rate",
+           "wrong", "retries", "invalid", "evictions", "direct",
+           o->work_us ? " efficiency" : "", "probes");
     for (int p = 0; p < NPHASES; p++) {
         const struct row *r = &rows[p];
-        char hit[16], wrong[24], direct[16];
+        char hit[16], wrong[24], direct[16], probes[16];
         double df = direct_fraction(&r->st);
         if (r->reads) {
             snprintf(hit, sizeof hit, "%.2f%%",
@@ -526,12 +529,16 @@ static void print_table(const struct ctx *c, const struct row *rows,
                wrong, (unsigned long long)r->st.checksum_retries,
                (unsigned long long)r->st.invalidations,
                (unsigned long long)r->st.evictions, direct);
-        if (!o->work_us)
-            printf("\n");
-        else if (r->efficiency >= 0)
-            printf(" %9.1f%%\n", 100.0 * r->efficiency);
+        if (o->work_us && r->efficiency >= 0)
+            printf(" %9.1f%%", 100.0 * r->efficiency);
+        else if (o->work_us)
+            printf(" %10s", "-");
+        if (r->st.gets)
+            snprintf(probes, sizeof probes, "%.3f",
+                     (double)r->st.probes / (double)r->st.gets);
         else
-            printf(" %10s\n", "-");
+            snprintf(probes, sizeof probes, "-");
+        printf(" %6s\n", probes);
     }
     if (!lat)
         return;

@@ -27,15 +27,18 @@ struct kvshm_data_shape {
     uint32_t mode;              /* enum kvshm_mode */
 };
 
+/* A slot: key and value, padded to 8 bytes, then the checksum; a bucket:
+ * its header and its slots, in whole cache lines (format.h). */
 static inline uint64_t kvshm_slot_size(const struct kvshm_data_shape *s)
 {
-    return KVSHM_SLOT_KV_OFFSET + kvshm_align8(s->key_size + s->value_size) +
+    return kvshm_align8(s->key_size + s->value_size) +
            KVSHM_SLOT_CHECKSUM_SIZE;
 }
 
 static inline uint64_t kvshm_bucket_size(const struct kvshm_data_shape *s)
 {
-    return kvshm_bucket_slot_offset(kvshm_slot_size(s), s->slots_per_bucket);
+    return kvshm_align_line(kvshm_bucket_slot_offset(
+        s->slots_per_bucket, kvshm_slot_size(s), s->slots_per_bucket));
 }
 
 /* Where the buckets start in a region with counters for max_ranks ranks:

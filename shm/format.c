@@ -62,9 +62,10 @@ uint64_t kvshm_format_id(void)
         /* the counters' names in their order: a renamed or moved counter
          * is another format, though every offset stays */
         MPIKVS_NCOUNTERS, XXH3_64bits(counter_names, sizeof(counter_names)),
-        KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID,
-        sizeof(struct kvshm_bucket), sizeof(struct kvshm_slot),
-        KVSHM_BUCKET_SLOTS_OFFSET, KVSHM_SLOT_KV_OFFSET,
+        KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID, KVSHM_SLOT_BUSY,
+        KVSHM_SLOT_TAG_SHIFT, KVSHM_SLOT_TAG_BITS,
+        sizeof(struct kvshm_bucket), kvshm_bucket_meta_offset(1),
+        kvshm_bucket_header_size(4), KVSHM_SLOT_KV_OFFSET,
         KVSHM_SLOT_CHECKSUM_SIZE, KVSHM_SLOT_CHECKSUM_SEED,
         KVSHM_SLOT_STAMP_SHIFT,
         sizeof(struct kvshm_layout_control),

@@ -23,8 +23,10 @@
 /* 2: fine-lock words carry an epoch; 3: the job layout's table entries
  * carry the table's plan (struct kvshm_table_shape); 4: tier entries
  * hash keys as key_hash.h says, a rank's stats block names the transport
- * of its open */
-#define KVSHM_FORMAT_VERSION 4u
+ * of its open; 5: a bucket's meta words and key tags in its header, a
+ * slot's checksum of its value seeded by its key's hash, three lines of
+ * counters per rank */
+#define KVSHM_FORMAT_VERSION 5u
 #define KVSHM_HEADER_SIZE    256u
 #define KVSHM_CACHELINE      64u
 
@@ -180,48 +182,81 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
  *
  *   header | control block | stats[max_ranks] | buckets[nbuckets]
  *
- * A bucket (struct kvshm_bucket, bucket_size bytes) is a lock word (used
- * by the fine-lock mode) and then slots_per_bucket slots; a slot (struct
- * kvshm_slot, slot_size bytes) is
+ * A bucket (bucket_size bytes, a whole number of cache lines, so that
+ * every bucket starts a line) is its header and then slots_per_bucket
+ * slots of slot_size bytes:
  *
- *   meta (8) | key | value | padding to 8 | checksum (8)
+ *   header: lock (8) | meta[slots_per_bucket] (8 each) | padding to 64
+ *   slot:   key | value | padding to 8 | checksum (8)
  *
- * meta holds KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID and, in its high 32
- * bits, the write stamp (microseconds, wrapping) that picks an eviction
- * victim.  checksum is XXH3-64 of key and value (seeded with
- * KVSHM_SLOT_CHECKSUM_SEED), written by every writer
- * and verified by every reader: a slot that does not verify is never a hit.
- * How a slot is read while others write it: slot_read.h.
+ * The header is what a lookup reads first: with up to 7 slots it is one
+ * cache line, and it rules out every slot whose tag is not the key's, so
+ * a lookup touches a slot's lines only where the key may be.  lock is the
+ * fine-lock mode's.  A slot's meta word holds, from the bottom:
+ *
+ *   OCCUPIED (bit 0)   written at least once
+ *   INVALID  (bit 1)   marked by a reader that saw it torn too often
+ *   BUSY     (bit 2)   a writer claimed it and is writing it (lock-free
+ *                      writers only; readers ignore it)
+ *   tag      (3..31)   KVSHM_SLOT_TAG_BITS of the key's hash (key_hash.h)
+ *   stamp    (32..63)  the bucket's write clock: one more than the newest
+ *                      stamp of the bucket when the slot was written
+ *
+ * so eviction ("the slot written longest ago") compares stamps of one
+ * bucket only, whoever wrote them, without reading a clock.
+ *
+ * checksum is XXH3-64 of the value, seeded with the low half of the key's
+ * hash (kvshm_slot_checksum_seed): it covers the key through the seed.
+ * Every writer writes it and every reader verifies it: a slot that does
+ * not verify is never a hit.  How a slot is read while others write it,
+ * and how a lock-free writer claims one: slot_read.h.
  */
-#define KVSHM_SLOT_CHECKSUM_SEED UINT64_C(0x6d70696b76732d31) /* "mpikvs-1" */
-#define KVSHM_SLOT_OCCUPIED  UINT64_C(1)
-#define KVSHM_SLOT_INVALID   UINT64_C(2)
+#define KVSHM_SLOT_CHECKSUM_SEED UINT64_C(0x6d70696b76732d35) /* "mpikvs-5" */
+#define KVSHM_SLOT_OCCUPIED    UINT64_C(1)
+#define KVSHM_SLOT_INVALID     UINT64_C(2)
+#define KVSHM_SLOT_BUSY        UINT64_C(4)
+#define KVSHM_SLOT_TAG_SHIFT   3
+#define KVSHM_SLOT_TAG_BITS    29
+#define KVSHM_SLOT_TAG_MASK \
+    (((UINT64_C(1) << KVSHM_SLOT_TAG_BITS) - 1u) << KVSHM_SLOT_TAG_SHIFT)
 #define KVSHM_SLOT_STAMP_SHIFT 32   /* the write stamp in meta */
 #define KVSHM_TABLE_TAG_MAX  KVSHM_TABLE_NAME_MAX
 
 struct kvshm_bucket {
-    uint64_t      lock;         /* KVSHM_LOCK_*: the fine-lock mode's */
-    unsigned char slots[];      /* slots_per_bucket slots of slot_size */
-};
-
-struct kvshm_slot {
-    uint64_t      meta;         /* KVSHM_SLOT_*, stamp << 32 */
-    unsigned char kv[];         /* key, value, padding to 8; then the
-                                 * checksum, the slot's last 8 bytes */
+    uint64_t lock;              /* KVSHM_LOCK_*: the fine-lock mode's */
+    uint64_t meta[];            /* one per slot: KVSHM_SLOT_*, tag, stamp */
 };
 
 #define KVSHM_BUCKET_LOCK_OFFSET  offsetof(struct kvshm_bucket, lock)
-#define KVSHM_BUCKET_SLOTS_OFFSET offsetof(struct kvshm_bucket, slots)
-#define KVSHM_SLOT_META_OFFSET    offsetof(struct kvshm_slot, meta)
-#define KVSHM_SLOT_KV_OFFSET      offsetof(struct kvshm_slot, kv)
+#define KVSHM_SLOT_KV_OFFSET      0u  /* the key, then the value */
 #define KVSHM_SLOT_CHECKSUM_SIZE  8u
 
-/* Where slot i starts in its bucket, where a slot keeps the key's value
- * (its key is at KVSHM_SLOT_KV_OFFSET), and where its checksum. */
-static inline uint64_t kvshm_bucket_slot_offset(uint64_t slot_size,
+static inline uint64_t kvshm_align_line(uint64_t n)
+{
+    return (n + KVSHM_CACHELINE - 1u) & ~(uint64_t)(KVSHM_CACHELINE - 1u);
+}
+
+/* The bytes of a bucket's header: lock and meta words, whole lines. */
+static inline uint64_t kvshm_bucket_header_size(uint64_t slots)
+{
+    return kvshm_align_line(sizeof(struct kvshm_bucket) +
+                            slots * sizeof(uint64_t));
+}
+
+/* Where slot i's meta word is in its bucket. */
+static inline uint64_t kvshm_bucket_meta_offset(uint64_t i)
+{
+    return offsetof(struct kvshm_bucket, meta) + i * sizeof(uint64_t);
+}
+
+/* Where slot i starts in its bucket of slots slots, where a slot keeps
+ * the key's value (its key is at KVSHM_SLOT_KV_OFFSET), and where its
+ * checksum. */
+static inline uint64_t kvshm_bucket_slot_offset(uint64_t slots,
+                                                uint64_t slot_size,
                                                 uint64_t i)
 {
-    return KVSHM_BUCKET_SLOTS_OFFSET + i * slot_size;
+    return kvshm_bucket_header_size(slots) + i * slot_size;
 }
 
 static inline uint64_t kvshm_slot_value_offset(uint64_t key_size)
@@ -232,6 +267,17 @@ static inline uint64_t kvshm_slot_value_offset(uint64_t key_size)
 static inline uint64_t kvshm_slot_checksum_offset(uint64_t slot_size)
 {
     return slot_size - KVSHM_SLOT_CHECKSUM_SIZE;
+}
+
+/* A meta word's tag and stamp. */
+static inline uint32_t kvshm_meta_tag(uint64_t meta)
+{
+    return (uint32_t)((meta & KVSHM_SLOT_TAG_MASK) >> KVSHM_SLOT_TAG_SHIFT);
+}
+
+static inline uint32_t kvshm_meta_stamp(uint64_t meta)
+{
+    return (uint32_t)(meta >> KVSHM_SLOT_STAMP_SHIFT);
 }
 
 struct kvshm_data_control {
@@ -291,7 +337,7 @@ struct kvshm_data_control {
  * latest open uses to reach other nodes (enum kvshm_transport of
  * job_config.h), written once at open: 0 (auto) means none yet, as an
  * open always resolves auto. */
-#define KVSHM_RANK_STATS_WORDS (2 * KVSHM_CACHELINE / 8)
+#define KVSHM_RANK_STATS_WORDS (3 * KVSHM_CACHELINE / 8)
 struct kvshm_rank_stats {
 #define KVSHM_RANK_COUNTER_(name, label, text) uint64_t name;
     MPIKVS_COUNTERS(KVSHM_RANK_COUNTER_)
@@ -306,11 +352,10 @@ struct kvshm_rank_stats {
 
 _Static_assert(sizeof(struct kvshm_data_control) == 256,
                "data control block is four cache lines");
-_Static_assert(sizeof(struct kvshm_rank_stats) == 2 * KVSHM_CACHELINE,
-               "a rank's counters fill two cache lines");
-_Static_assert(sizeof(struct kvshm_bucket) == 8 &&
-               sizeof(struct kvshm_slot) == 8,
-               "a bucket's lock word and a slot's meta are 8 bytes");
+_Static_assert(sizeof(struct kvshm_rank_stats) == 3 * KVSHM_CACHELINE,
+               "a rank's counters fill three cache lines");
+_Static_assert(sizeof(struct kvshm_bucket) == 8,
+               "a bucket's header starts with its 8-byte lock word");
 
 /*
  * The job layout region (job_layout.h), written once by the SPANK plugin:

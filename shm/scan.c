@@ -6,9 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include "data_region.h"
 #include "errors_internal.h"
 #include "job_config.h"
@@ -19,14 +16,17 @@ enum slot_kind { SLOT_FREE, SLOT_INVALID, SLOT_USED, SLOT_UNVERIFIED };
 
 /* One slot, read as libmpikvs reads one (slot_read.h): a slot caught in
  * the middle of a write does not verify. */
-static enum slot_kind read_slot(const unsigned char *slot,
+static enum slot_kind read_slot(const unsigned char *bucket, uint64_t i,
                                 const struct kvshm_data_control *c,
                                 unsigned char *copy)
 {
-    uint64_t meta;
+    const unsigned char *slot =
+        bucket + kvshm_bucket_slot_offset(c->slots_per_bucket, c->slot_size,
+                                          i);
 
-    switch (kvshm_slot_read(slot, c->slot_size, c->key_size, c->value_size,
-                            true, NULL, copy, &meta)) {
+    switch (kvshm_slot_read(kvshm_meta_load(bucket, i, true), slot,
+                            c->slot_size, c->key_size, c->value_size, true,
+                            NULL, 0, copy)) {
     case KVSHM_SLOT_READ_FREE:
         return SLOT_FREE;
     case KVSHM_SLOT_READ_INVALID:
@@ -60,9 +60,7 @@ int kvshm_data_occupancy(const void *base, const struct kvshm_data_control *c,
     for (uint64_t b = 0; b < c->nbuckets; b++, bucket += c->bucket_size) {
         bool room = false;
         for (uint64_t i = 0; i < c->slots_per_bucket; i++) {
-            const unsigned char *slot =
-                bucket + kvshm_bucket_slot_offset(c->slot_size, i);
-            switch (read_slot(slot, c, copy)) {
+            switch (read_slot(bucket, i, c, copy)) {
             case SLOT_FREE:
                 out->free++;
                 room = true;

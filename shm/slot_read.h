@@ -1,21 +1,28 @@
 /*
  * slot_read.h - reading a slot of a data region (format.h) while its
  * writers keep writing it: the one protocol libmpikvs (a get, own node
- * or a bucket copied by MPI_Get) and the scanner of mpikvs-stat (scan.c)
- * both use.
+ * or a bucket copied by the transport) and the scanner of mpikvs-stat
+ * (scan.c) both use.
  *
- * Why a torn slot cannot verify.  A writer on the own node stores meta,
- * then key and value, then the checksum with release.  A reader loads
- * meta, then the checksum with acquire, copies key and value, and hashes
- * its copy.  If it loaded the checksum of a finished write, acquire makes
- * that write's key and value visible to its copy; bytes of a later write
- * that slip into the copy change the hash.  Either way a copy that mixes
- * two writes hashes to its checksum only by a 64-bit accident.  Slots
- * copied by MPI_Get come with no order at all (shared false), and rely
- * on the checksum alone, as in the paper.
+ * Why a torn slot cannot verify.  A writer on the own node stores the
+ * slot's meta word, then key and value, then the checksum with release.
+ * A reader loads meta with acquire (the tag in it says whether the slot
+ * may hold its key), then the checksum with acquire, copies the value,
+ * compares the key and hashes its copy of the value with the seed its
+ * key gives.  If it loaded the checksum of a finished write, acquire
+ * makes that write's key and value visible; bytes of a later write that
+ * slip into the value change the hash, and into the key either the
+ * compare or, through the seed, the hash.  Either way a read that mixes
+ * two writes verifies only by a 64-bit accident.  Buckets copied by the
+ * transport come with no order at all (shared false), and rely on the
+ * checksum alone, as in the paper.
  *
- * The includer picks how xxhash is linked (XXH_INLINE_ALL or not) before
- * it includes this.
+ * How a lock-free writer claims a slot (libmpikvs/slot.c): a
+ * compare-and-swap of the meta word it saw, to one with BUSY, its key's
+ * tag and the bucket's next stamp; it writes key, value and checksum,
+ * then clears BUSY.  Two puts that pick one free slot cannot both win;
+ * a writer that finds a BUSY slot of its key's tag waits for it, so two
+ * puts of one key leave one slot.  Readers ignore BUSY.
  */
 #ifndef MPIKVS_SHM_SLOT_READ_H
 #define MPIKVS_SHM_SLOT_READ_H
@@ -25,14 +32,36 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <xxhash.h>
-
 #include "format.h"
+#include "key_hash.h"   /* inlines xxhash */
 
-/* The checksum of a slot's key and value (kv_len bytes, side by side). */
-static inline uint64_t kvshm_slot_checksum(const void *kv, size_t kv_len)
+/* A slot's checksum: of its value, seeded with the low half of its key's
+ * hash. */
+static inline uint64_t kvshm_slot_checksum_seed(uint64_t key_hash_low)
 {
-    return XXH3_64bits_withSeed(kv, kv_len, KVSHM_SLOT_CHECKSUM_SEED);
+    return key_hash_low ^ KVSHM_SLOT_CHECKSUM_SEED;
+}
+
+static inline uint64_t kvshm_slot_checksum(const void *value, size_t len,
+                                           uint64_t seed)
+{
+    return XXH3_64bits_withSeed(value, len, seed);
+}
+
+/* Slot i's meta word in a bucket, loaded as a reader must: with acquire
+ * in shared memory, plain in a private copy. */
+static inline uint64_t kvshm_meta_load(const unsigned char *bucket,
+                                       uint64_t i, bool shared)
+{
+    const uint64_t *m =
+        (const uint64_t *)(bucket + kvshm_bucket_meta_offset(i));
+
+    return shared ? __atomic_load_n(m, __ATOMIC_ACQUIRE) : *m;
+}
+
+static inline bool kvshm_meta_live(uint64_t meta)
+{
+    return (meta & KVSHM_SLOT_OCCUPIED) && !(meta & KVSHM_SLOT_INVALID);
 }
 
 /* What one read of a slot found. */
@@ -40,45 +69,51 @@ enum kvshm_slot_read {
     KVSHM_SLOT_READ_FREE,       /* never written */
     KVSHM_SLOT_READ_INVALID,    /* marked invalid by a reader */
     KVSHM_SLOT_READ_OTHER,      /* another key's (only when a key is given) */
-    KVSHM_SLOT_READ_VERIFIED,   /* key and value copied, and they verify */
-    KVSHM_SLOT_READ_TORN        /* copied, and they do not: a write in
+    KVSHM_SLOT_READ_VERIFIED,   /* copied, and it verifies */
+    KVSHM_SLOT_READ_TORN        /* copied, and it does not: a write in
                                  * flight, or damage */
 };
 
 /*
  * Read the slot at slot (slot_size bytes, keys of key_size and values of
- * value_size bytes) into copy (key_size + value_size bytes): meta, then
- * the checksum, then key and value, hashed in the private copy (the bytes
- * in the slot may change while the hash runs).  In shared memory (shared)
- * the loads of meta and checksum are acquire; in a private copy of a
- * bucket they are plain.  With a key, a live slot of another key is
- * skipped on a compare in place, before the checksum (most slots are
- * other keys), and a copy must hold that key to verify.  *meta gets the
- * meta word read, the one to invalidate against.  Never writes the slot.
+ * value_size bytes) whose meta word the caller loaded as meta
+ * (kvshm_meta_load).  With a key: seed is kvshm_slot_checksum_seed() of
+ * its hash, a live slot of another key is skipped on a compare in place,
+ * before the checksum, and copy receives the value (value_size bytes).
+ * Without a key (a scan): copy receives key and value (key_size +
+ * value_size bytes) and the seed comes from the copied key.  The checksum
+ * is loaded with acquire in shared memory, plainly in a private copy;
+ * the value is hashed in the copy, as the bytes in the slot may change
+ * while the hash runs.  Never writes the slot.
  */
 static inline enum kvshm_slot_read kvshm_slot_read(
-    const unsigned char *slot, uint64_t slot_size, size_t key_size,
-    size_t value_size, bool shared, const void *key, unsigned char *copy,
-    uint64_t *meta)
+    uint64_t meta, const unsigned char *slot, uint64_t slot_size,
+    size_t key_size, size_t value_size, bool shared, const void *key,
+    uint64_t seed, unsigned char *copy)
 {
-    const struct kvshm_slot *s = (const struct kvshm_slot *)slot;
     const uint64_t *sum_at =
         (const uint64_t *)(slot + kvshm_slot_checksum_offset(slot_size));
-    size_t kv_len = key_size + value_size;
-    uint64_t m, sum;
+    const unsigned char *value = slot + kvshm_slot_value_offset(key_size);
+    uint64_t sum;
 
-    m = shared ? __atomic_load_n(&s->meta, __ATOMIC_ACQUIRE) : s->meta;
-    *meta = m;
-    if (!(m & KVSHM_SLOT_OCCUPIED))
+    if (!(meta & KVSHM_SLOT_OCCUPIED))
         return KVSHM_SLOT_READ_FREE;
-    if (m & KVSHM_SLOT_INVALID)
+    if (meta & KVSHM_SLOT_INVALID)
         return KVSHM_SLOT_READ_INVALID;
-    if (key && memcmp(s->kv, key, key_size) != 0)
+    if (key && memcmp(slot + KVSHM_SLOT_KV_OFFSET, key, key_size) != 0)
         return KVSHM_SLOT_READ_OTHER;
     sum = shared ? __atomic_load_n(sum_at, __ATOMIC_ACQUIRE) : *sum_at;
-    memcpy(copy, s->kv, kv_len);
-    if (kvshm_slot_checksum(copy, kv_len) == sum &&
-        (!key || memcmp(copy, key, key_size) == 0))
+    if (!key) {
+        memcpy(copy, slot + KVSHM_SLOT_KV_OFFSET, key_size + value_size);
+        seed = kvshm_slot_checksum_seed(
+            kvshm_key_hash(copy, key_size).low64);
+        return kvshm_slot_checksum(copy + key_size, value_size, seed) == sum
+                   ? KVSHM_SLOT_READ_VERIFIED
+                   : KVSHM_SLOT_READ_TORN;
+    }
+    memcpy(copy, value, value_size);
+    if (kvshm_slot_checksum(copy, value_size, seed) == sum &&
+        memcmp(slot + KVSHM_SLOT_KV_OFFSET, key, key_size) == 0)
         return KVSHM_SLOT_READ_VERIFIED;
     return KVSHM_SLOT_READ_TORN;
 }

@@ -93,7 +93,7 @@ for t in $transports; do
     if grep -q "^# .* dht: np=2 nodes=2 (virtual) mode=lockfree transport=$t " "$out"; then ok; else
         bad "$t: the header lacks 'nodes=2 (virtual) ... transport=$t'" "$out"; fi
     if grep -q '^# work: 20 us of computation' "$out" &&
-        grep -q '^phase .* direct efficiency$' "$out"; then ok; else
+        grep -q '^phase .* direct efficiency  *probes$' "$out"; then ok; else
         bad "$t: no '# work: 20 us' line or no efficiency column" "$out"; fi
     # mixed: a percentage in (0, 100]; write and read: "-"
     e=$(awk '$1 == "mixed" && $12 ~ /^[0-9]+\.[0-9]%$/ {
@@ -126,7 +126,7 @@ echo "# without --work-us: no efficiency column; one node: no remote key"
 # shellcheck disable=SC2086
 if run "$tmp/plain" 1 $small --remote-gets 10; then ok; else
     bad "plain: exit $?" "$tmp/plain"; fi
-if grep -q '^phase .* evictions  *direct$' "$tmp/plain" &&
+if grep -q '^phase .* evictions  *direct  *probes$' "$tmp/plain" &&
     ! grep -q '^# work:' "$tmp/plain"; then ok; else
     bad "plain: the table changed without --work-us" "$tmp/plain"; fi
 if grep -q '^remote_get: - (one node: no key has another home)$' "$tmp/plain"; then ok; else

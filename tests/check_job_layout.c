@@ -995,8 +995,8 @@ END_TEST
 static const struct kvshm_data_shape SHAPE_A = {
     .key_size = 16, .value_size = 40, .slots_per_bucket = 4,
     .mode = KVSHM_MODE_LOCKFREE,
-};   /* slot 8 + 56 + 8 = 72 bytes, bucket 8 + 4 * 72 = 296 */
-#define SHAPE_A_BUCKET 296u
+};   /* slot 56 + 8 = 64 bytes, bucket 64 (header) + 4 * 64 = 320 */
+#define SHAPE_A_BUCKET 320u
 
 static struct kvshm_data_shape shape_with(uint64_t key, uint64_t value,
                                           uint64_t slots, uint32_t mode)
@@ -1045,10 +1045,10 @@ START_TEST(test_buckets_offset)
                       "%" PRIu64 " ranks: offset %" PRIu64 ", counters end "
                       "at %" PRIu64, ranks[i], off, counters_end);
     }
-    /* 256 (header) + 256 (control) + 28 * 128 is exactly one page. */
+    /* 256 (header) + 256 (control) + 18 * 192 fits one page, 19 not. */
     ck_assert_uint_eq(kvshm_data_buckets_offset(1), PAGE);
-    ck_assert_uint_eq(kvshm_data_buckets_offset(28), PAGE);
-    ck_assert_uint_eq(kvshm_data_buckets_offset(29), 2 * PAGE);
+    ck_assert_uint_eq(kvshm_data_buckets_offset(18), PAGE);
+    ck_assert_uint_eq(kvshm_data_buckets_offset(19), 2 * PAGE);
 }
 END_TEST
 
@@ -1065,7 +1065,7 @@ START_TEST(test_data_init_shape)
     ck_assert_uint_eq(c.buckets_offset, kvshm_data_buckets_offset(8));
     ck_assert_uint_eq(c.bucket_size, SHAPE_A_BUCKET);
     assert_laid_out(&c, MiB, &SHAPE_A, "init with a shape");
-    ck_assert_uint_eq(c.nbuckets, (MiB - PAGE) / SHAPE_A_BUCKET);  /* 3528 */
+    ck_assert_uint_eq(c.nbuckets, (MiB - PAGE) / SHAPE_A_BUCKET);  /* 3264 */
     ck_assert_str_eq(c.table, "chem");
 
     /* The longest table name is kept whole. */
@@ -1111,7 +1111,7 @@ START_TEST(test_data_init_errors)
     assert_rc(rc, MPIKVS_ERR_TOOSMALL, &err, "one byte short of a bucket");
     ck_assert_msg(has_number(err.text, SHAPE_A_BUCKET) &&
                   has_number(err.text, 16) && has_number(err.text, 40),
-                  "the text should give the bucket (296 bytes) and key and "
+                  "the text should give the bucket (320 bytes) and key and "
                   "value sizes (16, 40): \"%s\"", err.text);
     ck_assert_msg(c.state != KVSHM_DATA_READY, "a failed init left READY");
 
@@ -1195,7 +1195,8 @@ START_TEST(test_data_format_toosmall)
 {
     struct kvshm_data_control c;
     mpikvs_error_t err = {0};
-    uint64_t size = kvshm_data_buckets_offset(4) + 100;
+    /* SHAPE_A's bucket is 320 bytes, the small one's 128 */
+    uint64_t size = kvshm_data_buckets_offset(4) + 200;
     int rc;
 
     init_unformatted(&c, size);
@@ -1656,8 +1657,8 @@ START_TEST(test_plan_node)
     ck_assert_uint_eq(chem->shape.value_size, 40);
     ck_assert_uint_eq(chem->shape.slots_per_bucket, 8);
     ck_assert_uint_eq(chem->shape.mode, KVSHM_MODE_FINE_LOCK);
-    ck_assert_uint_eq(chem->shape.slot_size, 72);
-    ck_assert_uint_eq(chem->shape.bucket_size, 8 + 8 * 72);
+    ck_assert_uint_eq(chem->shape.slot_size, 64);
+    ck_assert_uint_eq(chem->shape.bucket_size, 128 + 8 * 64);
     ck_assert_uint_eq(chem->shape.max_ranks, 8);
     ck_assert_uint_eq(phys->shape.slots_per_bucket, KVSHM_SLOTS_DEFAULT);
     /* the buckets are those the data region lays out: one rule */
@@ -1759,7 +1760,7 @@ START_TEST(test_plan_own_table)
     tp = &plan.tables[0];
     ck_assert_str_eq(tp->name, "chem");
     ck_assert_uint_eq(tp->tier_bytes, tier);
-    ck_assert_uint_eq(tp->shape.nbuckets, (10 * MiB - tier) / (8 + 8 * 72));
+    ck_assert_uint_eq(tp->shape.nbuckets, (10 * MiB - tier) / (128 + 8 * 64));
     ck_assert_uint_eq(tp->data_bytes,
                       kvshm_data_buckets_offset(3) +
                           tp->shape.nbuckets * tp->shape.bucket_size);
@@ -1771,11 +1772,11 @@ START_TEST(test_plan_own_table)
     kvshm_plan_free(&plan);
 
     in.table = "chem";
-    in.dht_size = 500;   /* less than one bucket of 584 */
+    in.dht_size = 500;   /* less than one bucket of 640 */
     ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag),
                      MPIKVS_ERR_TOOSMALL);
     ck_assert_msg(diag.text && strstr(diag.text, "500 bytes per node cannot "
-                                                 "hold one bucket of 584"),
+                                                 "hold one bucket of 640"),
                   "%s", diag.text ? diag.text : "(none)");
     kvshm_diag_free(&diag);
     cfg->tables[0].tier.size.fraction = 0;

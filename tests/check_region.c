@@ -1479,7 +1479,7 @@ START_TEST(test_data_control_ok)
     assert_rc(kvshm_data_read_control(r->base, r->size, "ok", &c, &err),
               MPIKVS_OK, &err, "a region as made");
     ck_assert_uint_eq(c.state, KVSHM_DATA_READY);
-    ck_assert_uint_eq(c.bucket_size, 64);
+    ck_assert_uint_eq(c.bucket_size, 128);   /* a header line, a 48-byte slot */
     ck_assert_uint_eq(c.buckets_offset + c.nbuckets * c.bucket_size <=
                           r->size, 1);
     assert_rc(kvshm_data_read_control(u->base, u->size, "unformatted", &c,
@@ -1519,11 +1519,11 @@ START_TEST(test_data_control_damaged)
         {SLOT, 0, false, "slot_size not the shape's"},
         {SLOT, UINT64_MAX, false, "slot_size not the shape's"},
         {BUCKET, 0, false, "bucket_size 0 (a division by it)"},
-        {BUCKET, 128, false, "bucket_size not the shape's"},
+        {BUCKET, 192, false, "bucket_size not the shape's"},
         {NBUCKETS, 0, false, "no bucket"},
-        {NBUCKETS, UINT64_C(1) << 58, false, "nbuckets * 64 wraps to 0"},
-        {NBUCKETS, (UINT64_C(1) << 58) + 1, false,
-         "nbuckets * 64 wraps to 64"},
+        {NBUCKETS, UINT64_C(1) << 57, false, "nbuckets * 128 wraps to 0"},
+        {NBUCKETS, (UINT64_C(1) << 57) + 1, false,
+         "nbuckets * 128 wraps to 128"},
         {NBUCKETS, 2000, false, "one bucket past the end"},
         {BOFF, 0, false, "buckets over the counters"},
         {BOFF, UINT64_MAX - 4095, false, "offset + size wraps"},
@@ -1531,8 +1531,8 @@ START_TEST(test_data_control_damaged)
         {SOFF, 0, false, "counters over the header"},
         {SOFF, UINT64_MAX, false, "counters far out"},
         {RANKS, 0, false, "no rank"},
-        {RANKS, UINT64_C(1) << 57, false, "ranks * 128 wraps to 0"},
-        {RANKS, UINT64_MAX, false, "ranks * 128 wraps"},
+        {RANKS, UINT64_C(1) << 58, false, "ranks * 192 wraps to 0"},
+        {RANKS, UINT64_MAX, false, "ranks * 192 wraps"},
         {RANKS, 513, false, "counters past the end"},
         {MODE, 3, false, "no such mode"},
         {STATE, 3, false, "no such state"},

@@ -151,8 +151,9 @@ static void check_promises(const struct kvshm_data_control *c, uint64_t size)
     if (__builtin_mul_overflow(c->nbuckets, c->bucket_size, &buckets) ||
         __builtin_add_overflow(buckets, c->buckets_offset, &buckets) ||
         buckets > size || c->nbuckets == 0 ||
-        c->bucket_size != kvshm_bucket_slot_offset(c->slot_size,
-                                                   c->slots_per_bucket))
+        c->bucket_size != kvshm_bucket_size(&(struct kvshm_data_shape){
+                              c->key_size, c->value_size,
+                              c->slots_per_bucket, c->mode}))
         abort();
 }
 

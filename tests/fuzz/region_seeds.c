@@ -19,12 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <xxhash.h>
 
 #include "data_region.h"
 #include "format.h"
 #include "job_layout.h"
 #include "region.h"
+#include "slot_read.h"
 #include "tier.h"
 
 #define JOB  "fz"
@@ -116,15 +116,21 @@ static void data_seeds(void)
     {
         /* one slot of bucket 1 as libmpikvs writes it (libmpikvs/slot.c) */
         const uint64_t slot_size = kvshm_slot_size(&shape);
-        unsigned char *slot = (unsigned char *)r->base +
-                              kvshm_data_buckets_offset(2) +
-                              kvshm_bucket_size(&shape) +
-                              kvshm_bucket_slot_offset(slot_size, 0);
+        unsigned char *bucket = (unsigned char *)r->base +
+                                kvshm_data_buckets_offset(2) +
+                                kvshm_bucket_size(&shape);
+        unsigned char *slot =
+            bucket + kvshm_bucket_slot_offset(1, slot_size, 0);
         unsigned char *kv = slot + KVSHM_SLOT_KV_OFFSET;
-        uint64_t meta = KVSHM_SLOT_OCCUPIED, sum;
-        memcpy(slot + KVSHM_SLOT_META_OFFSET, &meta, sizeof(meta));
+        XXH128_hash_t h;
+        uint64_t meta, sum;
         memcpy(kv, "key00001value of thirty-two bytes, padded", 40);
-        sum = XXH3_64bits_withSeed(kv, 40, KVSHM_SLOT_CHECKSUM_SEED);
+        h = kvshm_key_hash(kv, 8);
+        meta = KVSHM_SLOT_OCCUPIED |
+               ((uint64_t)kvshm_key_tag(h) << KVSHM_SLOT_TAG_SHIFT);
+        memcpy(bucket + kvshm_bucket_meta_offset(0), &meta, sizeof(meta));
+        sum = kvshm_slot_checksum(kv + 8, 32,
+                                  kvshm_slot_checksum_seed(h.low64));
         memcpy(slot + kvshm_slot_checksum_offset(slot_size), &sum,
                sizeof(sum));
     }

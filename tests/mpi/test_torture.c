@@ -13,10 +13,16 @@
  * a wrong value.  Misses are allowed and counted; wrong values are not,
  * in any mode.  Prints the counts and the library's stats.
  *
- * Two phases: a 1 MiB table that holds every hot key, then, with a
+ * Three phases: a 1 MiB table that holds every hot key, then, with a
  * quarter of the operations, a 4 KiB table where puts evict all the
- * time (evictions race with writers and readers of the same slots).
+ * time (evictions race with writers and readers of the same slots);
+ * then inserts only: every rank puts keys of its own, all at once, into
+ * a few buckets of 64 slots, so that puts of different keys keep picking
+ * the same free slot at the same moment.  Every key put and not found
+ * afterwards must have been evicted (the library counts each eviction):
+ * a key lost otherwise is a lost insert, and there must be none.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +36,7 @@
 #define KS       80u
 #define VS       104u
 #define TAG_HOT  7u
+#define TAG_NEW  8u             /* the insert phase's keys */
 #define GETB     8u             /* keys of a batch get */
 #define PUTB     4u             /* keys of a batch put */
 
@@ -280,6 +287,121 @@ static void phase(const char *mode, size_t size_per_node, uint64_t nops,
            rc, mpikvs_strerror(rc));
 }
 
+/* Nodes the ranks form (MPIKVS_VIRTUAL_NODES, else shared memory). */
+static int count_nodes(void)
+{
+    const char *v = getenv("MPIKVS_VIRTUAL_NODES");
+    MPI_Comm    node;
+    int         local, leaders, leader;
+
+    if (v && atoi(v) > 0)
+        return atoi(v) < size_ ? atoi(v) : size_;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                        MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    leader = local == 0;
+    MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return leaders;
+}
+
+/* Inserts only, racing: rounds of ninsert new keys per rank into 8
+ * buckets of 64 slots a node (a fresh table each round), then every
+ * rank reads its keys back.  lost = not found - evicted. */
+static void insert_phase(const char *mode, unsigned rounds, unsigned ninsert)
+{
+    const unsigned   slots = 64, buckets = 8;
+    /* a bucket of 64 slots of 80 + 104 bytes and its header (format.h) */
+    const size_t     bucket = 64 * ((KS + VS + 7) / 8 * 8 + 8) +
+                              (8 + 8 * slots + 63) / 64 * 64;
+    unsigned char    key[KS], val[VS];
+    uint64_t         missing = 0, evicted = 0, put = 0, errors = 0;
+    uint64_t         sums[4], all[4];
+    const char      *tp = "";
+    bool             atomic_claims;
+
+    for (unsigned r = 0; r < rounds; r++) {
+        mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+                              .size_per_node = buckets * bucket,
+                              .mode = mode, .slots_per_bucket = slots};
+        mpikvs_t        *kvs = NULL;
+        mpikvs_stats_t   job;
+        int              rc;
+
+        mt_phase("open (inserts)");
+        rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
+        if (rc != MPIKVS_OK) {
+            EXPECT(0, "inserts: mpikvs_open = %d (%s): %s", rc,
+                   mpikvs_strerror(rc), mpikvs_last_error(NULL));
+            mt_abort("mpikvs_open failed");
+        }
+        tp = mpikvs_transport(kvs);
+        mt_phase("inserts");
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (unsigned i = 0; i < ninsert; i++) {
+            mt_make_key(TAG_NEW, (uint32_t)rank_, (uint64_t)r << 32 | i, key,
+                        KS);
+            mt_make_value(key, KS, 1, val, VS);
+            if (mpikvs_put(kvs, key, val) != MPIKVS_OK)
+                errors++;
+            put++;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        mt_phase("read back (inserts)");
+        for (unsigned i = 0; i < ninsert; i++) {
+            uint64_t ver = 0;
+            mt_make_key(TAG_NEW, (uint32_t)rank_, (uint64_t)r << 32 | i, key,
+                        KS);
+            rc = mpikvs_get(kvs, key, val);
+            if (rc == MPIKVS_MISS)
+                missing++;
+            else if (rc != MPIKVS_OK)
+                errors++;
+            else
+                EXPECT(mt_value_ok(key, KS, val, VS, &ver),
+                       "inserts: a wrong value");
+        }
+        rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &job);
+        EXPECT(rc == MPIKVS_OK, "inserts: mpikvs_stats(job) = %d", rc);
+        if (rank_ == 0)
+            evicted += job.evictions;
+        mt_phase("close (inserts)");
+        rc = mpikvs_close(&kvs);
+        EXPECT(rc == MPIKVS_OK, "inserts: mpikvs_close = %d (%s)", rc,
+               mpikvs_strerror(rc));
+    }
+    sums[0] = missing;
+    sums[1] = evicted;
+    sums[2] = put;
+    sums[3] = errors;
+    MPI_Allreduce(sums, all, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    /* The mpi transport's atomics are not the CPU's: a put from another
+     * node writes the slot it picked, unclaimed (mpikvs(7)). */
+    atomic_claims = strcmp(mode, "lockfree") != 0 || strcmp(tp, "mpi") != 0 ||
+                    count_nodes() == 1;
+    EXPECT(all[3] == 0, "inserts: %llu calls failed",
+           (unsigned long long)all[3]);
+    EXPECT(all[0] >= all[1], "inserts: %llu keys missing, fewer than the "
+           "%llu evictions", (unsigned long long)all[0],
+           (unsigned long long)all[1]);
+    if (atomic_claims)
+        EXPECT(all[0] == all[1], "inserts: %llu lost inserts (%llu keys "
+               "missing, %llu evicted)", (unsigned long long)(all[0] - all[1]),
+               (unsigned long long)all[0], (unsigned long long)all[1]);
+    if (rank_ == 0) {
+        printf("torture (inserts): mode %s, transport %s, %d ranks, %u "
+               "rounds of %u new keys a rank into %u buckets of %u slots a "
+               "node: %llu puts, %llu missing, %llu evicted, lost inserts "
+               "%llu%s\n",
+               mode, tp, size_, rounds, ninsert, buckets, slots,
+               (unsigned long long)all[2], (unsigned long long)all[0],
+               (unsigned long long)all[1],
+               (unsigned long long)(all[0] - all[1]),
+               atomic_claims ? "" : " (not asserted: unclaimed remote puts)");
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = "lockfree";
@@ -322,6 +444,7 @@ int main(int argc, char **argv)
     phase(mode, 1u << 20, nops, 0);
     /* 4 KiB a node: about 20 slots for the hot keys */
     phase(mode, 4096, nops / 4 > 0 ? nops / 4 : 1, 1);
+    insert_phase(mode, 8, 100);
 
     free(hot);
     status = mt_finish();

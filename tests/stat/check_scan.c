@@ -10,13 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include "../shm_check.h"
 #include "data_region.h"
 #include "region.h"
 #include "scan.h"
+#include "slot_read.h"
 
 #define KEY   16u
 #define VALUE 32u
@@ -64,13 +62,24 @@ static void unmake(struct made *m)
     kvshm_region_close(&m->writer);
 }
 
+static unsigned char *bucket_at(const struct made *m, uint64_t bucket)
+{
+    const struct kvshm_data_control *c = m->control;
+    return (unsigned char *)m->writer->base + c->buckets_offset +
+           bucket * c->bucket_size;
+}
+
 static unsigned char *slot_at(const struct made *m, uint64_t bucket,
                               uint64_t i)
 {
     const struct kvshm_data_control *c = m->control;
-    return (unsigned char *)m->writer->base + c->buckets_offset +
-           bucket * c->bucket_size +
-           kvshm_bucket_slot_offset(c->slot_size, i);
+    return bucket_at(m, bucket) +
+           kvshm_bucket_slot_offset(c->slots_per_bucket, c->slot_size, i);
+}
+
+static uint64_t *meta_at(const struct made *m, uint64_t bucket, uint64_t i)
+{
+    return (uint64_t *)(bucket_at(m, bucket) + kvshm_bucket_meta_offset(i));
 }
 
 /* A slot as libmpikvs writes it; a wrong checksum if damaged. */
@@ -78,15 +87,18 @@ static void write_slot(const struct made *m, uint64_t bucket, uint64_t i,
                        uint32_t n, bool damaged)
 {
     unsigned char *slot = slot_at(m, bucket, i), kv[KEY + VALUE];
-    uint64_t meta = KVSHM_SLOT_OCCUPIED |
-                    ((uint64_t)(n + 1) << KVSHM_SLOT_STAMP_SHIFT),
-             sum;
+    XXH128_hash_t h;
+    uint64_t meta, sum;
 
     for (unsigned b = 0; b < sizeof(kv); b++)
         kv[b] = (unsigned char)(n * 7u + b);
-    sum = XXH3_64bits_withSeed(kv, sizeof(kv), KVSHM_SLOT_CHECKSUM_SEED);
-    __atomic_store_n((uint64_t *)(slot + KVSHM_SLOT_META_OFFSET), meta,
-                     __ATOMIC_RELAXED);
+    h = kvshm_key_hash(kv, KEY);
+    meta = KVSHM_SLOT_OCCUPIED |
+           ((uint64_t)kvshm_key_tag(h) << KVSHM_SLOT_TAG_SHIFT) |
+           ((uint64_t)(n + 1) << KVSHM_SLOT_STAMP_SHIFT);
+    sum = kvshm_slot_checksum(kv + KEY, VALUE,
+                              kvshm_slot_checksum_seed(h.low64));
+    __atomic_store_n(meta_at(m, bucket, i), meta, __ATOMIC_RELAXED);
     memcpy(slot + KVSHM_SLOT_KV_OFFSET, kv, sizeof(kv));
     __atomic_store_n((uint64_t *)(slot + kvshm_slot_checksum_offset(
                                              m->control->slot_size)),
@@ -207,8 +219,7 @@ START_TEST(slots_are_counted_by_what_a_reader_finds)
         write_slot(&m, 0, i, i, false);
     write_slot(&m, 1, 0, 10, false);
     write_slot(&m, 1, 1, 11, false);
-    slot = slot_at(&m, 1, 1);
-    *(uint64_t *)(slot + KVSHM_SLOT_META_OFFSET) |= KVSHM_SLOT_INVALID;
+    *meta_at(&m, 1, 1) |= KVSHM_SLOT_INVALID;
     write_slot(&m, 1, 2, 12, true);
     write_slot(&m, 7, 3, 13, false);
     read_control(&m, &c, MPIKVS_OK, NULL);
