@@ -69,8 +69,10 @@ static bool own_shared(const mpikvs_t *kvs, const struct kvs_key *k)
     return kvs->mode == KVSHM_MODE_LOCKFREE && k->node == kvs->node;
 }
 
-static void prefetch_own(const mpikvs_t *kvs, const struct kvs_key *keys,
-                         size_t n, size_t i)
+/* Always inlined: see kvs_bucket_prefetch. */
+static inline __attribute__((always_inline)) void
+prefetch_own(const mpikvs_t *kvs, const struct kvs_key *keys, size_t n,
+             size_t i)
 {
     if (i < n && own_shared(kvs, &keys[i]))
         kvs_bucket_prefetch(kvs, &keys[i]);
