@@ -64,17 +64,12 @@ static unsigned char *copy_of(const mpikvs_t *kvs, size_t copy)
     return kvs->batch + copy * kvs->bucket_size;
 }
 
-static bool own_shared(const mpikvs_t *kvs, const struct kvs_key *k)
-{
-    return kvs->mode == KVSHM_MODE_LOCKFREE && k->node == kvs->node;
-}
-
 /* Always inlined: see kvs_bucket_prefetch. */
 static inline __attribute__((always_inline)) void
 prefetch_own(const mpikvs_t *kvs, const struct kvs_key *keys, size_t n,
              size_t i)
 {
-    if (i < n && own_shared(kvs, &keys[i]))
+    if (i < n && kvs_direct(kvs, &keys[i]))
         kvs_bucket_prefetch(kvs, &keys[i]);
 }
 
@@ -189,14 +184,9 @@ static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
     int rc = MPIKVS_OK;
 
     if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic) {
-        for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
+        for (size_t j = 0; j < np && rc == MPIKVS_OK; j++)
             rc = kvs_put_claimed(kvs, &p[j].key,
                                  v + p[j].index * kvs->value_size);
-            if (rc >= 0) {
-                kvs_count_put(kvs, rc);
-                rc = MPIKVS_OK;
-            }
-        }
         return rc;
     }
     qsort(p, np, sizeof(*p), by_home);

@@ -24,11 +24,6 @@
 #include "ops.h"
 #include "slot.h"
 
-static bool direct(const mpikvs_t *kvs, const struct kvs_key *k)
-{
-    return kvs->mode == KVSHM_MODE_LOCKFREE && k->node == kvs->node;
-}
-
 static void count_get(mpikvs_t *kvs, int rc)
 {
     KVS_COUNT(kvs, gets, 1);
@@ -207,7 +202,7 @@ static int pick_far(mpikvs_t *kvs, const struct kvs_key *k,
         if (kvs_slot_pick(kvs, kvs->scratch, false, k,
                           lockfree && waits < KVS_SLOT_BUSY_WAITS, p))
             return MPIKVS_OK;
-        kvs_slot_backoff(waits < 8 ? 0 : 1);
+        kvs_slot_busy_wait(waits);
     }
 }
 
@@ -239,7 +234,9 @@ int kvs_put_claimed(mpikvs_t *kvs, const struct kvs_key *k,
         rc = kvs->tp->cas64(kvs, k->node, disp, claim, p.meta, &seen);
     if (rc == MPIKVS_OK)
         rc = kvs->tp->flush(kvs, k->node);
-    return rc == MPIKVS_OK ? (int)p.choice : rc;
+    if (rc == MPIKVS_OK)
+        kvs_count_put(kvs, p.choice);
+    return rc;
 }
 
 /* A put through the transport.  Lock-free with the CPU's atomics, the
@@ -260,11 +257,8 @@ static int put_far(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
             kvs_count_put(kvs, rc);
         return rc < 0 ? rc : MPIKVS_OK;
     }
-    if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic) {
-        if ((rc = kvs_put_claimed(kvs, k, value)) >= 0)
-            kvs_count_put(kvs, rc);
-        return rc < 0 ? rc : MPIKVS_OK;
-    }
+    if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic)
+        return kvs_put_claimed(kvs, k, value);
     if ((rc = pick_far(kvs, k, &p)) != MPIKVS_OK)
         return rc;
     kvs_slot_image(kvs, k, value, kvs->slot_image);
@@ -311,7 +305,7 @@ int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 {
     int rc;
 
-    if (direct(kvs, k))
+    if (kvs_direct(kvs, k))
         rc = kvs_get_direct(kvs, k, value);
     else if (kvs_get_tier(kvs, k, value, &rc))
         return rc;   /* another node's key, in this node's tier */
@@ -322,7 +316,7 @@ int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 
 int kvs_put(mpikvs_t *kvs, const struct kvs_key *k, const void *value)
 {
-    if (direct(kvs, k)) {
+    if (kvs_direct(kvs, k)) {
         kvs_put_direct(kvs, k, value);   /* shared memory: cannot fail */
         return MPIKVS_OK;
     }

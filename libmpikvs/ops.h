@@ -45,6 +45,13 @@ int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value);
 int kvs_put_direct(mpikvs_t *kvs, const struct kvs_key *k,
                    const void *value);
 
+/* Whether k is served from this node's shared memory: its own key in the
+ * lock-free mode. */
+static inline bool kvs_direct(const mpikvs_t *kvs, const struct kvs_key *k)
+{
+    return kvs->mode == KVSHM_MODE_LOCKFREE && k->node == kvs->node;
+}
+
 /* Whether node's keys are shipped whole to it (transport.h). */
 static inline bool kvs_shipped(const mpikvs_t *kvs, uint32_t node)
 {
@@ -79,8 +86,8 @@ int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
 
 /* The lock-free put of another node's key where the transport's atomics
  * are the CPU's (transport.h, cpu_atomic): the slot claimed, written and
- * released as a put on its node does (slot_read.h).  Returns the slot
- * choice or an error. */
+ * released as a put on its node does (slot_read.h), and counted.
+ * Returns MPIKVS_OK or an error. */
 int kvs_put_claimed(mpikvs_t *kvs, const struct kvs_key *k,
                     const void *value);
 

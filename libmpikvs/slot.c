@@ -143,6 +143,11 @@ void kvs_slot_backoff(int attempt)
     }
 }
 
+void kvs_slot_busy_wait(int waits)
+{
+    kvs_slot_backoff(waits < 8 ? 0 : 1);
+}
+
 enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
                                      const struct kvs_key *k,
                                      const void *value)
@@ -154,7 +159,7 @@ enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
     for (int waits = 0;;) {
         if (!kvs_slot_pick(kvs, bucket, true, k,
                            waits < KVS_SLOT_BUSY_WAITS, &p)) {
-            kvs_slot_backoff(waits++ < 8 ? 0 : 1);
+            kvs_slot_busy_wait(waits++);
             continue;
         }
         /* Acquire: the slot's bytes are written after the claim.  A

@@ -94,9 +94,11 @@ bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
                    const struct kvs_key *k, bool patient,
                    struct slot_pick *p);
 
-/* How many times a put waits for a BUSY slot before it takes it over
- * (kvs_slot_backoff(attempt) between: about 10 ms in all). */
+/* How many times a put waits for a BUSY slot before it takes it over,
+ * and one wait (wait number waits): spins first, then sleeps of 100 us,
+ * about 10 ms in all. */
 #define KVS_SLOT_BUSY_WAITS 100
+void kvs_slot_busy_wait(int waits);
 
 /* The lock-free put in shared memory (own node): claim a slot with a
  * compare-and-swap of its meta word, write key, value and checksum in

@@ -374,27 +374,27 @@ int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s)
 }
 
 /* The leader's view of its node for the keys shipped to it: the handle's
- * table, with a slot image and counters of its own, since the serving
- * worker applies keys while the rank's own calls use the handle.  Only
+ * table, with counters of its own, since the serving worker applies keys
+ * while the rank's own calls use the handle.  Only
  * the lock-free get and put run on it (kvs_get_direct, kvs_put_direct),
  * which read the table's shape and region and write nothing else of it;
  * what it counts is the node's business, not a rank's, and is dropped. */
 static mpikvs_t *serving_view(const mpikvs_t *kvs)
 {
     mpikvs_t *v = malloc(sizeof(*v));
-    unsigned char *image = malloc(kvs->slot_size);
     struct kvshm_rank_stats *stats = calloc(1, sizeof(*stats));
 
-    if (!v || !image || !stats) {
+    if (!v || !stats) {
         free(v);
-        free(image);
         free(stats);
         return NULL;
     }
     *v = *kvs;
-    v->slot_image = image;
     v->stats = stats;
-    v->scratch = v->batch = v->batch_images = v->records = NULL;
+    /* the direct get and put write slots in place: no buffer of the
+     * handle's is theirs */
+    v->scratch = v->slot_image = v->batch = v->batch_images = v->records =
+        NULL;
     v->tier = NULL;
     v->tp_state = NULL;
     return v;
@@ -404,7 +404,6 @@ static void free_serving_view(mpikvs_t *v)
 {
     if (!v)
         return;
-    free(v->slot_image);
     free(v->stats);
     free(v);
 }

@@ -149,6 +149,26 @@ static inline int mt_finish(void)
     return all[1] == 0 && all[0] > 0 ? 0 : 1;
 }
 
+/* How many nodes the library forms of MPI_COMM_WORLD: MPIKVS_VIRTUAL_NODES
+ * (at most one a rank), else the shared-memory nodes.  Collective. */
+static inline int mt_node_count(void)
+{
+    const char *vn = getenv("MPIKVS_VIRTUAL_NODES");
+    MPI_Comm    phys;
+    int         size, prank, leader, leaders;
+
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (vn && atoi(vn) > 0)
+        return atoi(vn) < size ? atoi(vn) : size;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                        MPI_INFO_NULL, &phys);
+    MPI_Comm_rank(phys, &prank);
+    MPI_Comm_free(&phys);
+    leader = prank == 0;
+    MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return leaders;
+}
+
 /* Do all ranks hold the same value?  (Collective.) */
 static inline int mt_all_same(long v, MPI_Comm comm)
 {

@@ -1349,29 +1349,23 @@ static void setup_nodes(void)
 {
     const char *vn = getenv("MPIKVS_VIRTUAL_NODES");
     MPI_Comm    phys;
-    int         prank, leaders, color;
+    int         prank, color;
 
+    T.nnodes = mt_node_count();
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, T.rank,
                         MPI_INFO_NULL, &phys);
     MPI_Comm_rank(phys, &prank);
     T.shm_leader = prank == 0;
     if (vn && atoi(vn) > 0) {
-        int n = atoi(vn);
+        int n = T.nnodes;
 
-        T.vnodes = n;
-        if (n > T.size)
-            n = T.size;
-        T.nnodes = n;
+        T.vnodes = atoi(vn);
         color = (int)((long)T.rank * n / T.size);
         /* how blocks of unequal size are cut is the library's business */
         T.node_known = T.size % n == 0;
         MPI_Comm_split(MPI_COMM_WORLD, color, T.rank, &T.node);
         MPI_Comm_free(&phys);
     } else {
-        int one = prank == 0;
-
-        MPI_Allreduce(&one, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        T.nnodes = leaders;
         T.node = phys;
         T.node_known = 1;
     }

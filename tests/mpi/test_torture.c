@@ -30,6 +30,7 @@
 
 #include <mpi.h>
 
+#include "data_region.h"   /* kvshm_bucket_size: the format's size rule */
 #include "mpikvs.h"
 #include "mpitest.h"
 
@@ -287,33 +288,14 @@ static void phase(const char *mode, size_t size_per_node, uint64_t nops,
            rc, mpikvs_strerror(rc));
 }
 
-/* Nodes the ranks form (MPIKVS_VIRTUAL_NODES, else shared memory). */
-static int count_nodes(void)
-{
-    const char *v = getenv("MPIKVS_VIRTUAL_NODES");
-    MPI_Comm    node;
-    int         local, leaders, leader;
-
-    if (v && atoi(v) > 0)
-        return atoi(v) < size_ ? atoi(v) : size_;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                        MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
-    leader = local == 0;
-    MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    return leaders;
-}
-
 /* Inserts only, racing: rounds of ninsert new keys per rank into 8
  * buckets of 64 slots a node (a fresh table each round), then every
  * rank reads its keys back.  lost = not found - evicted. */
 static void insert_phase(const char *mode, unsigned rounds, unsigned ninsert)
 {
     const unsigned   slots = 64, buckets = 8;
-    /* a bucket of 64 slots of 80 + 104 bytes and its header (format.h) */
-    const size_t     bucket = 64 * ((KS + VS + 7) / 8 * 8 + 8) +
-                              (8 + 8 * slots + 63) / 64 * 64;
+    const size_t     bucket = kvshm_bucket_size(&(struct kvshm_data_shape){
+                                  KS, VS, slots, KVSHM_MODE_LOCKFREE});
     unsigned char    key[KS], val[VS];
     uint64_t         missing = 0, evicted = 0, put = 0, errors = 0;
     uint64_t         sums[4], all[4];
@@ -378,7 +360,7 @@ static void insert_phase(const char *mode, unsigned rounds, unsigned ninsert)
     /* The mpi transport's atomics are not the CPU's: a put from another
      * node writes the slot it picked, unclaimed (mpikvs(7)). */
     atomic_claims = strcmp(mode, "lockfree") != 0 || strcmp(tp, "mpi") != 0 ||
-                    count_nodes() == 1;
+                    mt_node_count() == 1;
     EXPECT(all[3] == 0, "inserts: %llu calls failed",
            (unsigned long long)all[3]);
     EXPECT(all[0] >= all[1], "inserts: %llu keys missing, fewer than the "
