@@ -7,8 +7,9 @@
  * MPIKVS_VIRTUAL_NODES are the ones a user sets by hand (under it, an
  * MPIKVS_CONFIG must name the job's config, whose --dht-config path the
  * plugin's SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH tells for messages);
- * MPIKVS_CLOSE_TIMEOUT bounds mpikvs_close, and MPIKVS_TRANSPORT picks
- * the transport to other nodes, in either case.
+ * MPIKVS_CLOSE_TIMEOUT bounds mpikvs_close, MPIKVS_TRANSPORT picks
+ * the transport to other nodes (MPIKVS_UCX_OPS how ucx reaches them), and
+ * MPIKVS_POPULATE bounds what open faults in, in either case.
  */
 #include <stdlib.h>
 
@@ -31,6 +32,7 @@ void kvs_env_read(struct mpikvs_env *env)
     env->close_timeout = nonempty("MPIKVS_CLOSE_TIMEOUT");
     env->transport = nonempty("MPIKVS_TRANSPORT");
     env->ucx_ops = nonempty("MPIKVS_UCX_OPS");
+    env->populate = nonempty("MPIKVS_POPULATE");
     env->virtual_nodes = 0;
     if ((v = nonempty("MPIKVS_VIRTUAL_NODES"))) {
         char *end;

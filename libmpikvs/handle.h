@@ -40,6 +40,7 @@ struct mpikvs_env {
     const char *close_timeout;  /* MPIKVS_CLOSE_TIMEOUT, or NULL */
     const char *transport;      /* MPIKVS_TRANSPORT, or NULL */
     const char *ucx_ops;        /* MPIKVS_UCX_OPS, or NULL */
+    const char *populate;       /* MPIKVS_POPULATE, or NULL */
 };
 
 struct mpikvs {

@@ -10,7 +10,8 @@
  *     makes, timed alone: the communicator's dup, the split into nodes,
  *     the split off of the node leaders, the leaders' exchange, the
  *     broadcast in the node, one allreduce, the window's create and free,
- *     the node region's create (leader) and attach (the others); and the
+ *     the node region's create (leader), attach (the others) and
+ *     populate (every rank, as MPIKVS_POPULATE says: issue 16); and the
  *     exchange the library made before issue 14, an allgather over every
  *     rank, for comparison;
  *   - how many of each MPI call one open and one close make, and the
@@ -36,6 +37,7 @@
 #include "bench_dht.h"
 #include "bench_mpi_count.h"
 #include "mpikvs.h"
+#include "populate.h"
 #include "region.h"
 #include "size.h"
 
@@ -71,7 +73,10 @@ static struct bench_mpi_counts counted[NCOUNTED];
     X(WIN_FREE, "win_free", "MPI_Win_free of that window")                \
     X(REGION_CREATE, "region_create",                                     \
       "the leader creates a --size region (shm)")                         \
-    X(REGION_ATTACH, "region_attach", "the others open and map it (shm)")
+    X(REGION_ATTACH, "region_attach",                                     \
+      "the others open and map it (shm)")                                 \
+    X(REGION_POPULATE, "region_populate",                                 \
+      "every rank faults it in, as MPIKVS_POPULATE says (shm)")
 
 #define STEP_ENUM(id, name, what) STEP_##id,
 enum step { STEPS(STEP_ENUM) NSTEPS };
@@ -93,6 +98,8 @@ struct ctx {
     unsigned char *window;         /* the leader's exposed memory */
     char         job[KVSHM_JOB_MAX], node_name[KVSHM_NODE_MAX];
     const char  *shm_dir;          /* MPIKVS_SHM_DIR, or NULL */
+    uint64_t     populate;         /* MPIKVS_POPULATE's bound */
+    struct kvshm_populated populated; /* by the last region_populate */
 };
 
 /* What a rank's repetition leaves for the next untimed part. */
@@ -189,15 +196,20 @@ static void prepare(const struct ctx *c, enum step s, struct rep *r)
 {
     if (s == STEP_WIN_FREE)
         win_create(c, r);   /* none: timed() takes no part */
-    if (s == STEP_REGION_ATTACH) {
+    if (s == STEP_REGION_ATTACH || s == STEP_REGION_POPULATE) {
         if (c->local_rank == 0)
             region_create(c, r);
+        PMPI_Barrier(c->node);
+    }
+    if (s == STEP_REGION_POPULATE) {
+        if (c->local_rank != 0)
+            region_attach(c, r);
         PMPI_Barrier(c->node);
     }
 }
 
 /* The timed part; false when this rank takes no part in the step. */
-static bool timed(const struct ctx *c, enum step s, struct rep *r)
+static bool timed(struct ctx *c, enum step s, struct rep *r)
 {
     int v = c->rank, facts[3] = {0, 0, 0};
     bool leader = c->local_rank == 0;
@@ -271,6 +283,12 @@ static bool timed(const struct ctx *c, enum step s, struct rep *r)
             return false;
         region_attach(c, r);
         return true;
+    case STEP_REGION_POPULATE:
+        /* the whole region, where the library takes its buckets */
+        c->populated = kvshm_populate(r->region->base, c->size,
+                                      (unsigned)c->local_rank,
+                                      (unsigned)c->local_size, c->populate);
+        return true;
     default:
         return false;
     }
@@ -283,13 +301,14 @@ static void undo(const struct ctx *c, enum step s, struct rep *r)
         PMPI_Comm_free(&r->comm);
     if (s == STEP_WIN_CREATE && r->win != MPI_WIN_NULL)
         PMPI_Win_free(&r->win);
-    if (s == STEP_REGION_CREATE || s == STEP_REGION_ATTACH)
+    if (s == STEP_REGION_CREATE || s == STEP_REGION_ATTACH ||
+        s == STEP_REGION_POPULATE)
         region_remove(c, r);
 }
 
 /* A rank's mean time of a step over the repetitions, in ms; negative
  * when it takes no part. */
-static double run_step(const struct ctx *c, enum step s)
+static double run_step(struct ctx *c, enum step s)
 {
     uint64_t total = 0;
     bool part = false;
@@ -416,13 +435,14 @@ struct result {
 
 static void print_table(const struct ctx *c, const struct result *res)
 {
-    char size[48];
+    char size[48], bound[32], done[32], share[32];
 
     dht_size_text(c->size, size, sizeof size);
     printf("# %s %s open: np=%d nodes=%d%s mode=%s size_per_node=%s "
-           "reps=%llu\n",
+           "populate=%s reps=%llu\n",
            BENCH_PROG, PACKAGE_VERSION, c->np, c->nodes,
            c->virtual_nodes ? " (virtual)" : "", c->mode, size,
+           kvshm_populate_text(c->populate, bound, sizeof bound),
            (unsigned long long)c->reps);
     printf("# ms: each rank's mean over the repetitions; min, median and "
            "max over the ranks that take part\n");
@@ -442,6 +462,16 @@ static void print_table(const struct ctx *c, const struct result *res)
         else
             printf("%-20s %5d %10s %10s %10s  %s (not made here)\n",
                    step_name[s], 0, "-", "-", "-", step_what[s]);
+    snprintf(done, sizeof done, "%.1f MiB",
+             (double)c->populated.bytes / 1048576.0);
+    snprintf(share, sizeof share, "%.1f MiB",
+             (double)c->populated.share / 1048576.0);
+    printf("# region_populate: rank 0 faulted in %s (its share %s first) "
+           "%s%s%s\n", done, share,
+           c->populated.touched ? "by touching a word a page"
+                                : "by MADV_POPULATE",
+           c->populated.error ? ", stopped by: " : "",
+           c->populated.error ? strerror(c->populated.error) : "");
     printf("# MPI calls of one open and one close (max over the ranks) "
            "and the bytes they bring (max over the ranks, sum over them)\n");
     printf("%-20s %6s %6s %12s %12s\n", "call", "open", "close",
@@ -470,14 +500,18 @@ static void json_spread(const char *name, const struct spread *s,
 
 static void print_json(const struct ctx *c, const struct result *res)
 {
+    char bound[32];
+
     printf("{\n  \"benchmark\": \"open\",\n  \"version\": \"%s\",\n",
            PACKAGE_VERSION);
     printf("  \"np\": %d,\n  \"nodes\": %d,\n  \"virtual_nodes\": %s,\n",
            c->np, c->nodes, c->virtual_nodes ? "true" : "false");
     printf("  \"mode\": \"%s\",\n  \"size_per_node\": %llu,\n"
+           "  \"populate\": \"%s\",\n"
            "  \"reps\": %llu,\n  \"timer\": {\"source\": "
            "\"clock_monotonic\"},\n",
            c->mode, (unsigned long long)c->size,
+           kvshm_populate_text(c->populate, bound, sizeof bound),
            (unsigned long long)c->reps);
     printf("  \"operations\": [\n");
     json_spread("mpikvs_open", &res->open, "the library's open", true);
@@ -516,7 +550,9 @@ static void open_usage(FILE *f)
 "  --mode MODE      lockfree, fine-lock or coarse-lock (default lockfree)\n"
 "  --json           print one JSON document instead of the table\n"
 "  -h, --help       print this and exit\n"
-"\nAcross nodes (or MPIKVS_VIRTUAL_NODES) and in the lock modes, Open MPI\n"
+"\nMPIKVS_POPULATE (mpikvs(3)) bounds what the library's open and the\n"
+"region_populate step fault in; compare with MPIKVS_POPULATE=0.\n"
+"Across nodes (or MPIKVS_VIRTUAL_NODES) and in the lock modes, Open MPI\n"
 "needs OMPI_MCA_osc=pt2pt or ucx.  See mpikvs-bench(1).\n", BENCH_PROG);
 }
 
@@ -589,6 +625,8 @@ static int open_options(int argc, char **argv, struct ctx *c, bool speak)
  * the names of the regions (untimed). */
 static void set_up(struct ctx *c)
 {
+    mpikvs_error_t err;
+    const char *v;
     int leader;
 
     dht_count_nodes(c->np, &c->nodes, &c->virtual_nodes);
@@ -610,6 +648,12 @@ static void set_up(struct ctx *c)
     c->shm_dir = getenv("MPIKVS_SHM_DIR");
     if (c->shm_dir && !*c->shm_dir)
         c->shm_dir = NULL;
+    /* as the library reads it; the library's open refuses a bad one
+     * next, and says why */
+    if (!(v = getenv("MPIKVS_POPULATE")) || !*v ||
+        kvshm_populate_parse(v, "MPIKVS_POPULATE", &c->populate, &err) !=
+            MPIKVS_OK)
+        c->populate = KVSHM_POPULATE_DEFAULT;
     if (c->rank == 0)
         kvshm_unique_id(c->job, sizeof c->job);
     PMPI_Bcast(c->job, sizeof c->job, MPI_CHAR, 0, MPI_COMM_WORLD);

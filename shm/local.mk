@@ -1,7 +1,7 @@
 ##
-# shm/: the shared-memory formats and regions: region create/open/check,
-# data regions, the read-only tier, the job layout and the read-only scan
-# mpikvs-stat uses.  Built on common/.
+# shm/: the shared-memory formats and regions: region create/open/check
+# and faulting in, data regions, the read-only tier, the job layout and
+# the read-only scan mpikvs-stat uses.  Built on common/.
 ##
 noinst_LTLIBRARIES += shm/libkvshm.la
 
@@ -17,6 +17,8 @@ shm_libkvshm_la_SOURCES = \
 	shm/key_hash.h \
 	shm/plan.c \
 	shm/plan.h \
+	shm/populate.c \
+	shm/populate.h \
 	shm/region.c \
 	shm/region.h \
 	shm/region_name.c \

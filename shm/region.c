@@ -5,6 +5,11 @@
  * objects, so that the directory is configurable (a site's private
  * /dev/shm, a test's own tmpfs) and every call can use O_NOFOLLOW and
  * O_EXCL against links planted in a world-writable /dev/shm.
+ *
+ * The directory may be a hugetlbfs mount (a site's way to huge pages,
+ * mpikvs(7)): its files are allocated and mapped in whole huge pages, and
+ * cannot be written with write(2); regions are only ever written through
+ * their mapping.
  */
 #define _GNU_SOURCE /* O_TMPFILE, AT_EMPTY_PATH */
 #include <errno.h>
@@ -14,9 +19,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "errors_internal.h"
 #include "region.h"
@@ -47,8 +55,18 @@ static int no_space(mpikvs_error_t *err, int fd, const char *dir,
 {
     char want[32], have[32];
     struct statvfs vfs;
+    struct statfs fs;
 
     kvshm_format_bytes(want, sizeof(want), size);
+    /* hugetlbfs takes its pages from the kernel's pool, whatever the
+     * mount's size says */
+    if (fstatfs(fd, &fs) == 0 && fs.f_type == HUGETLBFS_MAGIC)
+        return kvshm_fail(err, MPIKVS_ERR_NOSPACE,
+                          "cannot reserve %s in %s: not enough free huge "
+                          "pages of %ld KiB (HugePages_Free in "
+                          "/proc/meminfo; ask for less, or raise "
+                          "vm.nr_hugepages)",
+                          want, dir, (long)(fs.f_bsize / 1024));
     if (fstatvfs(fd, &vfs) != 0)
         return kvshm_fail(err, MPIKVS_ERR_NOSPACE,
                           "cannot reserve %s in %s: %s", want, dir,
@@ -71,6 +89,35 @@ static int reserve(int fd, uint64_t offset, uint64_t len)
         rc = posix_fallocate(fd, (off_t)offset, (off_t)len);
     while (rc == EINTR);
     return rc;
+}
+
+/*
+ * The size a region's file must have on its file system: hugetlbfs
+ * allocates and maps whole huge pages (its f_bsize), a munmap of a part
+ * of one fails, and a writable mapping extends the file to the mapping's
+ * end, so a region there is made of whole huge pages, its header saying
+ * so.  Elsewhere the size stays as asked.
+ */
+static uint64_t whole_blocks(int fd, uint64_t size)
+{
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), block;
+    struct statfs fs;
+
+    if (fstatfs(fd, &fs) != 0 || fs.f_bsize <= 0 ||
+        (uint64_t)fs.f_bsize <= page)
+        return size;
+    block = (uint64_t)fs.f_bsize;
+    return (size + block - 1) / block * block;
+}
+
+/* Huge pages for the mapping, where the mount leaves the choice to it
+ * (huge=advise).  posix_fallocate gave the pages out small before any
+ * mapping asked, so this only lets khugepaged merge them later;
+ * huge=within_size gives a region huge pages at creation (mpikvs(7)).
+ * Only advice: a refusal (hugetlbfs, no THP) changes nothing. */
+static void advise_huge(void *base, uint64_t len)
+{
+    (void)madvise(base, len, MADV_HUGEPAGE);
 }
 
 static int exists(mpikvs_error_t *err, const char *name, const char *dir)
@@ -145,6 +192,8 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
     struct kvshm_header *h;
     char *path = NULL;
     bool named = false;
+    bool growable = max_size > spec->size;
+    uint64_t size = spec->size;
     int fd = -1, rc;
 
     *out = NULL;
@@ -191,9 +240,11 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
                         strerror(errno));
         goto fail;
     }
-    rc = reserve(fd, 0, spec->size);
+    size = whole_blocks(fd, size);
+    max_size = whole_blocks(fd, max_size);
+    rc = reserve(fd, 0, size);
     if (rc == ENOSPC || rc == EFBIG) {
-        rc = no_space(err, fd, dir, spec->size);
+        rc = no_space(err, fd, dir, size);
         goto fail;
     } else if (rc != 0) {
         rc = kvshm_fail(err, -rc, "cannot reserve space for %s: %s", path,
@@ -208,9 +259,10 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
         r->base = NULL;
         goto fail;
     }
+    advise_huge(r->base, max_size);
     r->fd = fd;
     r->map_len = max_size;
-    r->size = spec->size;
+    r->size = size;
     r->writable = true;
     r->path = path;
 
@@ -220,10 +272,10 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
     h->format_version = KVSHM_FORMAT_VERSION;
     h->kind = spec->kind;
     h->format_id = kvshm_format_id();
-    h->size = spec->size;
+    h->size = size;
     h->max_size = max_size;
     h->header_size = KVSHM_HEADER_SIZE;
-    h->flags = max_size > spec->size ? KVSHM_FLAG_GROWABLE : 0;
+    h->flags = growable ? KVSHM_FLAG_GROWABLE : 0;
     h->created = (int64_t)time(NULL);
     h->uid = spec->uid != KVSHM_ANY_UID ? (uint32_t)spec->uid
                                         : (uint32_t)geteuid();
@@ -234,6 +286,8 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
     strcpy(h->node, spec->node);
     strcpy(h->tag, spec->tag);
     h->checksum = kvshm_header_checksum(h);
+    /* the body the caller asked for: a huge page's slack after it stays
+     * zero (the buckets a data region holds follow from this size) */
     if (spec->fill && (rc = spec->fill(r->base, spec->size, spec->fill_arg,
                                        err)) != MPIKVS_OK)
         goto fail;
@@ -491,6 +545,7 @@ int kvshm_region_open(const char *dir, const char *name,
         r = NULL;
         goto fail;
     }
+    advise_huge(r->base, h.max_size);
     r->fd = fd;
     r->map_len = h.max_size;
     r->size = (uint64_t)st.st_size;

@@ -12,6 +12,11 @@
  * linked in), so a creator that dies halfway leaves nothing behind.
  * Opening validates the whole header before anything else is read.
  *
+ * In a hugetlbfs directory a region is made of whole huge pages: its
+ * size and maximum, as its header and the region object give them, are
+ * rounded up to the huge page size; fill still gets the size asked for.
+ * Every mapping is advised to use huge pages (MADV_HUGEPAGE).
+ *
  * Growable regions are mapped with their maximum size from the start:
  * the file grows under an existing mapping, so addresses handed out
  * stay valid and no process has to remap.

@@ -11,7 +11,11 @@
 #     them, is the same on one node at np 2 and np 3, and on 2 virtual
 #     nodes at np 4 and np 6: only the node leaders exchange rows (issue
 #     14; before it every rank gathered every rank's);
-#   - a bad option is refused with its message and status 2;
+#   - the heading names MPIKVS_POPULATE's bound, and the region_populate
+#     step says what rank 0 faulted in: all of the region by default,
+#     nothing with MPIKVS_POPULATE=0;
+#   - a bad option is refused with its message and status 2, a bad
+#     MPIKVS_POPULATE by the library's open, with its message;
 #   - nothing is left in the shm directory (private to this script).
 #
 # Environment: top_builddir, top_srcdir (as make check sets them), MPIRUN
@@ -54,7 +58,7 @@ run() {
 small="--reps 2 --size 1M"
 steps="mpikvs_open mpikvs_close comm_dup node_split leaders_split
 leaders_allgather node_bcast allreduce old_allgather_int old_allgather_name
-win_create win_free region_create region_attach"
+win_create win_free region_create region_attach region_populate"
 calls="MPI_Comm_dup MPI_Comm_split MPI_Comm_split_type MPI_Comm_free
 MPI_Allgather MPI_Bcast MPI_Allreduce MPI_Barrier MPI_Ibarrier
 MPI_Win_create MPI_Win_free"
@@ -118,6 +122,30 @@ if [ -n "$b4" ] && [ "$b4" = "$b6" ]; then ok; else
 unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES
 xs="-x OMPI_MCA_btl -x MPIKVS_SHM_DIR"
 plain_mpirun_asan "$bench" && xs="$xs -x ASAN_OPTIONS"
+
+echo "# MPIKVS_POPULATE"
+want='^# region_populate: rank 0 faulted in 1\.0 MiB (its share 0\.5 MiB'
+if grep -q '^# .*open: .* populate=1\.0 GiB reps=2$' "$tmp/t" &&
+    grep -q "$want first) by MADV_POPULATE\$" "$tmp/t"; then ok; else
+    bad "table: rank 0 of 2 did not populate all of a 1 MiB region" "$tmp/t"; fi
+MPIKVS_POPULATE=0
+export MPIKVS_POPULATE
+xs_before=$xs
+xs="$xs -x MPIKVS_POPULATE"
+# shellcheck disable=SC2086
+run "$tmp/p0" 2 $small || bad "MPIKVS_POPULATE=0: exit $?" "$tmp/p0"
+if grep -q '^# .*open: .* populate=off reps=2$' "$tmp/p0" &&
+    grep -q '^# region_populate: rank 0 faulted in 0\.0 MiB ' "$tmp/p0"
+then ok; else bad "MPIKVS_POPULATE=0: populated something" "$tmp/p0"; fi
+MPIKVS_POPULATE=lots
+# shellcheck disable=SC2086
+run "$tmp/pb" 2 $small
+rc=$?
+if [ "$rc" -ne 0 ] &&
+    grep -qF "MPIKVS_POPULATE='lots' is not a size" "$tmp/pb"; then ok; else
+    bad "MPIKVS_POPULATE=lots: exit $rc" "$tmp/pb"; fi
+unset MPIKVS_POPULATE
+xs=$xs_before
 
 echo "# refused"
 run "$tmp/r" 1 --reps 0

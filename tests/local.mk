@@ -11,6 +11,7 @@ TESTS_ENVIRONMENT = \
 check_PROGRAMS += \
 	tests/check_config \
 	tests/check_job_layout \
+	tests/check_populate \
 	tests/check_region \
 	tests/check_region_name \
 	tests/check_round \
@@ -20,6 +21,7 @@ check_PROGRAMS += \
 TESTS += \
 	tests/check_config \
 	tests/check_job_layout \
+	tests/check_populate \
 	tests/check_region \
 	tests/check_region_name \
 	tests/check_round \
@@ -37,6 +39,13 @@ tests_check_job_layout_SOURCES = tests/check_job_layout.c tests/shm_check.h
 tests_check_job_layout_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_job_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
 tests_check_job_layout_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+
+# a kernel without MADV_POPULATE_* is a wrapped madvise (check_populate.c)
+tests_check_populate_SOURCES = tests/check_populate.c tests/shm_check.h
+tests_check_populate_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_check_populate_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_populate_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+tests_check_populate_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=madvise
 
 tests_check_region_SOURCES = tests/check_region.c tests/shm_check.h
 tests_check_region_CPPFLAGS = $(TESTS_CPPFLAGS)

@@ -11,6 +11,7 @@ check_PROGRAMS += \
 	tests/mpi/test_torture \
 	tests/mpi/test_locks \
 	tests/mpi/test_nodes \
+	tests/mpi/test_populate \
 	tests/mpi/test_progress \
 	tests/mpi/test_thread
 # End of check_PROGRAMS (mpi)
@@ -21,6 +22,7 @@ TESTS += \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-nodes-test.sh \
+	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
 	tests/mpi/run-thread-test.sh
 # End of TESTS (mpi)
@@ -65,6 +67,11 @@ tests_mpi_test_progress_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_progress_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
 tests_mpi_test_progress_LDADD = $(LIBMPIKVS_LIBS)
 
+tests_mpi_test_populate_SOURCES = tests/mpi/test_populate.c
+tests_mpi_test_populate_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_populate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_populate_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
 tests_mpi_test_thread_SOURCES = tests/mpi/test_thread.c
 tests_mpi_test_thread_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_thread_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
@@ -84,6 +91,7 @@ EXTRA_DIST += \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-nodes-test.sh \
+	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
 	tests/mpi/run-thread-test.sh
 # End of EXTRA_DIST (mpi)

@@ -411,10 +411,11 @@ static void refused_values(const char *mode, const char *var,
     }
 }
 
-/* Bad MPIKVS_CLOSE_TIMEOUT and MPIKVS_UCX_OPS values fail the open.  Then
- * the last rank does not come to mpikvs_close until every other rank has
- * returned from it: they must return within MPIKVS_CLOSE_TIMEOUT with an
- * error that says so, and so must the late rank. */
+/* Bad MPIKVS_CLOSE_TIMEOUT, MPIKVS_UCX_OPS and MPIKVS_POPULATE values
+ * fail the open.  Then the last rank does not come to mpikvs_close until
+ * every other rank has returned from it: they must return within
+ * MPIKVS_CLOSE_TIMEOUT with an error that says so, and so must the late
+ * rank. */
 static void late_close(const char *mode)
 {
     int late = size - 1, rc, got;
@@ -436,6 +437,11 @@ static void late_close(const char *mode)
     refused_values(mode, "MPIKVS_UCX_OPS", bad_ops,
                    sizeof bad_ops / sizeof bad_ops[0]);
     unsetenv("MPIKVS_UCX_OPS");
+    mt_phase("late-close: bad MPIKVS_POPULATE");
+    static const char *const bad_populate[] = {"ALL", "yes", "-1", "1Q"};
+    refused_values(mode, "MPIKVS_POPULATE", bad_populate,
+                   sizeof bad_populate / sizeof bad_populate[0]);
+    unsetenv("MPIKVS_POPULATE");
     kvs = open_table(mode);
     mt_phase("late-close: close");
     if (rank != late) {

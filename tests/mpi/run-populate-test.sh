@@ -1,0 +1,38 @@
+#!/bin/sh
+#
+# run-populate-test.sh - MPIKVS_POPULATE (tests/mpi/test_populate.c) under
+# plain mpirun at np 1 and 2 on one node: what mpikvs_open faults in with
+# the default, all, 0, off and a small bound, a working table after each,
+# and bad values refused.  The regions go to a private directory, which
+# must be empty at the end; each mpirun has a hard time limit
+# (MPITEST_TIMEOUT, default 120 s).
+
+LC_ALL=C
+export LC_ALL
+. "${top_srcdir:-.}/tests/plain-mpirun.sh"
+plain_mpirun_env
+plain_mpirun_prog test_populate
+MPIKVS_SHM_DIR=$(mktemp -d /dev/shm/mpikvs-populate.XXXXXX) || exit 1
+export MPIKVS_SHM_DIR
+xs="-x OMPI_MCA_btl -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
+plain_mpirun_asan "$prog" && xs="$xs -x ASAN_OPTIONS"
+trap 'rm -rf "$MPIKVS_SHM_DIR"' EXIT
+trap 'exit 130' INT TERM
+
+fail=0
+for np in 1 2; do
+    # shellcheck disable=SC2086
+    if timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs -np "$np" \
+        "$prog" </dev/null; then
+        echo "PASS np=$np"
+    else
+        echo "FAIL np=$np"
+        fail=$((fail + 1))
+    fi
+done
+left=$(ls -A "$MPIKVS_SHM_DIR")
+if [ -n "$left" ]; then
+    echo "FAIL left in $MPIKVS_SHM_DIR: $left"
+    fail=$((fail + 1))
+fi
+[ "$fail" = 0 ]
