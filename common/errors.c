@@ -40,6 +40,8 @@ const char *mpikvs_strerror(int rc)
         return "success";
     if (rc == MPIKVS_MISS)
         return "not found";
+    if (rc == MPIKVS_PRESENT)
+        return "already present";
     if (rc <= MPIKVS_ERR_FIRST && rc >= MPIKVS_ERR_LAST)
         return band_text[MPIKVS_ERR_FIRST - rc];
     if (rc < 0 && rc > -4096)

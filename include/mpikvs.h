@@ -108,6 +108,14 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **kvs);
  * MPIKVS_ERR_MPI. */
 int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value);
 
+/* Store value under key only if the key is not in the table: returns
+ * MPIKVS_OK when stored (as mpikvs_put would), MPIKVS_PRESENT when the key
+ * was there (nothing written; present, if not NULL, gets its value), or
+ * an error.  Of racing callers of one key exactly one stores (lock-free
+ * over the mpi transport: see mpikvs(3)). */
+int mpikvs_put_if_absent(mpikvs_t *kvs, const void *key, const void *value,
+                         void *present);
+
 /* Look key up; on a hit copy its value into value (on a miss value is
  * left as it was).  Returns MPIKVS_OK, MPIKVS_MISS, MPIKVS_ERR_INVAL or
  * MPIKVS_ERR_MPI. */

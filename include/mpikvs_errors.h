@@ -2,7 +2,8 @@
  * mpikvs_errors.h - the return codes every mpikvs call shares.
  *
  * A call returns MPIKVS_OK (0), MPIKVS_MISS (1, "not found", not an
- * error), or a negative error code.  Library codes sit in a reserved band,
+ * error), MPIKVS_PRESENT (2, mpikvs_put_if_absent's "already there", not
+ * an error), or a negative error code.  Library codes sit in a reserved band,
  * [MPIKVS_ERR_LAST, MPIKVS_ERR_FIRST]; any other negative value is a
  * negated errno (-ENOMEM, -EACCES, ...).  mpikvs_strerror() explains both.
  */
@@ -16,6 +17,7 @@ extern "C" {
 enum mpikvs_rc {
     MPIKVS_OK             = 0,
     MPIKVS_MISS           = 1,
+    MPIKVS_PRESENT        = 2,
 
     MPIKVS_ERR_FIRST      = -30800,
     MPIKVS_ERR_INVAL      = -30800, /* an argument is out of range */

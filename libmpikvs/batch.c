@@ -115,8 +115,8 @@ static int get_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
         p[np] = (struct pending){.index = i, .key = key, .copy = np,
                                  .shipped = kvs_shipped(kvs, key.node)};
         rc = p[np].shipped
-                 ? kvs->tp->ship(kvs, &key, false, v + i * kvs->value_size,
-                                 &status[i])
+                 ? kvs->tp->ship(kvs, &key, KVS_SHIP_GET, NULL,
+                                 v + i * kvs->value_size, &status[i])
                  : kvs_read_bucket(kvs, &key, copy_of(kvs, np));
         np++;
     }
@@ -239,8 +239,8 @@ static int put_shipped_batch(mpikvs_t *kvs, const struct pending *p,
     int rc = MPIKVS_OK;
 
     for (size_t j = 0; j < np && rc == MPIKVS_OK; j++)
-        rc = kvs->tp->ship(kvs, &p[j].key, true,
-                           (void *)(v + p[j].index * kvs->value_size),
+        rc = kvs->tp->ship(kvs, &p[j].key, KVS_SHIP_PUT,
+                           v + p[j].index * kvs->value_size, NULL,
                            &choice[j]);
     if (np)   /* also after an error: nothing may stay queued */
         rc = first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));

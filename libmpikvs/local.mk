@@ -5,6 +5,7 @@
 lib_LTLIBRARIES += libmpikvs/libmpikvs.la
 
 libmpikvs_libmpikvs_la_SOURCES = \
+	libmpikvs/absent.c \
 	libmpikvs/batch.c \
 	libmpikvs/env.c \
 	libmpikvs/errors.c \

@@ -139,13 +139,11 @@ static int invalidate_far(mpikvs_t *kvs, const struct kvs_key *k,
     return rc == MPIKVS_OK ? MPIKVS_MISS : rc;
 }
 
-/* A key shipped to its home node, which applies it (transport.h): for a
- * get MPIKVS_OK or MPIKVS_MISS, for a put the slot choice, or an error. */
-static int ship_one(mpikvs_t *kvs, const struct kvs_key *k, bool put,
-                    void *value)
+int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
+                 enum kvs_ship_kind kind, const void *in, void *out)
 {
     int status = MPIKVS_OK;
-    int rc = kvs->tp->ship(kvs, k, put, value, &status);
+    int rc = kvs->tp->ship(kvs, k, kind, in, out, &status);
 
     if (rc == MPIKVS_OK)
         rc = kvs->tp->flush(kvs, k->node);
@@ -163,7 +161,7 @@ static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
     (void)in;
     KVS_COUNT(kvs, remote, 1);
     if (kvs_shipped(kvs, k->node))
-        return ship_one(kvs, k, false, value);
+        return kvs_ship_one(kvs, k, KVS_SHIP_GET, NULL, value);
     for (int attempt = 0;; attempt++) {
         uint64_t torn = 0, meta = 0;
         int rc = fetch_bucket(kvs, k, b);
@@ -239,6 +237,23 @@ int kvs_put_claimed(mpikvs_t *kvs, const struct kvs_key *k,
     return rc;
 }
 
+int kvs_put_unclaimed(mpikvs_t *kvs, const struct kvs_key *k,
+                      const void *value)
+{
+    struct slot_pick p;
+    int rc;
+
+    if ((rc = pick_far(kvs, k, &p)) != MPIKVS_OK)
+        return rc;
+    kvs_slot_image(kvs, k, value, kvs->slot_image);
+    rc = kvs_write_slot(kvs, k, p.slot, &p.meta, kvs->slot_image);
+    /* Complete at the target before the image is reused or another rank
+     * may read the slot. */
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->flush(kvs, k->node);
+    return rc == MPIKVS_OK ? (int)p.choice : rc;
+}
+
 /* A put through the transport.  Lock-free with the CPU's atomics, the
  * slot is claimed; under a lock nobody else writes the bucket, and
  * lock-free without them (the mpi transport) the slot is written as
@@ -248,28 +263,18 @@ int kvs_put_claimed(mpikvs_t *kvs, const struct kvs_key *k,
 static int put_far(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
                    void *out)
 {
-    struct slot_pick p;
     int rc;
 
     (void)out;
-    if (kvs_shipped(kvs, k->node)) {
-        if ((rc = ship_one(kvs, k, true, (void *)value)) >= 0)
-            kvs_count_put(kvs, rc);
-        return rc < 0 ? rc : MPIKVS_OK;
-    }
-    if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic)
+    if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic &&
+        !kvs_shipped(kvs, k->node))
         return kvs_put_claimed(kvs, k, value);
-    if ((rc = pick_far(kvs, k, &p)) != MPIKVS_OK)
-        return rc;
-    kvs_slot_image(kvs, k, value, kvs->slot_image);
-    rc = kvs_write_slot(kvs, k, p.slot, &p.meta, kvs->slot_image);
-    /* Complete at the target before the image is reused or another rank
-     * may read the slot. */
-    if (rc == MPIKVS_OK)
-        rc = kvs->tp->flush(kvs, k->node);
-    if (rc == MPIKVS_OK)
-        kvs_count_put(kvs, p.choice);
-    return rc;
+    rc = kvs_shipped(kvs, k->node)
+             ? kvs_ship_one(kvs, k, KVS_SHIP_PUT, value, NULL)
+             : kvs_put_unclaimed(kvs, k, value);
+    if (rc >= 0)
+        kvs_count_put(kvs, rc);
+    return rc < 0 ? rc : MPIKVS_OK;
 }
 
 /* ---- the get and the put ---- */

@@ -91,6 +91,25 @@ int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
 int kvs_put_claimed(mpikvs_t *kvs, const struct kvs_key *k,
                     const void *value);
 
+/* The put of another node's key where nobody else writes its bucket (the
+ * lock modes), or lock-free without the CPU's atomics (the mpi transport,
+ * which may lose a racing insert: mpikvs(7)): the slot picked from a copy
+ * of the bucket and written.  Returns the slot choice, not counted, or an
+ * error. */
+int kvs_put_unclaimed(mpikvs_t *kvs, const struct kvs_key *k,
+                      const void *value);
+
+/* One operation shipped whole to k's home node (transport.h, ship) and
+ * flushed.  Returns its status, or an error. */
+int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
+                 enum kvs_ship_kind kind, const void *in, void *out);
+
+/* The put-if-absent of an own key in shared memory (absent.c), also what
+ * a node's serving process runs for one shipped to it: the slot choice,
+ * or SLOT_PRESENT with the present value in present (if not NULL). */
+int kvs_put_absent_direct(mpikvs_t *kvs, const struct kvs_key *k,
+                          const void *value, void *present);
+
 /* Count a put that took a slot (enum slot_choice). */
 void kvs_count_put(mpikvs_t *kvs, int choice);
 

@@ -148,13 +148,31 @@ void kvs_slot_busy_wait(int waits)
     kvs_slot_backoff(waits < 8 ? 0 : 1);
 }
 
+void kvs_slot_write_claimed(mpikvs_t *kvs, unsigned char *bucket, uint64_t i,
+                            const struct kvs_key *k, const void *value)
+{
+    unsigned char *slot = kvs_slot_at(kvs, bucket, i);
+    uint64_t sum;
+
+    memcpy(slot + KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
+    memcpy(slot + kvshm_slot_value_offset(kvs->key_size), value,
+           kvs->value_size);
+    /* From the caller's value, not the slot's bytes: another writer that
+     * took the slot over may be writing them now. */
+    sum = kvshm_slot_checksum(value, kvs->value_size, k->seed);
+    /* Release: a reader that loads this checksum sees the key and value
+     * above, so a finished write always verifies. */
+    __atomic_store_n((uint64_t *)(slot +
+                                  kvshm_slot_checksum_offset(kvs->slot_size)),
+                     sum, __ATOMIC_RELEASE);
+}
+
 enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
                                      const struct kvs_key *k,
                                      const void *value)
 {
     struct slot_pick p;
-    unsigned char *slot;
-    uint64_t claim, sum;
+    uint64_t claim;
 
     for (int waits = 0;;) {
         if (!kvs_slot_pick(kvs, bucket, true, k,
@@ -171,23 +189,50 @@ enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
                                         __ATOMIC_RELAXED))
             break;
     }
-    slot = kvs_slot_at(kvs, bucket, p.slot);
-    memcpy(slot + KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
-    memcpy(slot + kvshm_slot_value_offset(kvs->key_size), value,
-           kvs->value_size);
-    /* From the caller's value, not the slot's bytes: another writer that
-     * took the slot over may be writing them now. */
-    sum = kvshm_slot_checksum(value, kvs->value_size, k->seed);
-    /* Release: a reader that loads this checksum sees the key and value
-     * above, so a finished write always verifies. */
-    __atomic_store_n((uint64_t *)(slot +
-                                  kvshm_slot_checksum_offset(kvs->slot_size)),
-                     sum, __ATOMIC_RELEASE);
+    kvs_slot_write_claimed(kvs, bucket, p.slot, k, value);
     /* Done: BUSY off, with release for the writers that waited for it;
      * unless a writer took the slot over meanwhile, whose claim stands. */
     __atomic_compare_exchange_n(kvs_meta_at(bucket, p.slot), &claim, p.meta,
                                 false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
     return p.choice;
+}
+
+enum absent_step kvs_slot_absent_step(const mpikvs_t *kvs,
+                                      unsigned char *bucket, bool shared,
+                                      const struct kvs_key *k,
+                                      uint64_t mine, uint64_t mine_was,
+                                      void *present)
+{
+    unsigned char copy[kvs->value_size];
+    enum absent_step step = ABSENT_WRITE;
+
+    for (uint64_t i = 0; i < kvs->slots; i++) {
+        /* our slot as it was before the claim: the pick may have taken
+         * the key's own slot, written since the lookup */
+        uint64_t meta = i == mine ? mine_was
+                                  : kvshm_meta_load(bucket, i, shared);
+
+        if (!kvshm_meta_live(meta) || kvshm_meta_tag(meta) != k->tag)
+            continue;
+        if (meta & KVSHM_SLOT_BUSY) {
+            if (i == mine)
+                continue;   /* a stalled put's, taken over */
+            if (i < mine)
+                step = ABSENT_YIELD;
+            else if (step == ABSENT_WRITE)
+                step = ABSENT_WAIT;
+            continue;
+        }
+        if (kvshm_slot_read(meta, kvs_slot_at(kvs, bucket, i),
+                            kvs->slot_size, kvs->key_size, kvs->value_size,
+                            shared, k->bytes, k->seed, copy) ==
+            KVSHM_SLOT_READ_VERIFIED) {
+            if (present)
+                memcpy(present, copy, kvs->value_size);
+            return ABSENT_PRESENT;
+        }
+    }
+    return step;
 }
 
 void kvs_slot_image(const mpikvs_t *kvs, const struct kvs_key *k,

@@ -23,7 +23,8 @@ enum slot_found {
 enum slot_choice {
     SLOT_UPDATE,     /* the key's own slot */
     SLOT_FREE,       /* empty or invalid */
-    SLOT_EVICT       /* another key's, written longest ago */
+    SLOT_EVICT,      /* another key's, written longest ago */
+    SLOT_PRESENT     /* none: the key was there (put-if-absent) */
 };
 
 static inline unsigned char *kvs_slot_at(const mpikvs_t *kvs,
@@ -102,10 +103,30 @@ void kvs_slot_busy_wait(int waits);
 
 /* The lock-free put in shared memory (own node): claim a slot with a
  * compare-and-swap of its meta word, write key, value and checksum in
- * place, clear BUSY.  Returns the slot choice. */
+ * place (kvs_slot_write_claimed), clear BUSY.  Returns the slot choice. */
 enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
                                      const struct kvs_key *k,
                                      const void *value);
+void kvs_slot_write_claimed(mpikvs_t *kvs, unsigned char *bucket, uint64_t i,
+                            const struct kvs_key *k, const void *value);
+
+/* What a put-if-absent that holds the claim of slot mine does next, from
+ * a look at its bucket after the claim (absent.c says why this decides):
+ * the key verified in a slot (mine_was is the meta word mine had before
+ * the claim; present, if not NULL, gets the value), a BUSY slot of the
+ * key's tag before mine (give the claim back, wait, start again), one
+ * after it (wait, look again), or none (write). */
+enum absent_step {
+    ABSENT_WRITE,
+    ABSENT_WAIT,
+    ABSENT_YIELD,
+    ABSENT_PRESENT
+};
+enum absent_step kvs_slot_absent_step(const mpikvs_t *kvs,
+                                      unsigned char *bucket, bool shared,
+                                      const struct kvs_key *k,
+                                      uint64_t mine, uint64_t mine_was,
+                                      void *present);
 
 /* The slot's bytes for a write through the transport: key, value,
  * padding, checksum (slot_size bytes, into out). */

@@ -32,6 +32,13 @@
 
 #define KVS_ALL_NODES UINT32_MAX   /* flush(): every node */
 
+/* What a key is shipped for (ship, below). */
+enum kvs_ship_kind {
+    KVS_SHIP_GET,
+    KVS_SHIP_PUT,
+    KVS_SHIP_PUT_ABSENT
+};
+
 struct kvs_transport {
     bool cpu_atomic;   /* see above */
 
@@ -53,13 +60,16 @@ struct kvs_transport {
      * and answers once for all the keys a flush sends it: one message
      * each way, where reading the bucket and writing a slot are one or
      * two round trips per key.  ships(): whether node's keys go this way
-     * (asked in the lock-free mode only).  ship(): queue k's get (value
-     * receives it) or put (value is copied at once); *status, after the
-     * flush: MPIKVS_OK or MPIKVS_MISS for a get, the slot choice (enum
-     * slot_choice) for a put, or an error. */
+     * (asked in the lock-free mode only).  ship(): queue k's operation:
+     * a get (out receives the value), a put (in is copied at once) or a
+     * put-if-absent (both: out, if not NULL, receives a present value);
+     * *status, after the flush: MPIKVS_OK or MPIKVS_MISS for a get, the
+     * slot choice (enum slot_choice, SLOT_PRESENT included) for the puts,
+     * or an error. */
     bool (*ships)(const mpikvs_t *kvs, uint32_t node);
-    int (*ship)(mpikvs_t *kvs, const struct kvs_key *k, bool put,
-                void *value, int *status);
+    int (*ship)(mpikvs_t *kvs, const struct kvs_key *k,
+                enum kvs_ship_kind kind, const void *in, void *out,
+                int *status);
 
     /* The coarse-lock mode's lock of a whole node's region, held across
      * the operations of one get or put (and their flushes).  NULL in a

@@ -84,8 +84,8 @@ int ucx_wait_done(mpikvs_t *kvs, ucs_status_ptr_t req, uint32_t node,
  * once the endpoints work, which nodes are shipped to
  * (ucx_shipping_choose); ucx_shipping_close frees what they made. */
 bool ucx_ships(const mpikvs_t *kvs, uint32_t node);
-int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, bool put, void *value,
-             int *status);
+int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
+             const void *in, void *out, int *status);
 int ucx_ship_flush(mpikvs_t *kvs);
 int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s);
 int ucx_serving_open(mpikvs_t *kvs, struct ucx_transport *s);

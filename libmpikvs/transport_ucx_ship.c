@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "slot.h"
 #include "transport_ucx.h"
 
 #define SHIP_AM_ID   1  /* to a serving worker: keys to apply */
@@ -30,9 +31,10 @@
 struct ship_head {
     uint64_t token;   /* the sender's, echoed: which of its messages */
     uint32_t count;   /* keys */
-    uint32_t put;     /* 1: (key, value) each, answered with slot
-                       * choices; 0: keys, answered with statuses, then
-                       * a value for each */
+    uint32_t kind;    /* enum kvs_ship_kind: keys for a get, answered
+                       * with statuses, then a value each; (key, value)
+                       * pairs for a put, answered with slot choices; for
+                       * a put-if-absent, answered with both */
 };
 
 /* A message of queued keys, to one node. */
@@ -50,7 +52,7 @@ struct shipment {
 /* A queued key: where its answer goes. */
 struct ship_entry {
     uint32_t node;
-    void    *value;   /* a get's value */
+    void    *value;   /* a get's value, a present one, or NULL */
     int     *status;
 };
 
@@ -58,7 +60,7 @@ struct ship_entry {
 struct ucx_shipping {
     struct ship_entry queue[BATCH_CHUNK];
     size_t            nqueued;
-    bool              queued_put;
+    enum kvs_ship_kind queued;   /* the kind queued */
     unsigned char    *payload;   /* entry e's key (and value) */
     unsigned char    *outbox;    /* the messages, by node */
     struct shipment   msgs[BATCH_CHUNK];
@@ -68,15 +70,17 @@ struct ucx_shipping {
                                   * ignored */
 };
 
-static size_t ship_stride(const mpikvs_t *kvs, bool put)
+static size_t ship_stride(const mpikvs_t *kvs, uint32_t kind)
 {
-    return kvs->key_size + (put ? kvs->value_size : 0);
+    return kvs->key_size + (kind != KVS_SHIP_GET ? kvs->value_size : 0);
 }
 
-/* The answer: an int32_t status per key, then for gets a value each. */
-static size_t answer_len(const mpikvs_t *kvs, uint32_t count, bool put)
+/* The answer: an int32_t status per key, then, but for a put, a value
+ * each. */
+static size_t answer_len(const mpikvs_t *kvs, uint32_t count, uint32_t kind)
 {
-    return count * (sizeof(int32_t) + (put ? 0 : kvs->value_size));
+    return count * (sizeof(int32_t) +
+                    (kind != KVS_SHIP_PUT ? kvs->value_size : 0));
 }
 
 bool ucx_ships(const mpikvs_t *kvs, uint32_t node)
@@ -86,27 +90,27 @@ bool ucx_ships(const mpikvs_t *kvs, uint32_t node)
     return s->nodes && s->nodes[node].ships;
 }
 
-int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, bool put, void *value,
-             int *status)
+int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
+             const void *in, void *out, int *status)
 {
     struct ucx_transport *s = ucx_state(kvs);
     struct ucx_shipping *q = s->ship;
-    size_t stride = ship_stride(kvs, true);
+    size_t stride = ship_stride(kvs, KVS_SHIP_PUT);
     int rc;
 
     if (s->nodes[k->node].lost != UCS_OK)
         return ucx_node_lost(kvs, k->node);
     /* one kind per flush, and at most a chunk: send what is queued */
     if (q->nqueued &&
-        (q->nqueued == BATCH_CHUNK || q->queued_put != put) &&
+        (q->nqueued == BATCH_CHUNK || q->queued != kind) &&
         (rc = ucx_ship_flush(kvs)) != MPIKVS_OK)
         return rc;
-    q->queue[q->nqueued] = (struct ship_entry){k->node, value, status};
+    q->queue[q->nqueued] = (struct ship_entry){k->node, out, status};
     memcpy(q->payload + q->nqueued * stride, k->bytes, kvs->key_size);
-    if (put)
-        memcpy(q->payload + q->nqueued * stride + kvs->key_size, value,
+    if (kind != KVS_SHIP_GET)
+        memcpy(q->payload + q->nqueued * stride + kvs->key_size, in,
                kvs->value_size);
-    q->queued_put = put;
+    q->queued = kind;
     q->nqueued++;
     return MPIKVS_OK;
 }
@@ -114,8 +118,8 @@ int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, bool put, void *value,
 /* Group the queued entries into one message per node, in their order. */
 static void pack_shipments(const mpikvs_t *kvs, struct ucx_shipping *q)
 {
-    size_t stride = ship_stride(kvs, q->queued_put);
-    size_t full = ship_stride(kvs, true);
+    size_t stride = ship_stride(kvs, q->queued);
+    size_t full = ship_stride(kvs, KVS_SHIP_PUT);
     bool taken[BATCH_CHUNK] = {false};
     uint32_t at = 0;
 
@@ -137,7 +141,7 @@ static void pack_shipments(const mpikvs_t *kvs, struct ucx_shipping *q)
         m->head = (struct ship_head){
             .token = (uint64_t)q->round << 32 | q->nmsgs,
             .count = m->count,
-            .put = q->queued_put};
+            .kind = q->queued};
         q->nmsgs++;
     }
 }
@@ -153,14 +157,14 @@ int ucx_ship_flush(mpikvs_t *kvs)
 {
     struct ucx_transport *s = ucx_state(kvs);
     struct ucx_shipping *q = s->ship;
-    size_t stride = ship_stride(kvs, q->queued_put);
+    size_t stride = ship_stride(kvs, q->queued);
     int rc = MPIKVS_OK;
 
     if (!q->nqueued)
         return MPIKVS_OK;
     /* the last one given up on (below) is UCX's */
     if (!q->outbox &&
-        !(q->outbox = malloc(BATCH_CHUNK * ship_stride(kvs, true)))) {
+        !(q->outbox = malloc(BATCH_CHUNK * ship_stride(kvs, KVS_SHIP_PUT)))) {
         rc = kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
         for (size_t e = 0; e < q->nqueued; e++)
             *q->queue[e].status = rc;
@@ -252,8 +256,8 @@ static ucs_status_t take_answer(void *arg, const void *header,
     if (m->answered)
         return UCS_OK;
     m->answered = true;
-    if (h.count != m->count || h.put != q->queued_put ||
-        length != answer_len(kvs, h.count, h.put)) {
+    if (h.count != m->count || h.kind != q->queued ||
+        length != answer_len(kvs, h.count, h.kind)) {
         m->garbled = true;
         return UCS_OK;
     }
@@ -264,7 +268,9 @@ static ucs_status_t take_answer(void *arg, const void *header,
         *e->status = st;
         if (st < 0 && !m->refused)
             m->refused = st;
-        if (!h.put && st == MPIKVS_OK)
+        if (e->value && ((h.kind == KVS_SHIP_GET && st == MPIKVS_OK) ||
+                         (h.kind == KVS_SHIP_PUT_ABSENT &&
+                          st == SLOT_PRESENT)))
             memcpy(e->value,
                    d + h.count * sizeof(st) + i * kvs->value_size,
                    kvs->value_size);
@@ -303,8 +309,10 @@ static ucs_status_t serve_keys(void *arg, const void *header,
     memcpy(&h, header, sizeof(h));
     if (h.count > BATCH_CHUNK)
         h.count = 0;   /* answered with a length the sender refuses */
-    size_t stride = ship_stride(node, h.put);
-    size_t len = answer_len(node, h.count, h.put);
+    if (h.kind > KVS_SHIP_PUT_ABSENT)
+        h.count = 0;   /* answered with a length the sender refuses */
+    size_t stride = ship_stride(node, h.kind);
+    size_t len = answer_len(node, h.count, h.kind);
     /* zeroed: a miss's value goes out too, and must not carry old heap */
     if (!(answer = calloc(1, sizeof(h) + len)))
         return UCS_OK;
@@ -318,9 +326,13 @@ static ucs_status_t serve_keys(void *arg, const void *header,
             kvs_key_make(node, d + i * stride, &k);
             if (k.node != node->node)   /* another table's key */
                 st = MPIKVS_ERR_MISMATCH;
-            else if (h.put)
+            else if (h.kind == KVS_SHIP_PUT)
                 st = kvs_put_direct(node, &k,
                                     d + i * stride + node->key_size);
+            else if (h.kind == KVS_SHIP_PUT_ABSENT)
+                st = kvs_put_absent_direct(node, &k,
+                                           d + i * stride + node->key_size,
+                                           values + i * node->value_size);
             else
                 st = kvs_get_direct(node, &k,
                                     values + i * node->value_size);

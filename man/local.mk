@@ -16,6 +16,7 @@ man_MANS += \
 	man/mpikvs_last_error.3 \
 	man/mpikvs_open.3 \
 	man/mpikvs_put.3 \
+	man/mpikvs_put_if_absent.3 \
 	man/mpikvs_put_batch.3 \
 	man/mpikvs_round_key.3 \
 	man/mpikvs_stats.3 \
@@ -41,6 +42,7 @@ EXTRA_DIST += \
 	man/mpikvs_last_error.3.in \
 	man/mpikvs_open.3.in \
 	man/mpikvs_put.3.in \
+	man/mpikvs_put_if_absent.3.in \
 	man/mpikvs_put_batch.3.in \
 	man/mpikvs_round_key.3.in \
 	man/mpikvs_stats.3.in \

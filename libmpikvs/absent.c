@@ -1,0 +1,233 @@
+/*
+ * absent.c - mpikvs_put_if_absent: store a key only where no live slot
+ * holds it, and say so when one does.
+ *
+ * Two racing callers of one key may claim two different free slots of
+ * its bucket, so a compare-and-swap on one slot cannot decide alone.
+ * A caller claims a slot as a put does, then looks at the bucket again,
+ * after a full fence, so that of two claims at least one sees the other
+ * (kvs_slot_absent_step):
+ *   - the key verified in a slot: present; the claim is given back, the
+ *     slot's old meta word restored (its old entry, never touched);
+ *   - a BUSY slot of the key's tag before ours: give the claim back, wait
+ *     for that slot, start again;
+ *   - a BUSY slot of the key's tag after ours: wait for it and look again;
+ *   - none of these: write.
+ * Of two claims that see each other, the one after gives way and the one
+ * before writes; where only one saw the other, the one that did not
+ * writes, and the other waits for it (after it) or gives way (before it),
+ * then finds the key.  So every key has one winner.  A claim held beyond
+ * the busy wait (KVS_SLOT_BUSY_WAITS) is a stalled writer's, passed over
+ * as puts pass over it.
+ *
+ * The same steps run on the own node's shared memory and, lock-free with
+ * the CPU's atomics, through the transport; under a lock nobody races, and
+ * lock-free without them (the mpi transport) it is a lookup, then a put,
+ * which a racing put can still beat (mpikvs(3)).
+ */
+#include <string.h>
+
+#include "mpikvs.h"
+#include "ops.h"
+#include "slot.h"
+
+/* Where the steps run: shared memory, or the transport. */
+struct absent_io {
+    bool shared;
+    /* the bucket as it is now */
+    int (*bucket)(mpikvs_t *kvs, const struct kvs_key *k, unsigned char **b);
+    /* compare-and-swap of slot i's meta word, ordered as a full fence;
+     * *seen: the word before */
+    int (*cas)(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
+               uint64_t expect, uint64_t desired, uint64_t *seen);
+    /* key, value and checksum into slot i, which the caller claimed */
+    int (*write)(mpikvs_t *kvs, const struct kvs_key *k, unsigned char *b,
+                 uint64_t i, const void *value);
+};
+
+static int shared_bucket(mpikvs_t *kvs, const struct kvs_key *k,
+                         unsigned char **b)
+{
+    *b = kvs_bucket_prefetch(kvs, k);
+    return MPIKVS_OK;
+}
+
+static int shared_cas(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
+                      uint64_t expect, uint64_t desired, uint64_t *seen)
+{
+    uint64_t *m = kvs_meta_at(kvs->buckets + k->bucket * kvs->bucket_size,
+                              i);
+
+    *seen = expect;
+    __atomic_compare_exchange_n(m, seen, desired, false, __ATOMIC_SEQ_CST,
+                                __ATOMIC_SEQ_CST);
+    /* the loads of the next look come after the claim, in every order the
+     * other claimer's may see (store-load: the fence, not the CAS's own
+     * ordering, is what C promises that of) */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return MPIKVS_OK;
+}
+
+static int shared_write(mpikvs_t *kvs, const struct kvs_key *k,
+                        unsigned char *b, uint64_t i, const void *value)
+{
+    kvs_slot_write_claimed(kvs, b, i, k, value);
+    return MPIKVS_OK;
+}
+
+static const struct absent_io shared_io = {true, shared_bucket, shared_cas,
+                                           shared_write};
+
+/* Through the transport: a copy of the bucket in kvs->scratch; the
+ * target's CPU runs the compare-and-swap (transport.h, cpu_atomic), a
+ * locked instruction there, and completes it before the next read. */
+static int far_bucket(mpikvs_t *kvs, const struct kvs_key *k,
+                      unsigned char **b)
+{
+    int rc = kvs_read_bucket(kvs, k, kvs->scratch);
+
+    *b = kvs->scratch;
+    return rc == MPIKVS_OK ? kvs->tp->flush(kvs, k->node) : rc;
+}
+
+static int far_cas(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
+                   uint64_t expect, uint64_t desired, uint64_t *seen)
+{
+    int rc = kvs->tp->cas64(kvs, k->node, kvs_meta_disp(kvs, k->bucket, i),
+                            expect, desired, seen);
+
+    return rc == MPIKVS_OK ? kvs->tp->flush(kvs, k->node) : rc;
+}
+
+static int far_write(mpikvs_t *kvs, const struct kvs_key *k,
+                     unsigned char *b, uint64_t i, const void *value)
+{
+    int rc;
+
+    (void)b;
+    kvs_slot_image(kvs, k, value, kvs->slot_image);
+    rc = kvs->tp->write(kvs, k->node, kvs_slot_disp(kvs, k->bucket, i),
+                        kvs->slot_image, kvs->slot_size);
+    return rc == MPIKVS_OK ? kvs->tp->flush(kvs, k->node) : rc;
+}
+
+static const struct absent_io far_io = {false, far_bucket, far_cas,
+                                        far_write};
+
+/* Hold the claim of slot p->slot until the bucket says what to do; then
+ * write, or give the claim back.  Returns the slot choice, SLOT_PRESENT,
+ * -1 (gave way: start again) or an error (below -1). */
+#define GAVE_WAY (-1)
+static int decide(mpikvs_t *kvs, const struct kvs_key *k,
+                  const struct absent_io *io, const struct slot_pick *p,
+                  const void *value, void *present)
+{
+    uint64_t claim = p->meta | KVSHM_SLOT_BUSY, seen;
+    unsigned char *b;
+    enum absent_step step;
+    int rc;
+
+    for (int waits = 0;; waits++) {
+        if ((rc = io->bucket(kvs, k, &b)) != MPIKVS_OK)
+            return rc;
+        step = kvs_slot_absent_step(kvs, b, io->shared, k, p->slot, p->seen,
+                                    present);
+        if (step == ABSENT_WAIT && waits >= KVS_SLOT_BUSY_WAITS)
+            step = ABSENT_WRITE;   /* a stalled writer: passed over */
+        if (step != ABSENT_WAIT)
+            break;
+        kvs_slot_busy_wait(waits);
+    }
+    if (step == ABSENT_WRITE) {
+        rc = io->write(kvs, k, b, p->slot, value);
+        /* BUSY off; a writer that took the slot over keeps its claim */
+        if (rc == MPIKVS_OK)
+            rc = io->cas(kvs, k, p->slot, claim, p->meta, &seen);
+        return rc == MPIKVS_OK ? (int)p->choice : rc;
+    }
+    /* the slot as it was: free, or the entry it held, untouched */
+    if ((rc = io->cas(kvs, k, p->slot, claim, p->seen, &seen)) != MPIKVS_OK)
+        return rc;
+    return step == ABSENT_PRESENT ? SLOT_PRESENT : GAVE_WAY;
+}
+
+static int put_absent(mpikvs_t *kvs, const struct kvs_key *k,
+                      const struct absent_io *io, const void *value,
+                      void *present)
+{
+    struct slot_pick p;
+    unsigned char *b;
+    uint64_t seen;
+    int rc;
+
+    for (int waits = 0;; kvs_slot_busy_wait(waits++)) {
+        uint64_t torn = 0, meta = 0;
+        if ((rc = io->bucket(kvs, k, &b)) != MPIKVS_OK)
+            return rc;
+        if (kvs_slot_find(kvs, b, io->shared, k, present, &torn, &meta) ==
+            SLOT_HIT)
+            return SLOT_PRESENT;
+        if (!kvs_slot_pick(kvs, b, io->shared, k,
+                           waits < KVS_SLOT_BUSY_WAITS, &p))
+            continue;
+        rc = io->cas(kvs, k, p.slot, p.seen, p.meta | KVSHM_SLOT_BUSY,
+                     &seen);
+        if (rc != MPIKVS_OK)
+            return rc;
+        if (seen != p.seen)
+            continue;   /* another put changed the slot: pick again */
+        if ((rc = decide(kvs, k, io, &p, value, present)) != GAVE_WAY)
+            return rc;
+    }
+}
+
+int kvs_put_absent_direct(mpikvs_t *kvs, const struct kvs_key *k,
+                          const void *value, void *present)
+{
+    return put_absent(kvs, k, &shared_io, value, present);
+}
+
+/* Another node's key, under the mode's lock (ops.h, kvs_locked).  in:
+ * the value; out: where a present value goes, or NULL. */
+static int put_absent_far(mpikvs_t *kvs, const struct kvs_key *k,
+                          const void *in, void *out)
+{
+    uint64_t torn = 0, meta = 0;
+    unsigned char *b;
+    int rc;
+
+    if (kvs_shipped(kvs, k->node))
+        return kvs_ship_one(kvs, k, KVS_SHIP_PUT_ABSENT, in, out);
+    if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic)
+        return put_absent(kvs, k, &far_io, in, out);
+    /* under a lock, or lock-free without CPU atomics: look, then put */
+    if ((rc = far_bucket(kvs, k, &b)) != MPIKVS_OK)
+        return rc;
+    if (kvs_slot_find(kvs, b, false, k, out, &torn, &meta) == SLOT_HIT)
+        return SLOT_PRESENT;
+    return kvs_put_unclaimed(kvs, k, in);
+}
+
+int mpikvs_put_if_absent(mpikvs_t *kvs, const void *key, const void *value,
+                         void *present)
+{
+    struct kvs_key k;
+    int rc;
+
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    if (!key || !value)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "mpikvs_put_if_absent: key and value must not be "
+                        "NULL");
+    kvs_key_make(kvs, key, &k);
+    rc = kvs_direct(kvs, &k)
+             ? kvs_put_absent_direct(kvs, &k, value, present)
+             : kvs_locked(kvs, &k, true, put_absent_far, value, present);
+    if (rc < 0)
+        return rc;
+    if (rc == SLOT_PRESENT)
+        return MPIKVS_PRESENT;
+    kvs_count_put(kvs, rc);
+    return MPIKVS_OK;
+}
