@@ -136,6 +136,29 @@ int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys,
 int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
                      const void *values);
 
+/* A batch in flight: started, then completed by mpikvs_wait or a
+ * successful mpikvs_test, which set id to 0.  Until then its keys, values
+ * and status belong to the library. */
+typedef struct mpikvs_request {
+    uint64_t id;
+} mpikvs_request_t;
+
+/* mpikvs_get_batch and mpikvs_put_batch, started: the home nodes work on
+ * the keys while the caller does something else.  Returns MPIKVS_OK
+ * with *req set, or an error (bad arguments; -EAGAIN with 1024 requests
+ * in flight); the batch's own result comes from mpikvs_wait/test. */
+int mpikvs_get_batch_start(mpikvs_t *kvs, size_t n, const void *keys,
+                           void *values, int *status, mpikvs_request_t *req);
+int mpikvs_put_batch_start(mpikvs_t *kvs, size_t n, const void *keys,
+                           const void *values, mpikvs_request_t *req);
+
+/* Complete req: returns what the blocking batch would have; then req is
+ * over (a second wait is MPIKVS_ERR_INVAL).  mpikvs_test does not wait:
+ * *done is 1 and the result returned once it is complete, else *done is
+ * 0 and it returns MPIKVS_OK. */
+int mpikvs_wait(mpikvs_t *kvs, mpikvs_request_t *req);
+int mpikvs_test(mpikvs_t *kvs, mpikvs_request_t *req, int *done);
+
 /* Make the canonical key of n doubles by the table's key fields (see
  * mpikvs.json(5)): key gets key_size bytes.  Returns MPIKVS_OK,
  * MPIKVS_ERR_INVAL (NaN, infinity, n not the field count) or

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "ops.h"
 #include "slot.h"
 
@@ -27,14 +28,6 @@
  * enough that they are not evicted before they are used. */
 #define PREFETCH_AHEAD 8u
 
-struct pending {
-    size_t         index;    /* in the caller's arrays */
-    struct kvs_key key;
-    size_t         copy;     /* the bucket copy it reads (puts: shared by
-                              * keys of one bucket) */
-    bool           shipped;  /* sent whole to its home (transport.h) */
-};
-
 static int batch_room(mpikvs_t *kvs, size_t buckets)
 {
     if (buckets * kvs->bucket_size <= kvs->batch_len)
@@ -43,8 +36,8 @@ static int batch_room(mpikvs_t *kvs, size_t buckets)
                                            "exceeds the buffer", buckets);
 }
 
-static int check_args(mpikvs_t *kvs, const char *call, size_t n,
-                      const void *keys, const void *values, const void *st)
+int kvs_batch_args(mpikvs_t *kvs, const char *call, size_t n,
+                   const void *keys, const void *values, const void *st)
 {
     if (n && (!keys || !values || !st))
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
@@ -53,15 +46,10 @@ static int check_args(mpikvs_t *kvs, const char *call, size_t n,
     return MPIKVS_OK;
 }
 
-/* The first error of a batch wins: the one that stopped it. */
-static int first_error(int rc, int next)
+static unsigned char *copy_of(const mpikvs_t *kvs,
+                              const struct kvs_chunk *c, size_t copy)
 {
-    return rc != MPIKVS_OK ? rc : next;
-}
-
-static unsigned char *copy_of(const mpikvs_t *kvs, size_t copy)
-{
-    return kvs->batch + copy * kvs->bucket_size;
+    return c->copies + copy * kvs->bucket_size;
 }
 
 /* Always inlined: see kvs_bucket_prefetch. */
@@ -86,70 +74,74 @@ static void make_keys(const mpikvs_t *kvs, size_t n, const unsigned char *k,
 }
 
 /* A get's steps over many keys: each key answered on this node as a single
- * get would be, the rest read from their homes together, with one flush,
- * then verified, counted and recorded one by one. */
-static int get_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
-                     unsigned char *v, int *status)
+ * get would be, the rest read from their homes together (issue), then,
+ * after one flush, verified, counted and recorded one by one (finish). */
+static void get_issue(mpikvs_t *kvs, struct kvs_chunk *c)
 {
-    struct pending p[BATCH_CHUNK];
     struct kvs_key keys[BATCH_CHUNK];
-    size_t np = 0;
+    unsigned char *v = c->values;
     int rc = MPIKVS_OK;
 
-    make_keys(kvs, n, k, keys);
-    for (size_t i = 0; i < n && rc == MPIKVS_OK; i++) {
+    make_keys(kvs, c->n, c->keys, keys);
+    for (size_t i = 0; i < c->n && rc == MPIKVS_OK; i++) {
         struct kvs_key key = keys[i];
-        prefetch_own(kvs, keys, n, i + PREFETCH_AHEAD);
+        struct pending *p = &c->remote[c->nremote];
+        prefetch_own(kvs, keys, c->n, i + PREFETCH_AHEAD);
         /* The own node's keys as they come (from shared memory); the
          * lock modes take a lock per bucket, which cannot overlap: their
          * batches run one key at a time. */
         if (kvs->mode != KVSHM_MODE_LOCKFREE || key.node == kvs->node) {
-            status[i] = kvs_get(kvs, &key, v + i * kvs->value_size);
-            rc = status[i] < 0 ? status[i] : MPIKVS_OK;
+            c->status[i] = kvs_get(kvs, &key, v + i * kvs->value_size);
+            rc = c->status[i] < 0 ? c->status[i] : MPIKVS_OK;
             continue;
         }
-        if (kvs_get_tier(kvs, &key, v + i * kvs->value_size, &status[i])) {
-            rc = status[i] < 0 ? status[i] : MPIKVS_OK;
+        if (kvs_get_tier(kvs, &key, v + i * kvs->value_size,
+                         &c->status[i])) {
+            rc = c->status[i] < 0 ? c->status[i] : MPIKVS_OK;
             continue;
         }
-        p[np] = (struct pending){.index = i, .key = key, .copy = np,
-                                 .shipped = kvs_shipped(kvs, key.node)};
-        rc = p[np].shipped
+        *p = (struct pending){.index = i, .key = key, .copy = c->nremote,
+                              .shipped = kvs_shipped(kvs, key.node)};
+        rc = p->shipped
                  ? kvs->tp->ship(kvs, &key, KVS_SHIP_GET, NULL,
-                                 v + i * kvs->value_size, &status[i])
-                 : kvs_read_bucket(kvs, &key, copy_of(kvs, np));
-        np++;
+                                 v + i * kvs->value_size, &c->status[i])
+                 : kvs_read_bucket(kvs, &key, copy_of(kvs, c, p->copy));
+        c->nremote++;
     }
-    /* One flush completes them all, also after an error: nothing may
-     * still be writing into the batch buffer when we return. */
-    if (np)
-        rc = first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
-    for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
-        size_t i = p[j].index;
-        unsigned char *value = v + i * kvs->value_size;
+    c->rc = rc;
+}
+
+static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
+{
+    int rc = c->rc;
+
+    for (size_t j = 0; j < c->nremote && rc == MPIKVS_OK; j++) {
+        const struct pending *p = &c->remote[j];
+        int *status = &c->status[p->index];
+        unsigned char *value = c->values + p->index * kvs->value_size;
         uint64_t torn, meta;
         enum slot_found f;
 
-        if (p[j].shipped) {   /* its home answered status[i] */
+        if (p->shipped) {   /* its home answered *status */
             KVS_COUNT(kvs, remote, 1);
-            status[i] = kvs_get_done(kvs, &p[j].key, value, status[i]);
-            rc = status[i] < 0 ? status[i] : MPIKVS_OK;
+            *status = kvs_get_done(kvs, &p->key, value, *status);
+            rc = *status < 0 ? *status : MPIKVS_OK;
             continue;
         }
-        f = kvs_slot_find(kvs, copy_of(kvs, j), false, &p[j].key, value,
-                          &torn, &meta);
+        f = kvs_slot_find(kvs, copy_of(kvs, c, p->copy), false, &p->key,
+                          value, &torn, &meta);
         if (f == SLOT_TORN) {
             /* The single path retries, with time for a writer between. */
             KVS_COUNT(kvs, checksum_retries, 1);
-            status[i] = kvs_get_far(kvs, &p[j].key, value);
+            *status = kvs_get_far(kvs, &p->key, value);
         } else {
             KVS_COUNT(kvs, remote, 1);
-            status[i] = f == SLOT_HIT ? MPIKVS_OK : MPIKVS_MISS;
+            *status = f == SLOT_HIT ? MPIKVS_OK : MPIKVS_MISS;
         }
-        status[i] = kvs_get_done(kvs, &p[j].key, value, status[i]);
-        rc = status[i] < 0 ? status[i] : MPIKVS_OK;
+        *status = kvs_get_done(kvs, &p->key, value, *status);
+        rc = *status < 0 ? *status : MPIKVS_OK;
     }
-    return rc;
+    c->rc = rc;
 }
 
 static int by_home(const void *a, const void *b)
@@ -174,9 +166,11 @@ static int by_index(const void *a, const void *b)
  * other), write the slots' meta words and images, flush once.  Lock-free
  * with the CPU's atomics, where a slot is claimed with a round trip of
  * its own (kvs_put_claimed), one key at a time. */
-static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
-                            const unsigned char *v)
+static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
 {
+    struct pending *p = c->remote;
+    size_t np = c->nremote;
+    const unsigned char *v = c->values;
     unsigned char *images = kvs->batch_images;
     uint64_t metas[BATCH_CHUNK];
     bool written[BATCH_CHUNK] = {false};
@@ -199,12 +193,13 @@ static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
         return rc;
     for (size_t j = 0; j < np && rc == MPIKVS_OK; j++)
         if (j == 0 || p[j].copy != p[j - 1].copy)
-            rc = kvs_read_bucket(kvs, &p[j].key, copy_of(kvs, p[j].copy));
-    rc = first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
+            rc = kvs_read_bucket(kvs, &p[j].key,
+                                 copy_of(kvs, c, p[j].copy));
+    rc = kvs_first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
 
     qsort(p, np, sizeof(*p), by_index);
     for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
-        unsigned char *bucket = copy_of(kvs, p[j].copy);
+        unsigned char *bucket = copy_of(kvs, c, p[j].copy);
         unsigned char *image = images + j * kvs->slot_size;
         struct slot_pick pick;
 
@@ -227,90 +222,124 @@ static int put_remote_batch(mpikvs_t *kvs, struct pending *p, size_t np,
             kvs_count_put(kvs, pick.choice);
     }
     /* The images must have left before they are reused. */
-    return first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
+    return kvs_first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
 }
 
-/* Shipped puts of a batch (transport.h): one flush sends each home its
- * keys, in the caller's order, and collects the slot choices. */
-static int put_shipped_batch(mpikvs_t *kvs, const struct pending *p,
-                             size_t np, const unsigned char *v)
+/* A put's steps over many keys: the own node's keys as they come, the
+ * keys shipped to their homes sent together, in the caller's order
+ * (issue); after the flush their slot choices counted, then the other
+ * remote keys written (finish: put_remote_batch). */
+static void put_issue(mpikvs_t *kvs, struct kvs_chunk *c)
 {
-    int choice[BATCH_CHUNK];
-    int rc = MPIKVS_OK;
-
-    for (size_t j = 0; j < np && rc == MPIKVS_OK; j++)
-        rc = kvs->tp->ship(kvs, &p[j].key, KVS_SHIP_PUT,
-                           v + p[j].index * kvs->value_size, NULL,
-                           &choice[j]);
-    if (np)   /* also after an error: nothing may stay queued */
-        rc = first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
-    for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
-        if (choice[j] < 0)
-            rc = choice[j];
-        else
-            kvs_count_put(kvs, choice[j]);
-    }
-    return rc;
-}
-
-static int put_chunk(mpikvs_t *kvs, size_t n, const unsigned char *k,
-                     const unsigned char *v)
-{
-    struct pending p[BATCH_CHUNK], s[BATCH_CHUNK];
     struct kvs_key keys[BATCH_CHUNK];
-    size_t np = 0, ns = 0;
+    const unsigned char *v = c->values;
     int rc = MPIKVS_OK;
 
-    make_keys(kvs, n, k, keys);
-    for (size_t i = 0; i < n && rc == MPIKVS_OK; i++) {
+    make_keys(kvs, c->n, c->keys, keys);
+    for (size_t i = 0; i < c->n && rc == MPIKVS_OK; i++) {
         struct kvs_key key = keys[i];
-        prefetch_own(kvs, keys, n, i + PREFETCH_AHEAD);
+        prefetch_own(kvs, keys, c->n, i + PREFETCH_AHEAD);
         /* the own node's keys in shared memory as they come; the lock
-         * modes one key at a time (see get_chunk) */
-        if (kvs->mode != KVSHM_MODE_LOCKFREE || key.node == kvs->node)
+         * modes one key at a time (see get_issue) */
+        if (kvs->mode != KVSHM_MODE_LOCKFREE || key.node == kvs->node) {
             rc = kvs_put(kvs, &key, v + i * kvs->value_size);
-        else if (kvs_shipped(kvs, key.node))
-            s[ns++] = (struct pending){.index = i, .key = key};
-        else
-            p[np++] = (struct pending){.index = i, .key = key};
+        } else if (kvs_shipped(kvs, key.node)) {
+            c->shipped[c->nshipped] = (struct pending){.index = i,
+                                                       .key = key};
+            rc = kvs->tp->ship(kvs, &key, KVS_SHIP_PUT,
+                               v + i * kvs->value_size, NULL,
+                               &c->choice[c->nshipped]);
+            c->nshipped++;
+        } else {
+            c->remote[c->nremote++] = (struct pending){.index = i,
+                                                       .key = key};
+        }
     }
-    if (rc == MPIKVS_OK && ns)
-        rc = put_shipped_batch(kvs, s, ns, v);
-    if (rc == MPIKVS_OK && np)
-        rc = put_remote_batch(kvs, p, np, v);
+    c->rc = rc;
+}
+
+static void put_finish(mpikvs_t *kvs, struct kvs_chunk *c)
+{
+    int rc = c->rc;
+
+    for (size_t j = 0; j < c->nshipped && rc == MPIKVS_OK; j++) {
+        if (c->choice[j] < 0)
+            rc = c->choice[j];
+        else
+            kvs_count_put(kvs, c->choice[j]);
+    }
+    if (rc == MPIKVS_OK && c->nremote)
+        rc = put_remote_batch(kvs, c);
+    c->rc = rc;
+}
+
+void kvs_chunk_issue(mpikvs_t *kvs, struct kvs_chunk *c)
+{
+    c->nremote = c->nshipped = 0;
+    if (c->put)
+        put_issue(kvs, c);
+    else
+        get_issue(kvs, c);
+}
+
+int kvs_chunk_finish(mpikvs_t *kvs, struct kvs_chunk *c)
+{
+    /* One flush completes what the chunk issued, also after an error:
+     * nothing may still be writing into its buffers when it is done,
+     * and nothing may stay queued. */
+    if (c->nshipped || (!c->put && c->nremote))
+        c->rc = kvs_first_error(c->rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
+    if (c->put)
+        put_finish(kvs, c);
+    else
+        get_finish(kvs, c);
+    return c->rc;
+}
+
+/* A blocking batch: chunk after chunk, into the handle's buffers. */
+static int run_batch(mpikvs_t *kvs, bool put, size_t n, const void *keys,
+                     const void *values, int *status)
+{
+    struct kvs_chunk chunk, *c = &chunk;   /* not zeroed: issue sets it */
+    const unsigned char *k = keys;
+    unsigned char *v = (unsigned char *)values;
+    int rc = MPIKVS_OK;
+
+    for (size_t at = 0; at < n && rc == MPIKVS_OK; at += BATCH_CHUNK) {
+        c->put = put;
+        c->n = n - at < BATCH_CHUNK ? n - at : BATCH_CHUNK;
+        c->keys = k + at * kvs->key_size;
+        c->values = v + at * kvs->value_size;
+        c->status = status ? status + at : NULL;
+        c->copies = kvs->batch;
+        kvs_chunk_issue(kvs, c);
+        rc = kvs_chunk_finish(kvs, c);
+    }
     return rc;
 }
 
 int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys, void *values,
                      int *status)
 {
-    const unsigned char *k = keys;
-    unsigned char *v = values;
     int rc;
 
     if (!kvs)
         return MPIKVS_ERR_INVAL;
-    if ((rc = check_args(kvs, "mpikvs_get_batch", n, keys, values, status)))
+    if ((rc = kvs_batch_args(kvs, "mpikvs_get_batch", n, keys, values,
+                             status)))
         return rc;
-    for (size_t at = 0; at < n && rc == MPIKVS_OK; at += BATCH_CHUNK)
-        rc = get_chunk(kvs, n - at < BATCH_CHUNK ? n - at : BATCH_CHUNK,
-                       k + at * kvs->key_size, v + at * kvs->value_size,
-                       status + at);
-    return rc;
+    return run_batch(kvs, false, n, keys, values, status);
 }
 
 int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
                      const void *values)
 {
-    const unsigned char *k = keys, *v = values;
     int rc;
 
     if (!kvs)
         return MPIKVS_ERR_INVAL;
-    if ((rc = check_args(kvs, "mpikvs_put_batch", n, keys, values, values)))
+    if ((rc = kvs_batch_args(kvs, "mpikvs_put_batch", n, keys, values,
+                             values)))
         return rc;
-    for (size_t at = 0; at < n && rc == MPIKVS_OK; at += BATCH_CHUNK)
-        rc = put_chunk(kvs, n - at < BATCH_CHUNK ? n - at : BATCH_CHUNK,
-                       k + at * kvs->key_size, v + at * kvs->value_size);
-    return rc;
+    return run_batch(kvs, true, n, keys, values, NULL);
 }

@@ -1,6 +1,7 @@
 /*
  * fence.c - mpikvs_fence: the epoch boundary of the cache.
  */
+#include "batch.h"
 #include "transport.h"
 
 int mpikvs_fence(mpikvs_t *kvs)
@@ -9,6 +10,8 @@ int mpikvs_fence(mpikvs_t *kvs)
 
     if (!kvs)
         return MPIKVS_ERR_INVAL;
+    /* A remote hit enters the tier only before the barrier below. */
+    kvs_async_complete(kvs);
     /* Stores to the own node's memory before the barrier are seen by the
      * node's ranks after it. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);

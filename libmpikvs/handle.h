@@ -88,6 +88,8 @@ struct mpikvs {
     unsigned char            *batch;       /* buckets of a batch */
     size_t                    batch_len;
     unsigned char            *batch_images;/* BATCH_CHUNK slot images */
+    struct kvs_async         *async;       /* batches in flight (async.c),
+                                            * from the first one */
 
     /* the node tier (tier.c); NULL when the table's caching is off */
     struct kvshm_tier        *tier;        /* leader: the writer */

@@ -6,7 +6,9 @@ lib_LTLIBRARIES += libmpikvs/libmpikvs.la
 
 libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/absent.c \
+	libmpikvs/async.c \
 	libmpikvs/batch.c \
+	libmpikvs/batch.h \
 	libmpikvs/env.c \
 	libmpikvs/errors.c \
 	libmpikvs/fence.c \

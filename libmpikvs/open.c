@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "errors_internal.h"
 #include "handle.h"
 #include "populate.h"
@@ -891,12 +892,21 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
 
 int mpikvs_close(mpikvs_t **kvsp)
 {
+    unsigned unwaited;
     int rc;
 
     if (!kvsp || !*kvsp)
         return kvs_fail(NULL, MPIKVS_ERR_INVAL,
                         "mpikvs_close: no open handle");
+    /* completed, so that nothing writes into the caller's buffers any
+     * more; the close goes on, as the other ranks' does */
+    unwaited = kvs_async_close(*kvsp);
     rc = teardown(*kvsp, true);
     *kvsp = NULL;
+    if (rc == MPIKVS_OK && unwaited)
+        rc = kvs_fail(NULL, MPIKVS_ERR_INVAL,
+                      "mpikvs_close: %u batch requests were never waited "
+                      "for (completed, and the cache closed): wait for "
+                      "every request before mpikvs_close", unwaited);
     return rc;
 }

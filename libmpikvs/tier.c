@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "key.h"
 #include "tier.h"
 
@@ -334,6 +335,8 @@ int mpikvs_tier_invalidate(mpikvs_t *kvs)
 
     if (!kvs)
         return MPIKVS_ERR_INVAL;
+    /* their remote hits enter the tier before it is emptied, not after */
+    kvs_async_complete(kvs);
     /* off: nothing to drop; always: entries are never dropped */
     if (kvs->tier && kvs->caching == KVSHM_CACHING_USER) {
         forget_records(kvs);   /* read before the invalidation */

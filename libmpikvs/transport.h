@@ -71,6 +71,15 @@ struct kvs_transport {
                 enum kvs_ship_kind kind, const void *in, void *out,
                 int *status);
 
+    /* For batches in flight while the caller works (async.c); NULL where
+     * the transport cannot: the flush then does all of it.  post(): send
+     * what ship() queued, not waiting for the answers, so that the home
+     * nodes work on it meanwhile.  poll(): progress without waiting;
+     * true once everything issued since the last flush is complete, so
+     * that the flush will not wait. */
+    int (*post)(mpikvs_t *kvs);
+    bool (*poll)(mpikvs_t *kvs);
+
     /* The coarse-lock mode's lock of a whole node's region, held across
      * the operations of one get or put (and their flushes).  NULL in a
      * transport that does not offer it: the mode then is refused. */

@@ -152,6 +152,20 @@ static int wait_gets(mpikvs_t *kvs)
     return rc;
 }
 
+static bool ucx_poll(mpikvs_t *kvs)
+{
+    struct ucx_transport *s = ucx_state(kvs);
+
+    if (!s->caller)
+        return true;
+    ucp_worker_progress(s->caller);
+    for (size_t i = 0; i < s->ngets; i++)
+        if (UCS_PTR_IS_PTR(s->gets[i].req) &&
+            !ucx_request_done(s->gets[i].req))
+            return false;
+    return ucx_ship_answered(kvs);
+}
+
 /* A get or a put, completed by the flush (which waits for every
  * operation of the node, or of all). */
 static int rma(mpikvs_t *kvs, uint32_t node, uint64_t disp, void *buf,
@@ -705,6 +719,8 @@ static const struct kvs_transport ucx_transport = {
     .flush = ucx_flush,
     .ships = ucx_ships,
     .ship = ucx_ship,
+    .post = ucx_ship_post,
+    .poll = ucx_poll,
     .lock_node = NULL,   /* the coarse-lock mode is MPI's */
     .unlock_node = NULL,
     .release = ucx_release,

@@ -87,6 +87,8 @@ bool ucx_ships(const mpikvs_t *kvs, uint32_t node);
 int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
              const void *in, void *out, int *status);
 int ucx_ship_flush(mpikvs_t *kvs);
+int ucx_ship_post(mpikvs_t *kvs);
+bool ucx_ship_answered(const mpikvs_t *kvs);
 int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s);
 int ucx_serving_open(mpikvs_t *kvs, struct ucx_transport *s);
 void ucx_shipping_choose(mpikvs_t *kvs, struct ucx_transport *s);

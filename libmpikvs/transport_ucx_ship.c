@@ -65,6 +65,8 @@ struct ucx_shipping {
     unsigned char    *outbox;    /* the messages, by node */
     struct shipment   msgs[BATCH_CHUNK];
     size_t            nmsgs;
+    bool              sent;      /* the queue went out (ucx_ship_post):
+                                  * nothing joins it until its flush */
     uint32_t          order[BATCH_CHUNK];   /* entries by message */
     uint32_t          round;     /* of flushes: an answer to another is
                                   * ignored */
@@ -102,7 +104,7 @@ int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
         return ucx_node_lost(kvs, k->node);
     /* one kind per flush, and at most a chunk: send what is queued */
     if (q->nqueued &&
-        (q->nqueued == BATCH_CHUNK || q->queued != kind) &&
+        (q->nqueued == BATCH_CHUNK || q->queued != kind || q->sent) &&
         (rc = ucx_ship_flush(kvs)) != MPIKVS_OK)
         return rc;
     q->queue[q->nqueued] = (struct ship_entry){k->node, out, status};
@@ -151,17 +153,18 @@ static bool answered(void *arg)
     return ((const struct shipment *)arg)->answered;
 }
 
-/* Send every queued key to its node and wait for the answers: each
- * entry's status (and a get's value) is then in place. */
-int ucx_ship_flush(mpikvs_t *kvs)
+/* Send every queued key to its node, not waiting for the answers (they
+ * are taken in the caller's progress; ucx_ship_flush waits for them). */
+int ucx_ship_post(mpikvs_t *kvs)
 {
     struct ucx_transport *s = ucx_state(kvs);
     struct ucx_shipping *q = s->ship;
-    size_t stride = ship_stride(kvs, q->queued);
-    int rc = MPIKVS_OK;
+    size_t stride;
+    int rc;
 
-    if (!q->nqueued)
+    if (!q || !q->nqueued || q->sent)   /* no ship: nothing is remote */
         return MPIKVS_OK;
+    stride = ship_stride(kvs, q->queued);
     /* the last one given up on (below) is UCX's */
     if (!q->outbox &&
         !(q->outbox = malloc(BATCH_CHUNK * ship_stride(kvs, KVS_SHIP_PUT)))) {
@@ -189,6 +192,32 @@ int ucx_ship_flush(mpikvs_t *kvs)
             m->answered = true;
         }
     }
+    q->sent = true;
+    return MPIKVS_OK;
+}
+
+bool ucx_ship_answered(const mpikvs_t *kvs)
+{
+    const struct ucx_shipping *q = ucx_state(kvs)->ship;
+
+    for (size_t i = 0; q && q->sent && i < q->nmsgs; i++)
+        if (!q->msgs[i].answered)
+            return false;
+    return true;
+}
+
+/* Send what is queued, if it has not gone yet, and wait for the answers:
+ * each entry's status (and a get's value) is then in place. */
+int ucx_ship_flush(mpikvs_t *kvs)
+{
+    struct ucx_transport *s = ucx_state(kvs);
+    struct ucx_shipping *q = s->ship;
+    int rc = MPIKVS_OK;
+
+    if (!q || !q->nqueued)
+        return MPIKVS_OK;
+    if ((rc = ucx_ship_post(kvs)) != MPIKVS_OK)
+        return rc;
     for (size_t i = 0; i < q->nmsgs; i++) {
         struct shipment *m = &q->msgs[i];
         int r = m->error;
@@ -229,6 +258,7 @@ int ucx_ship_flush(mpikvs_t *kvs)
      * flush takes a new one. */
     q->nqueued = 0;
     q->nmsgs = 0;
+    q->sent = false;
     return rc;
 }
 

@@ -12,18 +12,22 @@ man_MANS += \
 	man/mpikvs_get_ref.3 \
 	man/mpikvs_get.3 \
 	man/mpikvs_get_batch.3 \
+	man/mpikvs_get_batch_start.3 \
 	man/mpikvs_key_size.3 \
 	man/mpikvs_last_error.3 \
 	man/mpikvs_open.3 \
 	man/mpikvs_put.3 \
 	man/mpikvs_put_if_absent.3 \
 	man/mpikvs_put_batch.3 \
+	man/mpikvs_put_batch_start.3 \
 	man/mpikvs_round_key.3 \
 	man/mpikvs_stats.3 \
 	man/mpikvs_strerror.3 \
+	man/mpikvs_test.3 \
 	man/mpikvs_tier_invalidate.3 \
 	man/mpikvs_transport.3 \
 	man/mpikvs_value_size.3 \
+	man/mpikvs_wait.3 \
 	man/spank_mpikvs.8
 # End of man_MANS
 
@@ -38,18 +42,22 @@ EXTRA_DIST += \
 	man/mpikvs_get_ref.3.in \
 	man/mpikvs_get.3.in \
 	man/mpikvs_get_batch.3.in \
+	man/mpikvs_get_batch_start.3.in \
 	man/mpikvs_key_size.3.in \
 	man/mpikvs_last_error.3.in \
 	man/mpikvs_open.3.in \
 	man/mpikvs_put.3.in \
 	man/mpikvs_put_if_absent.3.in \
 	man/mpikvs_put_batch.3.in \
+	man/mpikvs_put_batch_start.3.in \
 	man/mpikvs_round_key.3.in \
 	man/mpikvs_stats.3.in \
 	man/mpikvs_strerror.3.in \
+	man/mpikvs_test.3.in \
 	man/mpikvs_tier_invalidate.3.in \
 	man/mpikvs_transport.3.in \
 	man/mpikvs_value_size.3.in \
+	man/mpikvs_wait.3.in \
 	man/spank_mpikvs.8.in
 # End of EXTRA_DIST (man)
 

@@ -223,14 +223,55 @@ static inline void run_group(struct ctx *c, size_t g, size_t *ri, size_t *wi)
     }
 }
 
+/* Group g with --async: its batches started, the group's work_ns per op
+ * done while they are in flight (none without --work-us), then waited
+ * for.  Returns the time inside the calls; *t: the clock after them. */
+static uint64_t run_group_async(struct ctx *c, size_t g, size_t *ri,
+                                size_t *wi, uint64_t work_ns, uint64_t *t)
+{
+    size_t nr = c->group_nr[g], nw = c->group_nw[g];
+    mpikvs_request_t rq = {0}, wq = {0};
+    uint64_t t0 = bench_now_ns(), calls, until;
+    int rc;
+
+    if (nr && (rc = mpikvs_get_batch_start(c->kvs, nr,
+                                           c->rkeys + *ri * KEY_LEN,
+                                           c->rgot + *ri * VALUE_LEN,
+                                           c->status + *ri, &rq)) < 0)
+        fail(c, "mpikvs_get_batch_start", rc);
+    if (nw && (rc = mpikvs_put_batch_start(c->kvs, nw,
+                                           c->wkeys + *wi * KEY_LEN,
+                                           c->wvals + *wi * VALUE_LEN,
+                                           &wq)) < 0)
+        fail(c, "mpikvs_put_batch_start", rc);
+    *t = bench_now_ns();
+    calls = *t - t0;
+    until = *t + work_ns * (nr + nw);
+    while ((*t = bench_now_ns()) < until)
+        ;
+    t0 = *t;
+    if (nr && (rc = mpikvs_wait(c->kvs, &rq)) != MPIKVS_OK)
+        fail(c, "mpikvs_wait (get batch)", rc);
+    if (nw && (rc = mpikvs_wait(c->kvs, &wq)) != MPIKVS_OK)
+        fail(c, "mpikvs_wait (put batch)", rc);
+    *t = bench_now_ns();
+    *ri += nr;
+    *wi += nw;
+    return calls + (*t - t0);
+}
+
 /* The timed part: every group's calls; their time. */
 static uint64_t run_chunk(struct ctx *c, size_t ngroups)
 {
     size_t ri = 0, wi = 0;
 
-    uint64_t t0 = bench_now_ns();
-    for (size_t g = 0; g < ngroups; g++)
-        run_group(c, g, &ri, &wi);
+    uint64_t t0 = bench_now_ns(), t;
+    for (size_t g = 0; g < ngroups; g++) {
+        if (c->o->async)
+            run_group_async(c, g, &ri, &wi, 0, &t);
+        else
+            run_group(c, g, &ri, &wi);
+    }
     return bench_now_ns() - t0;
 }
 
@@ -247,6 +288,10 @@ static uint64_t run_chunk_work(struct ctx *c, size_t ngroups,
     uint64_t calls = 0, t0 = bench_now_ns(), t = t0;
 
     for (size_t g = 0; g < ngroups; g++) {
+        if (c->o->async) {
+            calls += run_group_async(c, g, &ri, &wi, work_ns, &t);
+            continue;
+        }
         uint64_t until = t + work_ns * (c->group_nr[g] + c->group_nw[g]);
         while ((t = bench_now_ns()) < until)
             ;
@@ -474,11 +519,11 @@ static void print_table(const struct ctx *c, const struct row *rows,
 
     dht_size_text(c->size_per_node, size, sizeof size);
     printf("# %s %s dht: np=%d nodes=%d%s mode=%s transport=%s dist=%s "
-           "batch=%llu\n",
+           "batch=%llu%s\n",
            BENCH_PROG, PACKAGE_VERSION, c->np, c->nodes,
            c->virtual_nodes ? " (virtual)" : "", o->mode,
            mpikvs_transport(c->kvs), dist_name[o->dist],
-           (unsigned long long)o->batch);
+           (unsigned long long)o->batch, o->async ? " async" : "");
     printf("# per rank: %llu pairs written and read back, %llu mixed ops "
            "(95%% gets, 5%% puts); %u-byte keys, %u-byte values; buckets "
            "per node: %s; seed %llu\n",
@@ -581,10 +626,12 @@ static void print_json(const struct ctx *c, const struct row *rows,
                (unsigned long long)ZIPF_N);
     else
         printf("  \"zipf\": null,\n");
-    printf("  \"batch\": %llu,\n  \"pairs\": %llu,\n  \"ops\": %llu,\n"
+    printf("  \"batch\": %llu,\n  \"async\": %s,\n  \"pairs\": %llu,\n"
+           "  \"ops\": %llu,\n"
            "  \"key_bytes\": %u,\n  \"value_bytes\": %u,\n"
            "  \"size_per_node\": %llu,\n  \"seed\": %llu,\n",
-           (unsigned long long)o->batch, (unsigned long long)o->pairs,
+           (unsigned long long)o->batch, o->async ? "true" : "false",
+           (unsigned long long)o->pairs,
            (unsigned long long)o->ops, KEY_LEN, VALUE_LEN,
            (unsigned long long)c->size_per_node,
            (unsigned long long)o->seed);
@@ -667,6 +714,9 @@ static void dht_usage(FILE *f)
 "                   or mpikvs call) before each mixed op, and the\n"
 "                   phase's efficiency: ops x N / (ranks x wall time)\n"
 "                   (default 0: none)\n"
+"  --async          start each batch (mpikvs_get_batch_start and\n"
+"                   mpikvs_put_batch_start), do --work-us work while it\n"
+"                   is in flight, then mpikvs_wait; needs --batch K >= 2\n"
 "  --remote-gets G  after the phases, rank 0 alone times G single gets\n"
 "                   of keys homed on another node while the others wait\n"
 "                   in MPI_Barrier; mean, median, p99 (default 0: none)\n"
@@ -703,7 +753,7 @@ static void dht_usage(FILE *f)
 enum { OPT_PAIRS = 256, OPT_OPS, OPT_MODE, OPT_DIST, OPT_BATCH, OPT_SIZE,
        OPT_SEED, OPT_JSON, OPT_TIER, OPT_EPOCHS, OPT_KEYS, OPT_LATENCY,
        OPT_TIER_SIZE, OPT_CONFIG, OPT_TABLE, OPT_TRANSPORT, OPT_WORK_US,
-       OPT_REMOTE_GETS, OPT_LAST = OPT_REMOTE_GETS };
+       OPT_REMOTE_GETS, OPT_ASYNC, OPT_LAST = OPT_ASYNC };
 
 /* Options that mean something in one of the two runs only. */
 static int dht_check_combination(struct dht_opts *o, const bool *given)
@@ -720,9 +770,15 @@ static int dht_check_combination(struct dht_opts *o, const bool *given)
         {OPT_WORK_US, "--work-us", "it applies to the mixed phase"},
         {OPT_REMOTE_GETS, "--remote-gets", "--latency times the remote "
                                            "gets there"},
+        {OPT_ASYNC, "--async", "its gets are single calls"},
     };
 
     if (!o->tier) {
+        if (o->async && o->batch < 2) {
+            fprintf(stderr, "%s: %s: --async starts batches: give --batch "
+                            "K with K of 2 or more\n", BENCH_PROG, SUB);
+            return -1;
+        }
         for (size_t i = 0; i < sizeof tier_only / sizeof tier_only[0]; i++)
             if (given[tier_only[i].opt - OPT_PAIRS]) {
                 fprintf(stderr, "%s: %s: %s applies only with --tier\n",
@@ -778,6 +834,7 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         {"transport", required_argument, NULL, OPT_TRANSPORT},
         {"work-us", required_argument, NULL, OPT_WORK_US},
         {"remote-gets", required_argument, NULL, OPT_REMOTE_GETS},
+        {"async", no_argument, NULL, OPT_ASYNC},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -892,6 +949,9 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         case OPT_REMOTE_GETS:
             bad = bench_parse_u64(SUB, "--remote-gets", optarg, 0,
                                   MAX_LATENCY, &o->remote_gets);
+            break;
+        case OPT_ASYNC:
+            o->async = true;
             break;
         case 'h':
             if (speak)

@@ -37,6 +37,8 @@ struct dht_opts {
                                * choice (MPIKVS_TRANSPORT, config, auto) */
     /* without --tier only */
     uint64_t    work_us;      /* busy loop before each mixed op, or 0 */
+    bool        async;        /* --async: batches started, the work done
+                               * while they are in flight, then waited */
     uint64_t    remote_gets;  /* rank 0's timed remote gets, or 0 */
 };
 

@@ -10,11 +10,14 @@
 #     most 100 in the mixed row and "-" in the others; --remote-gets
 #     prints its line with as many remote gets as asked; no wrong value;
 #   - the same in JSON ("work_us", "efficiency", "remote_get");
+#   - --async --batch 8 --work-us 20 on 2 virtual nodes: the header says
+#     "async", the mixed row has its efficiency, no wrong value;
 #   - without --work-us the table is as before (no efficiency column);
 #   - on one node --remote-gets says there is no remote key;
 #   - an unknown --transport fails with the library's message; without
 #     UCX, --transport ucx fails with its message; bad values and
-#     --work-us with --tier are refused with status 2;
+#     --work-us with --tier, --async without --batch are refused with
+#     status 2;
 #   - nothing is left in the shm directory (private to this script).
 #
 # Environment: top_builddir, top_srcdir (as make check sets them), MPIRUN
@@ -122,6 +125,17 @@ for t in $transports; do
         bad "$t json: no efficiency fraction in the mixed phase" "$out"; fi
 done
 
+echo "# --async: batches in flight during the work"
+# shellcheck disable=SC2086
+if run "$tmp/async" 2 $small --batch 8 --async --work-us 20; then ok; else
+    bad "async: exit $?" "$tmp/async"; fi
+if grep -q '^# .* dht: np=2 nodes=2 (virtual) .* batch=8 async$' "$tmp/async"; then ok; else
+    bad "async: the header lacks 'batch=8 async'" "$tmp/async"; fi
+e=$(awk '$1 == "mixed" && $7 == "0" && $12 ~ /^[0-9]+\.[0-9]%$/' "$tmp/async" | wc -l)
+w=$(awk '$1 == "read" && $7 == "0"' "$tmp/async" | wc -l)
+if [ "$e" -eq 1 ] && [ "$w" -eq 1 ]; then ok; else
+    bad "async: a wrong value, or no efficiency in the mixed row" "$tmp/async"; fi
+
 echo "# without --work-us: no efficiency column; one node: no remote key"
 # shellcheck disable=SC2086
 if run "$tmp/plain" 1 $small --remote-gets 10; then ok; else
@@ -144,6 +158,10 @@ esac
 expect "--work-us abc" 2 "invalid value 'abc' for --work-us" --work-us abc
 expect "--work-us with --tier" 2 \
     "--work-us does not apply with --tier" --tier --work-us 5
+expect "--async without --batch" 2 \
+    "--async starts batches: give --batch K with K of 2 or more" --async
+expect "--async with --tier" 2 \
+    "--async does not apply with --tier" --tier --async
 expect "--remote-gets with --tier" 2 \
     "--remote-gets does not apply with --tier" --tier --remote-gets 5
 

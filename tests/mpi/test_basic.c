@@ -47,6 +47,7 @@ enum tag {                      /* key families */
     TAG_BATCH_DUP,
     TAG_TINY,
     TAG_TWO,
+    TAG_ASYNC,
     TAG_ABSENT = 99
 };
 
@@ -775,6 +776,152 @@ static void compare_batch(mpikvs_t *kvs, size_t n, const unsigned char *keys,
     free(st);
 }
 
+/* Complete req with mpikvs_test, polling; a bound in time, not in
+ * calls (a test that finds nothing arrived returns at once). */
+static int test_until_done(mpikvs_t *kvs, mpikvs_request_t *req,
+                           const char *what)
+{
+    double until = MPI_Wtime() + 60;
+    int done = 0, rc = MPIKVS_OK;
+
+    while (!done && MPI_Wtime() < until) {
+        rc = mpikvs_test(kvs, req, &done);
+        if (rc < 0)
+            break;
+    }
+    EXPECT(done, "%s: mpikvs_test = %d (%s), not done within 60 s", what,
+           rc, mpikvs_strerror(rc));
+    return rc;
+}
+
+/* Batches in flight: two get batches at once equal the blocking one (one
+ * completed by mpikvs_test, one by mpikvs_wait); two put batches of the
+ * same keys land in the order they were started; misuse is refused. */
+static void test_async(mpikvs_t *kvs)
+{
+    static const size_t sizes[] = { 1, 64, 200 };
+
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t            n = sizes[s];
+        unsigned char    *keys = malloc(n * KS), *want = malloc(n * VS);
+        unsigned char    *got1 = malloc(n * VS), *got2 = malloc(n * VS);
+        int              *st = malloc(3 * n * sizeof *st);
+        mpikvs_request_t  r1, r2, stale;
+        char              what[64];
+        int               rc;
+
+        if (!keys || !want || !got1 || !got2 || !st)
+            mt_abort("out of memory");
+        snprintf(what, sizeof what, "async get n=%zu", n);
+        mt_phase(what);
+        for (size_t j = 0; j < n; j++)
+            batch_key(n, j, keys + j * KS);
+        memset(want, 0, n * VS);
+        memset(got1, 0, n * VS);
+        memset(got2, 0, n * VS);
+        rc = mpikvs_get_batch(kvs, n, keys, want, st);
+        EXPECT(rc == MPIKVS_OK, "%s: blocking batch = %d", what, rc);
+        rc = mpikvs_get_batch_start(kvs, n, keys, got1, st + n, &r1);
+        EXPECT(rc == MPIKVS_OK && r1.id, "%s: start = %d (%s)", what, rc,
+               mpikvs_last_error(kvs));
+        rc = mpikvs_get_batch_start(kvs, n, keys, got2, st + 2 * n, &r2);
+        EXPECT(rc == MPIKVS_OK && r2.id, "%s: second start = %d (%s)", what,
+               rc, mpikvs_last_error(kvs));
+        stale = r1;
+        rc = test_until_done(kvs, &r1, what);
+        EXPECT(rc == MPIKVS_OK && r1.id == 0, "%s: test = %d (%s)", what, rc,
+               mpikvs_strerror(rc));
+        rc = mpikvs_wait(kvs, &r2);
+        EXPECT(rc == MPIKVS_OK && r2.id == 0, "%s: wait = %d (%s)", what, rc,
+               mpikvs_strerror(rc));
+        for (size_t j = 0; j < n; j++) {
+            EXPECT(st[n + j] == st[j] && st[2 * n + j] == st[j],
+                   "%s: key %zu: status %d and %d in flight, %d blocking",
+                   what, j, st[n + j], st[2 * n + j], st[j]);
+            if (st[j] == MPIKVS_OK)
+                EXPECT(memcmp(got1 + j * VS, want + j * VS, VS) == 0 &&
+                       memcmp(got2 + j * VS, want + j * VS, VS) == 0,
+                       "%s: key %zu: another value in flight", what, j);
+        }
+        /* misuse: an ended request, NULL arguments */
+        rc = mpikvs_wait(kvs, &stale);
+        EXPECT(rc == MPIKVS_ERR_INVAL &&
+               strstr(mpikvs_last_error(kvs), "waited for already"),
+               "%s: a second wait = %d (%s)", what, rc,
+               mpikvs_last_error(kvs));
+        rc = mpikvs_test(kvs, &r1, &(int){0});
+        EXPECT(rc == MPIKVS_ERR_INVAL, "%s: test of an ended request = %d",
+               what, rc);
+        EXPECT(mpikvs_wait(kvs, NULL) == MPIKVS_ERR_INVAL &&
+               mpikvs_test(kvs, &stale, NULL) == MPIKVS_ERR_INVAL &&
+               mpikvs_get_batch_start(kvs, n, keys, got1, st, NULL) ==
+                   MPIKVS_ERR_INVAL &&
+               mpikvs_get_batch_start(kvs, n, keys, got1, NULL, &r1) ==
+                   MPIKVS_ERR_INVAL,
+               "%s: NULL arguments accepted", what);
+
+        snprintf(what, sizeof what, "async put n=%zu", n);
+        mt_phase(what);
+        for (size_t j = 0; j < n; j++) {
+            mt_make_key(TAG_ASYNC, (uint32_t)T.rank, 1000 * n + j,
+                        keys + j * KS, KS);
+            mt_make_value(keys + j * KS, KS, 1, got1 + j * VS, VS);
+            mt_make_value(keys + j * KS, KS, 2, got2 + j * VS, VS);
+        }
+        rc = mpikvs_put_batch_start(kvs, n, keys, got1, &r1);
+        EXPECT(rc == MPIKVS_OK, "%s: start = %d", what, rc);
+        rc = mpikvs_put_batch_start(kvs, n, keys, got2, &r2);
+        EXPECT(rc == MPIKVS_OK, "%s: second start = %d", what, rc);
+        /* waited for in the other order: they land in the started one */
+        EXPECT(mpikvs_wait(kvs, &r2) == MPIKVS_OK &&
+               mpikvs_wait(kvs, &r1) == MPIKVS_OK, "%s: wait: %s", what,
+               mpikvs_last_error(kvs));
+        fence_ok(kvs, what);
+        for (size_t j = 0; j < n; j++)
+            mt_make_key(TAG_ASYNC, (uint32_t)((T.rank + 1) % T.size),
+                        1000 * n + j, keys + j * KS, KS);
+        rc = mpikvs_get_batch(kvs, n, keys, want, st);
+        for (size_t j = 0; rc == MPIKVS_OK && j < n; j++) {
+            uint64_t ver = 0;
+            EXPECT(st[j] == MPIKVS_OK &&
+                   mt_value_ok(keys + j * KS, KS, want + j * VS, VS, &ver) &&
+                   ver == 2, "%s: key %zu of the next rank: status %d, "
+                   "version %llu, want 2 (the later batch)", what, j, st[j],
+                   (unsigned long long)ver);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        free(keys);
+        free(want);
+        free(got1);
+        free(got2);
+        free(st);
+    }
+}
+
+/* A close with a batch in flight completes it and says so. */
+static void test_async_close(void)
+{
+    mpikvs_options_t o = opts(KS, VS, BIG, T.mode);
+    mpikvs_t        *kvs = open_ok(&o, "async close: open");
+    unsigned char    key[KS], val[VS];
+    mpikvs_request_t r;
+    int              st = 12345, rc;
+
+    if (!kvs)
+        return;
+    mt_make_key(TAG_ASYNC, (uint32_t)((T.rank + 1) % T.size), 0, key, KS);
+    rc = mpikvs_get_batch_start(kvs, 1, key, val, &st, &r);
+    EXPECT(rc == MPIKVS_OK, "async close: start = %d", rc);
+    mt_phase("async close: close");
+    rc = mpikvs_close(&kvs);
+    EXPECT(rc == MPIKVS_ERR_INVAL && !kvs &&
+           strstr(mpikvs_last_error(NULL), "never waited for"),
+           "async close: close with a batch in flight = %d (%s)", rc,
+           mpikvs_last_error(NULL));
+    EXPECT(st == MPIKVS_MISS, "async close: the batch in flight was not "
+           "completed (status %d)", st);
+}
+
 static void test_batch(mpikvs_t *kvs)
 {
     static const size_t sizes[] = { 1, 7, 64, 1000 };
@@ -1419,6 +1566,7 @@ int main(int argc, char **argv)
 
         test_big(kvs);
         test_batch(kvs);
+        test_async(kvs);
         test_bad_calls(kvs);
         close_ok(&kvs, "big: close");
         mt_phase("big: close again");
@@ -1432,6 +1580,7 @@ int main(int argc, char **argv)
         shm_check("big table");
     }
 
+    test_async_close();
     test_tiny();
     test_evict_order();
     test_two_handles();
