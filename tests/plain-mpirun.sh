@@ -66,6 +66,38 @@ plain_mpirun_scratch() {
     trap 'exit 130' INT TERM
 }
 
+# A private shm directory for the regions of the runs, removed at exit;
+# plain_mpirun_left counts a region left in it as a failure.
+plain_mpirun_shm() {
+    MPIKVS_SHM_DIR=$(mktemp -d "/dev/shm/mpikvs-$1.XXXXXX") || exit 1
+    export MPIKVS_SHM_DIR
+    trap 'rm -rf "$MPIKVS_SHM_DIR"' EXIT
+    trap 'exit 130' INT TERM
+}
+
+plain_mpirun_left() {
+    pm_left=$(ls -A "$MPIKVS_SHM_DIR")
+    if [ -n "$pm_left" ]; then
+        echo "FAIL left in $MPIKVS_SHM_DIR: $pm_left"
+        fail=$((fail + 1))
+    fi
+}
+
+# plain_mpirun_run NAME NP ARGS...: $prog ARGS on NP ranks with the
+# exported $xs, within $limit seconds; PASS or FAIL NAME, counted in fail.
+plain_mpirun_run() {
+    pm_name=$1 pm_np=$2
+    shift 2
+    # shellcheck disable=SC2086
+    if timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs -np "$pm_np" \
+        "$prog" "$@" </dev/null; then
+        echo "PASS $pm_name"
+    else
+        echo "FAIL $pm_name"
+        fail=$((fail + 1))
+    fi
+}
+
 # ok and bad are defined here only: the scripts that source this file
 # and count otherwise keep their own
 plain_mpirun_tally() {

@@ -15,13 +15,6 @@ plain_mpirun_asan "$prog" && xs="$xs -x ASAN_OPTIONS"
 
 fail=0
 for np in 1 2 3 5 6; do
-    # shellcheck disable=SC2086
-    if timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs -np "$np" \
-        "$prog" </dev/null; then
-        echo "PASS np=$np"
-    else
-        echo "FAIL np=$np"
-        fail=$((fail + 1))
-    fi
+    plain_mpirun_run "np=$np" "$np"
 done
 [ "$fail" = 0 ]

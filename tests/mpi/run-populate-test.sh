@@ -12,27 +12,13 @@ export LC_ALL
 . "${top_srcdir:-.}/tests/plain-mpirun.sh"
 plain_mpirun_env
 plain_mpirun_prog test_populate
-MPIKVS_SHM_DIR=$(mktemp -d /dev/shm/mpikvs-populate.XXXXXX) || exit 1
-export MPIKVS_SHM_DIR
+plain_mpirun_shm populate
 xs="-x OMPI_MCA_btl -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
 plain_mpirun_asan "$prog" && xs="$xs -x ASAN_OPTIONS"
-trap 'rm -rf "$MPIKVS_SHM_DIR"' EXIT
-trap 'exit 130' INT TERM
 
 fail=0
 for np in 1 2; do
-    # shellcheck disable=SC2086
-    if timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs -np "$np" \
-        "$prog" </dev/null; then
-        echo "PASS np=$np"
-    else
-        echo "FAIL np=$np"
-        fail=$((fail + 1))
-    fi
+    plain_mpirun_run "np=$np" "$np"
 done
-left=$(ls -A "$MPIKVS_SHM_DIR")
-if [ -n "$left" ]; then
-    echo "FAIL left in $MPIKVS_SHM_DIR: $left"
-    fail=$((fail + 1))
-fi
+plain_mpirun_left
 [ "$fail" = 0 ]

@@ -292,6 +292,32 @@ static void phase(const char *mode, size_t size_per_node, uint64_t nops,
            rc, mpikvs_strerror(rc));
 }
 
+/* The insert and put-if-absent phases' table: 8 buckets of 64 slots a
+ * node (SMALL_BUCKETS, SMALL_SLOTS), opened or the test is over. */
+#define SMALL_BUCKETS 8u
+#define SMALL_SLOTS   64u
+static mpikvs_t *open_small(const char *mode, const char *what)
+{
+    size_t bucket = kvshm_bucket_size(&(struct kvshm_data_shape){
+        KS, VS, SMALL_SLOTS, KVSHM_MODE_LOCKFREE});
+    mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+                          .size_per_node = SMALL_BUCKETS * bucket,
+                          .mode = mode, .slots_per_bucket = SMALL_SLOTS};
+    mpikvs_t *kvs = NULL;
+    char phase_name[64];
+    int rc;
+
+    snprintf(phase_name, sizeof phase_name, "open (%s)", what);
+    mt_phase(phase_name);
+    rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
+    if (rc != MPIKVS_OK) {
+        EXPECT(0, "%s: mpikvs_open = %d (%s): %s", what, rc,
+               mpikvs_strerror(rc), mpikvs_last_error(NULL));
+        mt_abort("mpikvs_open failed");
+    }
+    return kvs;
+}
+
 /* Whether a lock-free put of another node's key claims its slot: not
  * over the mpi transport, whose atomics are not the CPU's (mpikvs(7)). */
 static bool claims(const char *mode, const char *tp)
@@ -305,9 +331,6 @@ static bool claims(const char *mode, const char *tp)
  * rank reads its keys back.  lost = not found - evicted. */
 static void insert_phase(const char *mode, unsigned rounds, unsigned ninsert)
 {
-    const unsigned   slots = 64, buckets = 8;
-    const size_t     bucket = kvshm_bucket_size(&(struct kvshm_data_shape){
-                                  KS, VS, slots, KVSHM_MODE_LOCKFREE});
     unsigned char    key[KS], val[VS];
     uint64_t         missing = 0, evicted = 0, put = 0, errors = 0;
     uint64_t         sums[4], all[4];
@@ -315,20 +338,10 @@ static void insert_phase(const char *mode, unsigned rounds, unsigned ninsert)
     bool             atomic_claims;
 
     for (unsigned r = 0; r < rounds; r++) {
-        mpikvs_options_t o = {.key_size = KS, .value_size = VS,
-                              .size_per_node = buckets * bucket,
-                              .mode = mode, .slots_per_bucket = slots};
-        mpikvs_t        *kvs = NULL;
+        mpikvs_t        *kvs = open_small(mode, "inserts");
         mpikvs_stats_t   job;
         int              rc;
 
-        mt_phase("open (inserts)");
-        rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
-        if (rc != MPIKVS_OK) {
-            EXPECT(0, "inserts: mpikvs_open = %d (%s): %s", rc,
-                   mpikvs_strerror(rc), mpikvs_last_error(NULL));
-            mt_abort("mpikvs_open failed");
-        }
         tp = mpikvs_transport(kvs);
         mt_phase("inserts");
         MPI_Barrier(MPI_COMM_WORLD);
@@ -384,7 +397,7 @@ static void insert_phase(const char *mode, unsigned rounds, unsigned ninsert)
                "rounds of %u new keys a rank into %u buckets of %u slots a "
                "node: %llu puts, %llu missing, %llu evicted, lost inserts "
                "%llu%s\n",
-               mode, tp, size_, rounds, ninsert, buckets, slots,
+               mode, tp, size_, rounds, ninsert, SMALL_BUCKETS, SMALL_SLOTS,
                (unsigned long long)all[2], (unsigned long long)all[0],
                (unsigned long long)all[1],
                (unsigned long long)(all[0] - all[1]),
@@ -400,9 +413,6 @@ static void insert_phase(const char *mode, unsigned rounds, unsigned ninsert)
  * value; afterwards a get returns it and a second offer is PRESENT. */
 static void once_phase(const char *mode, unsigned rounds, unsigned nkeys_once)
 {
-    const unsigned slots = 64, buckets = 8;
-    const size_t   bucket = kvshm_bucket_size(&(struct kvshm_data_shape){
-                                KS, VS, slots, KVSHM_MODE_LOCKFREE});
     unsigned char  key[KS], val[VS], seen[VS];
     int           *won = calloc(nkeys_once, sizeof *won);
     int           *winners = calloc(nkeys_once, sizeof *winners);
@@ -413,19 +423,9 @@ static void once_phase(const char *mode, unsigned rounds, unsigned nkeys_once)
     if (!won || !winners || !shown)
         mt_abort("out of memory");
     for (unsigned r = 0; r < rounds; r++) {
-        mpikvs_options_t o = {.key_size = KS, .value_size = VS,
-                              .size_per_node = buckets * bucket,
-                              .mode = mode, .slots_per_bucket = slots};
-        mpikvs_t *kvs = NULL;
+        mpikvs_t *kvs = open_small(mode, "put-if-absent");
         int rc;
 
-        mt_phase("open (put-if-absent)");
-        rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
-        if (rc != MPIKVS_OK) {
-            EXPECT(0, "put-if-absent: mpikvs_open = %d (%s): %s", rc,
-                   mpikvs_strerror(rc), mpikvs_last_error(NULL));
-            mt_abort("mpikvs_open failed");
-        }
         tp = mpikvs_transport(kvs);
         mt_phase("put-if-absent");
         MPI_Barrier(MPI_COMM_WORLD);
