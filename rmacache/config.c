@@ -210,6 +210,8 @@ void rc_stats_print(void)
         const struct rc_stats *s = &r->st;
 
         n = r->next;
+        if (!(s->hits | s->pend_hits | s->misses | s->passed))
+            goto next; /* a window this rank never read */
         fprintf(stderr,
                 "mpikvs-rmacache: rank %d window %d%s%s%s mode %s: hits %" PRIu64
                 " pending-hits %" PRIu64 " misses %" PRIu64 " passed %" PRIu64
@@ -222,6 +224,7 @@ void rc_stats_print(void)
                 s->invalidations[RC_INV_OWN_WRITE], s->invalidations[RC_INV_EPOCH],
                 s->invalidations[RC_INV_ORDER], s->invalidations[RC_INV_USER],
                 s->verified, s->mismatches);
+next:
         free(r);
     }
     records = NULL;

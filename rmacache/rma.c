@@ -38,11 +38,8 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     len = contiguous_bytes(origin_count, origin_datatype, &olb);
     tlen = contiguous_bytes(target_count, target_datatype, &tlb);
     pthread_mutex_lock(&w->lock);
-    if (w->mode == RC_OFF) {
-        pthread_mutex_unlock(&w->lock);
-        goto pass;
-    }
-    if (target_rank == w->rank || target_rank < 0 || target_rank >= w->nranks ||
+    if (w->mode == RC_OFF ||
+        target_rank == w->rank || target_rank < 0 || target_rank >= w->nranks ||
         len == 0 || len != tlen || len > rc_cfg.max_get || !rc_win_index(w)) {
         w->st.passed++;
         pthread_mutex_unlock(&w->lock);
