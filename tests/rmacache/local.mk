@@ -8,6 +8,7 @@ check_PROGRAMS += tests/rmacache/test_rmacache
 # End of check_PROGRAMS (rmacache)
 
 TESTS += \
+	tests/rmacache/run-coarrays.sh \
 	tests/rmacache/run-rmacache-tests.sh
 # End of TESTS (rmacache)
 
@@ -17,5 +18,7 @@ tests_rmacache_test_rmacache_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_rmacache_test_rmacache_LDADD = $(MPI_LIBS)
 
 EXTRA_DIST += \
+	tests/rmacache/coarrays-all.sh \
+	tests/rmacache/run-coarrays.sh \
 	tests/rmacache/run-rmacache-tests.sh
 # End of EXTRA_DIST (rmacache)
