@@ -14,8 +14,8 @@ TESTS += \
 
 tests_rmacache_test_rmacache_SOURCES = tests/rmacache/test_rmacache.c
 tests_rmacache_test_rmacache_CPPFLAGS = -I$(top_srcdir)/tests/mpi
-tests_rmacache_test_rmacache_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_rmacache_test_rmacache_LDADD = $(MPI_LIBS)
+tests_rmacache_test_rmacache_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
+tests_rmacache_test_rmacache_LDADD = $(MPI_LIBS) -lpthread
 
 EXTRA_DIST += \
 	tests/rmacache/coarrays-all.sh \

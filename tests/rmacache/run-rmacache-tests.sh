@@ -79,6 +79,7 @@ expect_stat all 0 noncontig passed -gt 0
 expect_stat all 0 noncontig hits -eq 0
 expect_stat all 0 barrier-trap order -gt 0
 expect_stat all 0 lock-all-flush hits -eq 0
+expect_stat all 0 threads hits -gt 0
 
 if run three 3 -- random random-ro barrier-trap exclusive-lock &&
     grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/three"; then

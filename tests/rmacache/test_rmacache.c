@@ -8,6 +8,7 @@
  * MPIKVS_RMACACHE_VERIFY=1.  Windows are named after their part, so
  * the script can read their statistics.
  */
+#include <pthread.h>
 #include <stdint.h>
 
 #include "mpitest.h"
@@ -491,6 +492,68 @@ static void t_random(const char *name, const char *mode, int lie)
     MPI_Win_free(&win);
 }
 
+/* MPI_THREAD_MULTIPLE: threads of the readers get, flush and check at
+ * once through one readonly window (the window's lock keeps its cache
+ * whole) while the main thread invalidates between rounds. */
+struct thr {
+    MPI_Win win;
+    int     round, id, bad;
+};
+
+static void *reader_thread(void *arg)
+{
+    struct thr *t = arg;
+    int         a[N];
+
+    for (int k = 0; k < 200; k++) {
+        int lo = (k * 7 + t->id * 13) % (N - 16);
+        MPI_Get(a, 16, MPI_INT, 1, lo, 16, MPI_INT, t->win);
+        MPI_Win_flush(1, t->win);
+        for (int i = 0; i < 16; i++)
+            if (a[i] != v(t->round, lo + i))
+                t->bad++;
+    }
+    return NULL;
+}
+
+static void t_threads(int provided)
+{
+    int      *base;
+    MPI_Win   win = make_win("threads", "readonly", &base);
+    pthread_t th[4];
+    struct thr t[4];
+
+    if (provided < MPI_THREAD_MULTIPLE) {
+        if (rank == 0)
+            mt_note("threads: MPI gives no MPI_THREAD_MULTIPLE, part skipped");
+        MPI_Win_free(&win);
+        return;
+    }
+    for (int r = 0; r < 3; r++) {
+        change(win, base, r);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpikvs_rmacache", "invalidate");
+        MPI_Win_set_info(win, info);
+        MPI_Info_free(&info);
+        MPI_Win_lock_all(0, win);
+        if (reader()) {
+            for (int i = 0; i < 4; i++) {
+                t[i] = (struct thr){win, r, i, 0};
+                pthread_create(&th[i], NULL, reader_thread, &t[i]);
+            }
+            for (int i = 0; i < 4; i++) {
+                pthread_join(th[i], NULL);
+                EXPECT(t[i].bad == 0, "threads round %d thread %d: %d wrong", r, i, t[i].bad);
+            }
+        }
+        MPI_Win_unlock_all(win);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Win_free(&win);
+}
+
 static int wanted(int argc, char **argv, const char *part)
 {
     if (argc < 2)
@@ -503,7 +566,9 @@ static int wanted(int argc, char **argv, const char *part)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     mt_init(argv[0]);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
@@ -530,5 +595,6 @@ int main(int argc, char **argv)
     PART("random", t_random("random", NULL, 0));
     PART("random-ro", t_random("random-ro", "readonly", 0));
     PART("ro-lie", t_random("ro-lie", "readonly", 1));
+    PART("threads", t_threads(provided));
     return mt_finish() == 0 ? (MPI_Finalize(), 0) : (MPI_Finalize(), 1);
 }
