@@ -126,6 +126,11 @@ void rc_order_check(struct rc_win *w)
 
 void rc_drop_all(struct rc_win *w, enum rc_cause cause)
 {
+    /* what the neighbours published before is not for us any more, nor
+     * ours for them (MPI_Win_set_info is collective: their gen moves
+     * with ours) */
+    if (cause == RC_INV_USER && ++w->node_gen == 0)
+        w->node_gen = 1;
     if (w->ix_ready) {
         w->st.invalidations[cause] += w->ix.entries;
         rc_index_clear(&w->ix);
@@ -152,8 +157,12 @@ void rc_complete(struct rc_win *w, int target, int keep)
         case RC_P_PRIMARY:
             if (keep && !p->stale && w->ix_ready &&
                 (w->mode == RC_READONLY ||
-                 (w->mode == RC_TRANSPARENT && w->lockmode[p->target] == RC_EXCLUSIVE)))
+                 (w->mode == RC_TRANSPARENT && w->lockmode[p->target] == RC_EXCLUSIVE))) {
                 rc_index_insert(&w->ix, p->target, p->disp, p->len, p->buf);
+                if (w->node_on && w->mode == RC_READONLY)
+                    rc_node_publish(w->node_seg[w->node_me], p->target, p->disp,
+                                    p->len, w->node_gen, p->buf);
+            }
             break;
         case RC_P_REPEAT:
             if (p->buf != p->from)
@@ -242,6 +251,8 @@ void rc_own_write(struct rc_win *w, int target, uint64_t disp, uint64_t len)
     if (w->ix_ready)
         w->st.invalidations[RC_INV_OWN_WRITE] +=
             rc_index_invalidate(&w->ix, target, disp, len);
+    if (w->node_on)
+        rc_node_withdraw(w->node_seg[w->node_me], target, disp, len);
     for (size_t i = 0; i < w->npend; i++) {
         struct rc_pend *p = &w->pend[i];
 

@@ -11,6 +11,7 @@
  *   MPIKVS_RMACACHE_MAX_GET  the largest get cached
  *   MPIKVS_RMACACHE_VERIFY   1: also do every get served from the cache
  *   MPIKVS_RMACACHE_STATS    1: statistics per window at MPI_Finalize
+ *   MPIKVS_RMACACHE_NODE     0: no node tier for readonly windows
  */
 #include "rmacache.h"
 
@@ -141,6 +142,7 @@ static void config_read(void)
         rc_cfg.max_get = rc_index_max_len(rc_cfg.budget);
     rc_cfg.verify = env_flag("MPIKVS_RMACACHE_VERIFY");
     rc_cfg.stats = env_flag("MPIKVS_RMACACHE_STATS");
+    rc_cfg.node = getenv("MPIKVS_RMACACHE_NODE") ? env_flag("MPIKVS_RMACACHE_NODE") : 1;
     if (r && *r)
         parse_rules(r);
 }
@@ -210,20 +212,20 @@ void rc_stats_print(void)
         const struct rc_stats *s = &r->st;
 
         n = r->next;
-        if (!(s->hits | s->pend_hits | s->misses | s->passed))
+        if (!(s->hits | s->pend_hits | s->misses | s->passed | s->node_hits))
             goto next; /* a window this rank never read */
         fprintf(stderr,
                 "mpikvs-rmacache: rank %d window %d%s%s%s mode %s: hits %" PRIu64
                 " pending-hits %" PRIu64 " misses %" PRIu64 " passed %" PRIu64
                 " evictions %" PRIu64 " invalidations own-write %" PRIu64
                 " epoch %" PRIu64 " order %" PRIu64 " user %" PRIu64
-                " verified %" PRIu64 " mismatches %" PRIu64 "\n",
+                " verified %" PRIu64 " mismatches %" PRIu64 " node-hits %" PRIu64 "\n",
                 rank, r->seq, r->name[0] ? " '" : "", r->name,
                 r->name[0] ? "'" : "", rc_mode_name(r->mode), s->hits,
                 s->pend_hits, s->misses, s->passed, s->evictions,
                 s->invalidations[RC_INV_OWN_WRITE], s->invalidations[RC_INV_EPOCH],
                 s->invalidations[RC_INV_ORDER], s->invalidations[RC_INV_USER],
-                s->verified, s->mismatches);
+                s->verified, s->mismatches, s->node_hits);
 next:
         free(r);
     }

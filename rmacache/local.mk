@@ -12,6 +12,8 @@ rmacache_libmpikvs_rmacache_la_SOURCES = \
 	rmacache/config.c \
 	rmacache/index.c \
 	rmacache/index.h \
+	rmacache/node.c \
+	rmacache/node.h \
 	rmacache/rma.c \
 	rmacache/rmacache.h \
 	rmacache/sync.c \

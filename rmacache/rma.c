@@ -76,6 +76,18 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
         pthread_mutex_unlock(&w->lock);
         return rc;
     }
+    if (w->node_on && w->mode == RC_READONLY && !rc_cfg.verify) {
+        /* what a neighbour of this node fetched, when the window is
+         * readonly there too and not invalidated since */
+        for (int n = 0; n < w->node_n; n++)
+            if (n != w->node_me &&
+                rc_node_read(w->node_seg[n], target_rank, disp, len, w->node_gen, buf)) {
+                rc_index_insert(&w->ix, target_rank, disp, len, buf);
+                w->st.node_hits++;
+                pthread_mutex_unlock(&w->lock);
+                return MPI_SUCCESS;
+            }
+    }
     if (!rc_cfg.verify && (p = rc_pend_find(w, target_rank, disp, len)) &&
         !rc_pend_add(w, RC_P_REPEAT, target_rank, disp, len, buf, p->buf)) {
         /* p may have moved (rc_pend_add grows the array): buf of the

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "index.h"
+#include "node.h"
 
 enum rc_mode { RC_OFF, RC_TRANSPARENT, RC_READONLY };
 
@@ -38,6 +39,7 @@ struct rc_stats {
     uint64_t evictions;
     uint64_t verified;
     uint64_t mismatches;  /* MPIKVS_RMACACHE_VERIFY: cache != MPI */
+    uint64_t node_hits;   /* served from a neighbour's segment */
 };
 
 /* A get issued to MPI and not yet complete. */
@@ -72,6 +74,13 @@ struct rc_win {
     size_t           ptab_size;
     struct rc_stats  st;
     char             name[64];
+    /* the node tier (readonly windows): the segments of the node's
+     * ranks, node_seg[node_me] this rank's own */
+    int              node_on, node_n, node_me;
+    MPI_Comm         node_comm;
+    MPI_Win          node_win;
+    void           **node_seg;
+    uint32_t         node_gen;        /* MPI_Win_set_info invalidations + 1 */
     struct rc_win   *next;           /* the live windows (stats at finalize) */
 };
 
@@ -81,6 +90,7 @@ struct rc_config {
     size_t max_get;  /* MPIKVS_RMACACHE_MAX_GET */
     int    verify;   /* MPIKVS_RMACACHE_VERIFY */
     int    stats;    /* MPIKVS_RMACACHE_STATS */
+    int    node;     /* MPIKVS_RMACACHE_NODE */
 };
 extern struct rc_config rc_cfg;
 

@@ -20,6 +20,11 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void win_destroy(struct rc_win *w)
 {
+    if (w->node_win != MPI_WIN_NULL)
+        PMPI_Win_free(&w->node_win);
+    if (w->node_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&w->node_comm);
+    free(w->node_seg);
     for (size_t i = 0; i < w->npend; i++)
         if (w->pend[i].kind == RC_P_VERIFY)
             free(w->pend[i].from);
@@ -92,6 +97,59 @@ static int info_mode(MPI_Info info, int *mode, int *invalidate)
     return 1;
 }
 
+static int gather_units(struct rc_win *w, MPI_Comm comm, int disp_unit)
+{
+    int  mine[2] = {disp_unit, w->mode == RC_READONLY && rc_cfg.node};
+    int *all = malloc(2 * (size_t)w->nranks * sizeof *all);
+    int  rc, node = 1;
+
+    if (!all)
+        return MPI_ERR_NO_MEM;
+    rc = PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, comm);
+    for (int t = 0; rc == MPI_SUCCESS && t < w->nranks; t++) {
+        w->disp_unit[t] = all[2 * t];
+        node &= all[2 * t + 1];
+    }
+    free(all);
+    w->node_on = node;
+    return rc;
+}
+
+/* The node tier: a segment per rank in memory its node shares, made
+ * through PMPI (the program never sees it). */
+static int node_setup(struct rc_win *w, MPI_Comm comm)
+{
+    void    *base;
+    MPI_Aint size;
+    int      rc, du;
+
+    if (!w->node_on)
+        return MPI_SUCCESS;
+    w->node_on = 0;
+    if ((rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                                   &w->node_comm)) != MPI_SUCCESS)
+        return rc;
+    PMPI_Comm_size(w->node_comm, &w->node_n);
+    PMPI_Comm_rank(w->node_comm, &w->node_me);
+    if (w->node_n == 1)
+        return MPI_SUCCESS; /* no neighbours (node_comm freed with w) */
+    if ((rc = PMPI_Win_allocate_shared((MPI_Aint)rc_node_seg_size(rc_cfg.budget), 1,
+                                       MPI_INFO_NULL, w->node_comm, &base,
+                                       &w->node_win)) != MPI_SUCCESS) {
+        w->node_win = MPI_WIN_NULL;
+        return rc;
+    }
+    rc_node_seg_init(base, rc_cfg.budget);
+    w->node_seg = calloc((size_t)w->node_n, sizeof *w->node_seg);
+    for (int n = 0; w->node_seg && n < w->node_n; n++)
+        PMPI_Win_shared_query(w->node_win, n, &size, &du, &w->node_seg[n]);
+    /* every segment is initialised before anyone reads it */
+    PMPI_Barrier(w->node_comm);
+    /* without memory for the table this rank does without the tier */
+    w->node_on = w->node_seg != NULL;
+    return MPI_SUCCESS;
+}
+
 int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic, MPI_Info info)
 {
     struct rc_win *w;
@@ -104,6 +162,8 @@ int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic, MPI_Inf
     if (!(w = calloc(1, sizeof *w)))
         return MPI_ERR_NO_MEM;
     pthread_mutex_init(&w->lock, NULL);
+    w->node_win = MPI_WIN_NULL;
+    w->node_comm = MPI_COMM_NULL;
     w->win = win;
     w->dynamic = dynamic;
     w->seq = atomic_fetch_add(&next_seq, 1);
@@ -115,19 +175,18 @@ int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic, MPI_Inf
         win_destroy(w);
         return MPI_ERR_NO_MEM;
     }
-    /* displacements are scaled by the target's unit, which only the
-     * target knows: every rank gathers them once */
-    if (dynamic) {
-        for (int t = 0; t < w->nranks; t++)
-            w->disp_unit[t] = 1;
-    } else if ((rc = PMPI_Allgather(&disp_unit, 1, MPI_INT, w->disp_unit, 1, MPI_INT,
-                                    comm)) != MPI_SUCCESS) {
-        win_destroy(w);
-        return rc;
-    }
     given = info_mode(info, &mode, &inv);
     w->mode_from_info = given == 1;
     w->mode = given == 1 ? mode : rc_rule_mode(w->seq, NULL, RC_TRANSPARENT);
+    w->node_gen = 1;
+    /* displacements are scaled by the target's unit, which only the
+     * target knows: every rank gathers them once, with whether it wants
+     * the node tier (all must: making it is collective) */
+    if ((rc = gather_units(w, comm, dynamic ? 1 : disp_unit)) != MPI_SUCCESS ||
+        (rc = node_setup(w, comm)) != MPI_SUCCESS) {
+        win_destroy(w);
+        return rc;
+    }
     w->order_seen = atomic_load(&rc_order_gen);
     if ((rc = PMPI_Win_set_attr(win, keyval, w)) != MPI_SUCCESS) {
         win_destroy(w);

@@ -1,14 +1,19 @@
 /*
  * check_rmacache_index.c - the index of libmpikvs-rmacache without MPI
  * (rmacache/index.h): lookups, the memory budget, eviction when full,
- * clearing, range invalidation, and a long random run against a model.
+ * clearing, range invalidation, and a long random run against a model;
+ * the node tier's segments (rmacache/node.h): publish, read, gen,
+ * withdraw, overwrite, and a reader racing the writer.
  */
 #include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "index.h"
+#include "node.h"
 
 static void fill(unsigned char *buf, size_t len, uint32_t seed)
 {
@@ -194,6 +199,80 @@ START_TEST(test_random_model)
 }
 END_TEST
 
+START_TEST(test_node_publish_read)
+{
+    size_t         ring = 1 << 16;
+    void          *seg = calloc(1, rc_node_seg_size(ring));
+    unsigned char  b[256], out[256];
+
+    rc_node_seg_init(seg, ring);
+    fill(b, sizeof b, 9);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 0);
+    rc_node_publish(seg, 1, 64, sizeof b, 1, b);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 1);
+    ck_assert(!memcmp(out, b, sizeof b));
+    /* another gen, target, displacement or length is not it */
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 2, out), 0);
+    ck_assert_int_eq(rc_node_read(seg, 2, 64, sizeof b, 1, out), 0);
+    ck_assert_int_eq(rc_node_read(seg, 1, 72, sizeof b, 1, out), 0);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, 128, 1, out), 0);
+    /* a withdrawn range is gone */
+    rc_node_withdraw(seg, 1, 100, 1);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 0);
+    /* an entry overwritten by the ring is refused */
+    rc_node_publish(seg, 1, 64, sizeof b, 1, b);
+    for (uint32_t i = 0; i < 2000; i++)
+        rc_node_publish(seg, 3, (uint64_t)i * 4096, sizeof b, 1, b);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 0);
+    free(seg);
+}
+END_TEST
+
+struct race {
+    void       *seg;
+    atomic_int  stop;
+    long        reads, torn;
+};
+
+static void *race_reader(void *arg)
+{
+    struct race  *r = arg;
+    unsigned char out[512];
+
+    while (!atomic_load(&r->stop)) {
+        for (int k = 0; k < 8; k++)
+            if (rc_node_read(r->seg, 0, (uint64_t)k * 512, sizeof out, 1, out)) {
+                r->reads++;
+                for (size_t i = 1; i < sizeof out; i++)
+                    if (out[i] != out[0]) {
+                        r->torn++;
+                        break;
+                    }
+            }
+    }
+    return NULL;
+}
+
+/* A reader never accepts an entry torn by the writer's next ones. */
+START_TEST(test_node_race)
+{
+    struct race   r = {.seg = calloc(1, rc_node_seg_size(8192))};
+    pthread_t     th;
+    unsigned char b[512];
+
+    rc_node_seg_init(r.seg, 8192);
+    pthread_create(&th, NULL, race_reader, &r);
+    for (uint32_t i = 0; i < 400000; i++) {
+        memset(b, (int)(i & 0xff), sizeof b);
+        rc_node_publish(r.seg, 0, (uint64_t)(i % 8) * 512, sizeof b, 1, b);
+    }
+    atomic_store(&r.stop, 1);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(r.torn, 0);
+    free(r.seg);
+}
+END_TEST
+
 static Suite *index_suite(void)
 {
     Suite *s = suite_create("rmacache_index");
@@ -206,6 +285,10 @@ static Suite *index_suite(void)
     tcase_add_test(tc, test_clear);
     tcase_add_test(tc, test_invalidate_range);
     tcase_add_test(tc, test_random_model);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("node");
+    tcase_add_test(tc, test_node_publish_read);
+    tcase_add_test(tc, test_node_race);
     suite_add_tcase(s, tc);
     return s;
 }

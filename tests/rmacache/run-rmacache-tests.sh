@@ -81,13 +81,16 @@ expect_stat all 0 barrier-trap order -gt 0
 expect_stat all 0 lock-all-flush hits -eq 0
 expect_stat all 0 threads hits -gt 0
 
-if run three 3 -- random random-ro barrier-trap exclusive-lock &&
+if run three 3 -- random random-ro barrier-trap exclusive-lock node &&
     grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/three"; then
     ok
-    echo "PASS np=3 random, random-ro, barrier-trap, exclusive-lock"
+    echo "PASS np=3 random, random-ro, barrier-trap, exclusive-lock, node"
 else
     bad "np=3" "$tmp/three"
 fi
+# the node tier: rank 2 is served what rank 0 fetched
+expect_stat three 2 node node-hits -gt 0
+expect_stat three 2 node misses -eq 0
 
 # a readonly claim that is wrong: the verification counts it (and gives
 # the program MPI's data)

@@ -554,6 +554,41 @@ static void t_threads(int provided)
     MPI_Win_free(&win);
 }
 
+/* The node tier: with all ranks on one node, what rank 0 fetched serves
+ * rank 2 (and others) without MPI; after an invalidation and a change,
+ * no one gets the old data from a neighbour. */
+static void t_node(void)
+{
+    int    *base, a[N];
+    MPI_Win win = make_win("node", "readonly", &base);
+
+    for (int r = 0; r < 3; r++) {
+        if (rank == 1)
+            setv(base, r);
+        MPI_Win_fence(0, win);
+        if (rank == 0)
+            MPI_Get(a, N, MPI_INT, 1, 0, N, MPI_INT, win);
+        MPI_Win_fence(0, win);
+        if (rank == 0)
+            check(a, 0, N, r, "node: rank 0");
+        MPI_Win_fence(0, win);
+        if (rank > 1) {
+            memset(a, 0, sizeof a);
+            MPI_Get(a, N, MPI_INT, 1, 0, N, MPI_INT, win);
+        }
+        MPI_Win_fence(0, win);
+        if (rank > 1)
+            check(a, 0, N, r, "node: a neighbour");
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpikvs_rmacache", "invalidate");
+        MPI_Win_set_info(win, info);
+        MPI_Info_free(&info);
+        MPI_Win_fence(0, win);
+    }
+    MPI_Win_free(&win);
+}
+
 static int wanted(int argc, char **argv, const char *part)
 {
     if (argc < 2)
@@ -596,5 +631,6 @@ int main(int argc, char **argv)
     PART("random-ro", t_random("random-ro", "readonly", 0));
     PART("ro-lie", t_random("ro-lie", "readonly", 1));
     PART("threads", t_threads(provided));
+    PART("node", t_node());
     return mt_finish() == 0 ? (MPI_Finalize(), 0) : (MPI_Finalize(), 1);
 }
