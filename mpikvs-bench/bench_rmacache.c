@@ -12,7 +12,8 @@
  * every rank reads 1 KiB blocks of the others' windows, popular blocks
  * more often, in batches of 16 gets completed by one MPI_Win_flush_all,
  * and the owners change the data (and say so, MPI_Win_set_info) every
- * phase.
+ * phase.  With 3 ranks or more, the node tier: rank 2 reads what rank 0
+ * (of the same node) fetched.
  */
 #define _GNU_SOURCE /* dladdr, RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -186,6 +187,55 @@ static void micro(const struct rc_opts *o, int rank)
     MPI_Win_free(&win);
 }
 
+/* The node tier: rank 0 fetches k distinct 4 KiB blocks of rank 1 in
+ * one epoch; in the next, rank 2 (same node) reads the same set.  Per
+ * get on rank 2, with the closing fence's share; 0 when np < 3. */
+static void node_run(const struct rc_opts *o, int rank, double *plain,
+                     double *second)
+{
+    enum { S = 4096 };
+    unsigned char *base, *buf;
+    MPI_Win        win;
+    MPI_Info       info;
+    uint64_t       k = o->gets, *offs = malloc(k * sizeof *offs);
+
+    *plain = *second = 0;
+    buf = malloc(k * S);
+    for (uint64_t i = 0; i < k; i++)
+        offs[i] = i * (WIN_BYTES / k) + mix(i * 7) % (WIN_BYTES / k - S);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpikvs_rmacache", "readonly");
+    MPI_Win_allocate(WIN_BYTES, 1, info, MPI_COMM_WORLD, &base, &win);
+    MPI_Info_free(&info);
+    MPI_Win_fence(0, win);
+    for (uint64_t r = 0; r < o->reps; r++) {
+        uint64_t t0 = bench_now_ns();
+        if (rank == 2)
+            for (uint64_t i = 0; i < k; i++)
+                PMPI_Get(buf + i * S, S, MPI_BYTE, 1, (MPI_Aint)offs[i], S, MPI_BYTE, win);
+        MPI_Win_fence(0, win);
+        *plain += (double)(bench_now_ns() - t0) / (double)k;
+        set_mode(win, "invalidate");
+        MPI_Win_fence(0, win);
+        if (rank == 0)
+            for (uint64_t i = 0; i < k; i++)
+                MPI_Get(buf + i * S, S, MPI_BYTE, 1, (MPI_Aint)offs[i], S, MPI_BYTE, win);
+        MPI_Win_fence(0, win);
+        MPI_Barrier(MPI_COMM_WORLD); /* rank 0 has published (at its fence) */
+        t0 = bench_now_ns();
+        if (rank == 2)
+            for (uint64_t i = 0; i < k; i++)
+                MPI_Get(buf + i * S, S, MPI_BYTE, 1, (MPI_Aint)offs[i], S, MPI_BYTE, win);
+        MPI_Win_fence(0, win);
+        *second += (double)(bench_now_ns() - t0) / (double)k;
+    }
+    *plain /= (double)o->reps;
+    *second /= (double)o->reps;
+    MPI_Win_free(&win);
+    free(buf);
+    free(offs);
+}
+
 /* The application-shaped run: skewed reads of 1 KiB blocks of the other
  * ranks, 16 gets to a flush_all; a change of the data (and its
  * invalidation) every phase. */
@@ -267,6 +317,22 @@ int bench_rmacache_main(int argc, char **argv)
         printf("# rmacache micro-benchmark: rank 0 reads rank 1, readonly window, "
                "fence epochs, %d ranks\n", np);
     micro(&o, rank);
+    if (np >= 3) {
+        double np_plain, np_second;
+
+        node_run(&o, rank, &np_plain, &np_second);
+        /* rank 2's figures, said by rank 0 */
+        if (rank == 2) {
+            double v[2] = {np_plain, np_second};
+            MPI_Send(v, 2, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
+        } else if (rank == 0) {
+            double v[2];
+            MPI_Recv(v, 2, MPI_DOUBLE, 2, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            printf("# node tier: rank 2 reads the %llu blocks of 4 KiB rank 0 fetched\n"
+                   "%12s %12s %9s\n%12.3f %12.3f %9.1f\n", (unsigned long long)o.gets,
+                   "plain_us", "second_us", "x", v[0] / 1e3, v[1] / 1e3, v[0] / v[1]);
+        }
+    }
     plain = app_run(&o, rank, np, 0, &hr);
     cached = app_run(&o, rank, np, 1, &hr);
     if (rank == 0)

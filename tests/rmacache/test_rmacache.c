@@ -571,6 +571,9 @@ static void t_node(void)
         MPI_Win_fence(0, win);
         if (rank == 0)
             check(a, 0, N, r, "node: rank 0");
+        /* rank 0 publishes as its fence returns: the barrier (a fence
+         * need not synchronize) has it done before the others read */
+        MPI_Barrier(MPI_COMM_WORLD);
         MPI_Win_fence(0, win);
         if (rank > 1) {
             memset(a, 0, sizeof a);
