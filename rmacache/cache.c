@@ -191,6 +191,8 @@ void rc_sync(struct rc_win *w, int what, int target)
         rc_complete(w, target, 1);
         break;
     case RC_S_UNLOCK:
+        if (target >= w->nranks)
+            break; /* MPI refused it */
         /* the lock's entries end with it; readonly ones stay */
         rc_complete(w, target, w->mode == RC_READONLY);
         if (w->mode == RC_TRANSPARENT && w->ix_ready) {
