@@ -14,11 +14,13 @@ set -eu
 cd "$(dirname "$0")"
 top=$(pwd)
 
-# gdb: a stat test stops mpikvs-stat in mid-read to truncate a tier under it
+# gdb: a stat test stops mpikvs-stat in mid-read to truncate a tier under it;
+# libcoarrays-openmpi-dev: its test programs are unchanged clients of
+# libmpikvs-rmacache (tests/rmacache/run-coarrays.sh)
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libopenmpi-dev openmpi-bin libslurm-dev libjansson-dev
           libxxhash-dev libucx-dev check groff-base libsundials-dev gnuplot-nox
-          slurmctld slurmd slurm-client munge gdb"
+          slurmctld slurmd slurm-client munge gdb libcoarrays-openmpi-dev"
 
 started=$(date +%s)
 say() { printf 'quickstart: [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }

@@ -4,6 +4,7 @@
 man_MANS += \
 	man/mpikvs-bench.1 \
 	man/mpikvs-config.1 \
+	man/mpikvs-rmacache.7 \
 	man/mpikvs.3 \
 	man/mpikvs.7 \
 	man/mpikvs.json.5 \
@@ -34,6 +35,7 @@ man_MANS += \
 EXTRA_DIST += \
 	man/mpikvs-bench.1.in \
 	man/mpikvs-config.1.in \
+	man/mpikvs-rmacache.7.in \
 	man/mpikvs.3.in \
 	man/mpikvs.7.in \
 	man/mpikvs.json.5.in \

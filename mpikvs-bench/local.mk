@@ -17,6 +17,7 @@ mpikvs_bench_mpikvs_bench_SOURCES = \
 	mpikvs-bench/bench_mpi_count.c \
 	mpikvs-bench/bench_mpi_count.h \
 	mpikvs-bench/bench_open.c \
+	mpikvs-bench/bench_rmacache.c \
 	mpikvs-bench/bench_round.c \
 	mpikvs-bench/bench_subcommands.h \
 	mpikvs-bench/bench_tier.c
@@ -24,4 +25,4 @@ mpikvs_bench_mpikvs_bench_SOURCES = \
 mpikvs_bench_mpikvs_bench_CPPFLAGS = $(SHM_CPPFLAGS)
 mpikvs_bench_mpikvs_bench_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -O2
 mpikvs_bench_mpikvs_bench_LDADD = libmpikvs/libmpikvs.la shm/libkvshm.la \
-	$(MPI_LIBS) -lm
+	$(MPI_LIBS) -lm -ldl

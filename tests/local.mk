@@ -14,6 +14,7 @@ check_PROGRAMS += \
 	tests/check_populate \
 	tests/check_region \
 	tests/check_region_name \
+	tests/check_rmacache_index \
 	tests/check_round \
 	tests/check_tier
 # End of check_PROGRAMS
@@ -24,6 +25,7 @@ TESTS += \
 	tests/check_populate \
 	tests/check_region \
 	tests/check_region_name \
+	tests/check_rmacache_index \
 	tests/check_round \
 	tests/check_tier \
 	tests/check-exports.sh \
@@ -56,6 +58,14 @@ tests_check_region_name_SOURCES = tests/check_region_name.c tests/shm_check.h
 tests_check_region_name_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_region_name_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_region_name_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+
+# the index and node segments of libmpikvs-rmacache, built from their
+# sources: no MPI
+tests_check_rmacache_index_SOURCES = tests/check_rmacache_index.c rmacache/index.c \
+	rmacache/node.c
+tests_check_rmacache_index_CPPFLAGS = -I$(top_srcdir)/rmacache
+tests_check_rmacache_index_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
+tests_check_rmacache_index_LDADD = $(CHECK_LIBS) -lpthread
 
 tests_check_round_SOURCES = tests/check_round.c
 tests_check_round_CPPFLAGS = $(TESTS_CPPFLAGS)

@@ -1,0 +1,235 @@
+/*
+ * config.c - what the environment asks of libmpikvs-rmacache (read once)
+ * and the statistics printed at MPI_Finalize.
+ *
+ *   MPIKVS_RMACACHE        rules RULE[,RULE...]: MODE, MODE@N (the Nth
+ *                          window this process creates, from 0) or
+ *                          MODE@NAME (a window named NAME by
+ *                          MPI_Win_set_name; shell patterns allowed).
+ *                          The first rule that matches a window decides.
+ *   MPIKVS_RMACACHE_BYTES  memory budget per window
+ *   MPIKVS_RMACACHE_MAX_GET  the largest get cached
+ *   MPIKVS_RMACACHE_VERIFY   1: also do every get served from the cache
+ *   MPIKVS_RMACACHE_STATS    1: statistics per window at MPI_Finalize
+ *   MPIKVS_RMACACHE_NODE     0: no node tier for readonly windows
+ */
+#include "rmacache.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "size.h"
+
+#define RC_DEFAULT_BYTES   (16u << 20)
+#define RC_DEFAULT_MAX_GET (64u << 10)
+#define RC_MAX_RULES       32
+
+struct rc_config rc_cfg;
+
+struct rc_rule {
+    int  mode;
+    int  seq;        /* >= 0: the window of that creation order */
+    char name[64];   /* else, when not empty: a name pattern */
+};
+
+static struct rc_rule  rules[RC_MAX_RULES];
+static int             nrules;
+static pthread_once_t  once = PTHREAD_ONCE_INIT;
+
+static const char *const mode_names[] = {"off", "transparent", "readonly"};
+
+const char *rc_mode_name(int mode)
+{
+    return mode >= 0 && mode <= RC_READONLY ? mode_names[mode] : "?";
+}
+
+int rc_mode_parse(const char *text, int *mode)
+{
+    for (int m = 0; m <= RC_READONLY; m++)
+        if (!strcmp(text, mode_names[m])) {
+            *mode = m;
+            return 0;
+        }
+    return -1;
+}
+
+static void die(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "mpikvs-rmacache: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    /* a setting the user got wrong: stop rather than run uncached or
+     * cached against the user's wish */
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+    abort();
+}
+
+static void parse_rules(const char *text)
+{
+    char *copy = strdup(text), *save = NULL;
+
+    if (!copy)
+        die("%s%s", "out of memory", "");
+    for (char *r = strtok_r(copy, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+        struct rc_rule *ru = &rules[nrules];
+        char           *at = strchr(r, '@');
+
+        if (nrules == RC_MAX_RULES)
+            die("MPIKVS_RMACACHE: more than 32 rules in '%s'%s", text, "");
+        if (at)
+            *at++ = '\0';
+        if (rc_mode_parse(r, &ru->mode))
+            die("MPIKVS_RMACACHE: '%s' is not a mode (use transparent, readonly "
+                "or off, each optionally followed by @N or @NAME, e.g. "
+                "readonly@0,off)%s", r, "");
+        ru->seq = -1;
+        if (at) {
+            char *end;
+            long  n = strtol(at, &end, 10);
+
+            if (!*at || strlen(at) >= sizeof ru->name)
+                die("MPIKVS_RMACACHE: '%s' names no window (use @N, the Nth "
+                    "window created, or @NAME, a window name, at most 63 "
+                    "characters)%s", at, "");
+            if (*end == '\0' && n >= 0 && n <= INT32_MAX)
+                ru->seq = (int)n;
+            else
+                strcpy(ru->name, at);
+        }
+        nrules++;
+    }
+    free(copy);
+}
+
+static size_t env_size(const char *var, size_t dflt, uint64_t min)
+{
+    const char    *v = getenv(var);
+    uint64_t       bytes;
+    mpikvs_error_t err;
+
+    if (!v || !*v)
+        return dflt;
+    if (kvshm_parse_size(v, var, min, &bytes, &err) != MPIKVS_OK)
+        die("%s%s", err.text, "");
+    if (bytes > SIZE_MAX / 2)
+        die("%s: '%s' is too large", var, v);
+    return (size_t)bytes;
+}
+
+static int env_flag(const char *var)
+{
+    const char *v = getenv(var);
+
+    if (!v || !*v || !strcmp(v, "0"))
+        return 0;
+    if (!strcmp(v, "1"))
+        return 1;
+    die("%s: '%s' is neither 0 nor 1", var, v);
+    return 0;
+}
+
+static void config_read(void)
+{
+    const char *r = getenv("MPIKVS_RMACACHE");
+
+    rc_cfg.budget = env_size("MPIKVS_RMACACHE_BYTES", RC_DEFAULT_BYTES, 4096);
+    rc_cfg.max_get = env_size("MPIKVS_RMACACHE_MAX_GET", RC_DEFAULT_MAX_GET, 1);
+    if (rc_cfg.max_get > rc_index_max_len(rc_cfg.budget))
+        rc_cfg.max_get = rc_index_max_len(rc_cfg.budget);
+    rc_cfg.verify = env_flag("MPIKVS_RMACACHE_VERIFY");
+    rc_cfg.stats = env_flag("MPIKVS_RMACACHE_STATS");
+    rc_cfg.node = getenv("MPIKVS_RMACACHE_NODE") ? env_flag("MPIKVS_RMACACHE_NODE") : 1;
+    if (r && *r)
+        parse_rules(r);
+}
+
+void rc_config_once(void)
+{
+    pthread_once(&once, config_read);
+}
+
+int rc_rule_mode(int seq, const char *name, int dflt)
+{
+    for (int i = 0; i < nrules; i++) {
+        const struct rc_rule *ru = &rules[i];
+
+        if (ru->seq >= 0 ? ru->seq == seq
+                         : !ru->name[0] || (name && !fnmatch(ru->name, name, 0)))
+            return ru->mode;
+    }
+    return dflt;
+}
+
+int rc_rule_by_name(const char *name, int *mode)
+{
+    for (int i = 0; i < nrules; i++)
+        if (rules[i].seq < 0 && rules[i].name[0] &&
+            !fnmatch(rules[i].name, name, 0)) {
+            *mode = rules[i].mode;
+            return 1;
+        }
+    return 0;
+}
+
+/* The statistics of windows freed, printed at MPI_Finalize. */
+struct rc_record {
+    int               seq, mode;
+    char              name[64];
+    struct rc_stats   st;
+    struct rc_record *next;
+};
+static struct rc_record *records, **records_end = &records;
+static pthread_mutex_t   records_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void rc_stats_keep(const struct rc_win *w)
+{
+    struct rc_record *r;
+
+    if (!rc_cfg.stats || !(r = calloc(1, sizeof *r)))
+        return;
+    r->seq = w->seq;
+    r->mode = w->mode;
+    memcpy(r->name, w->name, sizeof r->name);
+    r->st = w->st;
+    r->st.evictions += w->ix.evictions;
+    pthread_mutex_lock(&records_lock);
+    *records_end = r;
+    records_end = &r->next;
+    pthread_mutex_unlock(&records_lock);
+}
+
+void rc_stats_print(void)
+{
+    int rank = -1;
+
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    pthread_mutex_lock(&records_lock);
+    for (struct rc_record *r = records, *n; r; r = n) {
+        const struct rc_stats *s = &r->st;
+
+        n = r->next;
+        if (!(s->hits | s->pend_hits | s->misses | s->passed | s->node_hits))
+            goto next; /* a window this rank never read */
+        fprintf(stderr,
+                "mpikvs-rmacache: rank %d window %d%s%s%s mode %s: hits %" PRIu64
+                " pending-hits %" PRIu64 " misses %" PRIu64 " passed %" PRIu64
+                " evictions %" PRIu64 " invalidations own-write %" PRIu64
+                " epoch %" PRIu64 " order %" PRIu64 " user %" PRIu64
+                " verified %" PRIu64 " mismatches %" PRIu64 " node-hits %" PRIu64 "\n",
+                rank, r->seq, r->name[0] ? " '" : "", r->name,
+                r->name[0] ? "'" : "", rc_mode_name(r->mode), s->hits,
+                s->pend_hits, s->misses, s->passed, s->evictions,
+                s->invalidations[RC_INV_OWN_WRITE], s->invalidations[RC_INV_EPOCH],
+                s->invalidations[RC_INV_ORDER], s->invalidations[RC_INV_USER],
+                s->verified, s->mismatches, s->node_hits);
+next:
+        free(r);
+    }
+    records = NULL;
+    records_end = &records;
+    pthread_mutex_unlock(&records_lock);
+}

@@ -1,0 +1,41 @@
+##
+# rmacache/: libmpikvs-rmacache, a PMPI interposer that caches the data
+# of MPI_Get for unchanged MPI programs (mpikvs-rmacache(7)).  Loaded by
+# LD_PRELOAD, so it is a plain shared object without a version, and it
+# exports the MPI_ calls only.  The wrappers of the calls that order a
+# process after another's write are generated from mpi.h at build time.
+##
+lib_LTLIBRARIES += rmacache/libmpikvs-rmacache.la
+
+rmacache_libmpikvs_rmacache_la_SOURCES = \
+	rmacache/cache.c \
+	rmacache/config.c \
+	rmacache/index.c \
+	rmacache/index.h \
+	rmacache/node.c \
+	rmacache/node.h \
+	rmacache/rma.c \
+	rmacache/rmacache.h \
+	rmacache/sync.c \
+	rmacache/win.c
+# End of rmacache_libmpikvs_rmacache_la_SOURCES
+nodist_rmacache_libmpikvs_rmacache_la_SOURCES = rmacache/ordering.c
+rmacache_libmpikvs_rmacache_la_CPPFLAGS = $(COMMON_CPPFLAGS) -I$(top_srcdir)/rmacache
+rmacache_libmpikvs_rmacache_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread -O2
+# common/: the sizes of MPIKVS_RMACACHE_BYTES (kvshm_parse_size)
+rmacache_libmpikvs_rmacache_la_LIBADD = common/libcommon.la $(MPI_LIBS) -lpthread
+rmacache_libmpikvs_rmacache_la_LDFLAGS = $(AM_LDFLAGS) -avoid-version \
+	-export-symbols-regex '^MPI_'
+
+rmacache/ordering.c: $(top_srcdir)/rmacache/ordering.list $(top_srcdir)/rmacache/gen-ordering.sh
+	$(AM_V_GEN)$(MKDIR_P) rmacache && \
+	$(SHELL) $(top_srcdir)/rmacache/gen-ordering.sh \
+		$(top_srcdir)/rmacache/ordering.list $(CC) -E $(MPI_CFLAGS) >$@.tmp && \
+	mv $@.tmp $@
+BUILT_SOURCES += rmacache/ordering.c
+CLEANFILES += rmacache/ordering.c rmacache/ordering.c.tmp
+
+EXTRA_DIST += \
+	rmacache/gen-ordering.sh \
+	rmacache/ordering.list
+# End of EXTRA_DIST (rmacache)

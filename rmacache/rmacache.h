@@ -1,0 +1,176 @@
+/*
+ * rmacache.h - the state libmpikvs-rmacache keeps per window, and the
+ * operations on it that the wrappers (win.c, rma.c, sync.c and the
+ * generated ordering.c) share; they live in cache.c.  See
+ * mpikvs-rmacache(7) for the rules these implement.
+ */
+#ifndef MPIKVS_RMACACHE_H
+#define MPIKVS_RMACACHE_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index.h"
+#include "node.h"
+
+enum rc_mode { RC_OFF, RC_TRANSPARENT, RC_READONLY };
+
+/* lock state of a target */
+enum { RC_UNLOCKED, RC_SHARED, RC_EXCLUSIVE };
+
+/* Causes of invalidation, counted apart. */
+enum rc_cause {
+    RC_INV_OWN_WRITE, /* a put, accumulate or atomic of this process */
+    RC_INV_EPOCH,     /* an epoch ended (fence, complete, unlock) */
+    RC_INV_ORDER,     /* a call that can order this process after a write */
+    RC_INV_USER,      /* MPI_Win_set_info, attach/detach, a mode change */
+    RC_NCAUSES
+};
+
+struct rc_stats {
+    uint64_t hits;        /* served from the cache */
+    uint64_t pend_hits;   /* served from a pending get of the same data */
+    uint64_t misses;      /* went to MPI and may enter the cache */
+    uint64_t passed;      /* not cacheable (own rank, layout, size) */
+    uint64_t invalidations[RC_NCAUSES]; /* entries or pending gets dropped */
+    uint64_t evictions;
+    uint64_t verified;
+    uint64_t mismatches;  /* MPIKVS_RMACACHE_VERIFY: cache != MPI */
+    uint64_t node_hits;   /* served from a neighbour's segment */
+};
+
+/* A get issued to MPI and not yet complete. */
+struct rc_pend {
+    uint64_t disp;
+    size_t   len;
+    int      target;
+    int      kind;    /* RC_P_PRIMARY, RC_P_REPEAT, RC_P_VERIFY */
+    int      stale;   /* may not enter the cache nor serve a repeat */
+    void    *buf;     /* where the data arrives (the user's buffer) */
+    void    *from;    /* REPEAT: the primary's buffer; VERIFY: the cached copy */
+};
+enum { RC_P_PRIMARY, RC_P_REPEAT, RC_P_VERIFY };
+
+struct rc_win {
+    pthread_mutex_t  lock;
+    MPI_Win          win;
+    int              mode;
+    int              mode_from_info; /* the application chose: env rules by name do not apply */
+    int              rank, nranks;
+    int              dynamic;        /* displacements are addresses */
+    int              seq;            /* creation order in this process */
+    int             *disp_unit;      /* nranks */
+    unsigned char   *lockmode;       /* nranks: RC_UNLOCKED... */
+    int              nexclusive;
+    struct rc_index  ix;
+    int              ix_ready;
+    uint64_t         order_seen;
+    struct rc_pend  *pend;
+    size_t           npend, cap;
+    uint32_t        *ptab;           /* pending primaries by key: index + 1 */
+    size_t           ptab_size;
+    struct rc_stats  st;
+    char             name[64];
+    /* the node tier (readonly windows): the segments of the node's
+     * ranks, node_seg[node_me] this rank's own */
+    int              node_on, node_n, node_me;
+    MPI_Comm         node_comm;
+    MPI_Win          node_win;
+    void           **node_seg;
+    uint32_t         node_gen;        /* MPI_Win_set_info invalidations + 1 */
+    struct rc_win   *next;           /* the live windows (stats at finalize) */
+};
+
+/* Settings from the environment (read once, at the first window). */
+struct rc_config {
+    size_t budget;   /* MPIKVS_RMACACHE_BYTES */
+    size_t max_get;  /* MPIKVS_RMACACHE_MAX_GET */
+    int    verify;   /* MPIKVS_RMACACHE_VERIFY */
+    int    stats;    /* MPIKVS_RMACACHE_STATS */
+    int    node;     /* MPIKVS_RMACACHE_NODE */
+};
+extern struct rc_config rc_cfg;
+
+/* Bumped (after the call) by every call that can order this process
+ * after another's write; a window that sees it changed drops what such
+ * an order ends (rc_sync). */
+extern _Atomic uint64_t rc_order_gen;
+
+static inline void rc_order_event(void)
+{
+    atomic_fetch_add_explicit(&rc_order_gen, 1, memory_order_release);
+}
+
+/* The window's state, NULL when none (not made through us, shared). */
+struct rc_win *rc_win_of(MPI_Win win);
+
+/* Make the state of a new window (collective over comm: gathers the
+ * disp units; comm may be MPI_COMM_NULL for dynamic windows, which have
+ * none).  Returns an MPI error code. */
+int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic,
+                 MPI_Info info);
+
+/* Mode by name: 0 and *mode, or -1. */
+int rc_mode_parse(const char *text, int *mode);
+const char *rc_mode_name(int mode);
+
+/* The mode the env rules give the window of creation order seq (name:
+ * NULL at creation), dflt when none matches. */
+int rc_rule_mode(int seq, const char *name, int dflt);
+
+/* 1 and *mode when a rule by name matches name (MPI_Win_set_name). */
+int rc_rule_by_name(const char *name, int *mode);
+
+/* Drop every entry and mark every pending get stale.  Caller locks. */
+void rc_drop_all(struct rc_win *w, enum rc_cause cause);
+
+/* Pending gets to target (-1: all) are complete: fill repeats, compare
+ * verified ones, and keep the primaries' data if keep (and they are not
+ * stale).  Caller locks. */
+void rc_complete(struct rc_win *w, int target, int keep);
+
+/* A synchronization call on w returned.  target: -1 for all.
+ * what: RC_S_FLUSH (flush, flush_local: the target's gets are complete),
+ * RC_S_UNLOCK, RC_S_FENCE, RC_S_COMPLETE (PSCW access epoch ends),
+ * RC_S_ORDER (Win_sync, lock, post, wait, test, start: no completion).
+ * Locks w itself. */
+enum { RC_S_FLUSH, RC_S_UNLOCK, RC_S_FENCE, RC_S_COMPLETE, RC_S_ORDER };
+void rc_sync(struct rc_win *w, int what, int target);
+
+/* Own write of target bytes [disp, disp + len): drop what overlaps. */
+void rc_own_write(struct rc_win *w, int target, uint64_t disp, uint64_t len);
+
+/* Byte range of count elements of type at disp on target: 0, or -1 when
+ * the window state cannot say (then everything of the target is
+ * dropped). */
+int rc_target_range(const struct rc_win *w, int target, MPI_Aint disp,
+                    int count, MPI_Datatype type, uint64_t *off, uint64_t *len);
+
+/* Statistics of a window that ends (or of all live ones at finalize). */
+void rc_stats_keep(const struct rc_win *w);
+void rc_stats_print(void);
+
+/* Lazy check of rc_order_gen.  Caller locks. */
+void rc_order_check(struct rc_win *w);
+
+/* The pending primary get of exactly this data that may serve a repeat,
+ * or NULL.  Caller locks. */
+struct rc_pend *rc_pend_find(struct rc_win *w, int target, uint64_t disp,
+                             size_t len);
+
+/* Record a pending get; 0, or -1 (no memory: then the caller does not
+ * cache this one).  Caller locks. */
+int rc_pend_add(struct rc_win *w, int kind, int target, uint64_t disp,
+                size_t len, void *buf, void *from);
+
+/* The index of w, made at the first cacheable get; NULL when it cannot
+ * be (the window then passes through).  Caller locks. */
+struct rc_index *rc_win_index(struct rc_win *w);
+
+/* Read the environment once (the first window, or MPI_Finalize). */
+void rc_config_once(void);
+
+#endif /* MPIKVS_RMACACHE_H */

@@ -1,0 +1,305 @@
+/*
+ * check_rmacache_index.c - the index of libmpikvs-rmacache without MPI
+ * (rmacache/index.h): lookups, the memory budget, eviction when full,
+ * clearing, range invalidation, and a long random run against a model;
+ * the node tier's segments (rmacache/node.h): publish, read, gen,
+ * withdraw, overwrite, and a reader racing the writer.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index.h"
+#include "node.h"
+
+static void fill(unsigned char *buf, size_t len, uint32_t seed)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (unsigned char)(seed * 2654435761u + i * 40503u);
+}
+
+static int holds(const struct rc_index *ix, int t, uint64_t d, size_t len, uint32_t seed)
+{
+    unsigned char  want[4096];
+    const void    *got = rc_index_lookup(ix, t, d, len);
+
+    fill(want, len, seed);
+    return got && !memcmp(got, want, len);
+}
+
+START_TEST(test_insert_lookup)
+{
+    struct rc_index ix;
+    unsigned char   b[100];
+
+    ck_assert_int_eq(rc_index_init(&ix, 1 << 16, 4), 0);
+    ck_assert_ptr_null(rc_index_lookup(&ix, 1, 0, 8));
+    fill(b, 8, 1);
+    ck_assert_int_eq(rc_index_insert(&ix, 1, 0, 8, b), 0);
+    ck_assert(holds(&ix, 1, 0, 8, 1));
+    /* the key is the whole triple */
+    ck_assert_ptr_null(rc_index_lookup(&ix, 2, 0, 8));
+    ck_assert_ptr_null(rc_index_lookup(&ix, 1, 8, 8));
+    ck_assert_ptr_null(rc_index_lookup(&ix, 1, 0, 4));
+    /* an insert of the same key replaces */
+    fill(b, 8, 2);
+    ck_assert_int_eq(rc_index_insert(&ix, 1, 0, 8, b), 0);
+    ck_assert(holds(&ix, 1, 0, 8, 2));
+    ck_assert_uint_eq(ix.entries, 1);
+    /* out of range targets and sizes are refused */
+    ck_assert_int_eq(rc_index_insert(&ix, 4, 0, 8, b), -1);
+    ck_assert_int_eq(rc_index_insert(&ix, -1, 0, 8, b), -1);
+    ck_assert_int_eq(rc_index_insert(&ix, 0, 0, rc_index_max_len(1 << 16) + 1, b), -1);
+    rc_index_fini(&ix);
+}
+END_TEST
+
+START_TEST(test_bad_budget)
+{
+    struct rc_index ix;
+
+    ck_assert_int_eq(rc_index_init(&ix, 100, 1), -1);
+    ck_assert_int_eq(rc_index_init(&ix, 1 << 16, 0), -1);
+}
+END_TEST
+
+/* Far more data than the budget: the newest entries stay, the oldest
+ * go, the ring never holds more than the budget. */
+START_TEST(test_budget_evicts_oldest)
+{
+    struct rc_index ix;
+    unsigned char   b[1000];
+    const size_t    budget = 64 * 1024;
+
+    ck_assert_int_eq(rc_index_init(&ix, budget, 2), 0);
+    for (uint32_t i = 0; i < 2000; i++) {
+        fill(b, sizeof b, i);
+        ck_assert_int_eq(rc_index_insert(&ix, 0, (uint64_t)i * 1000, sizeof b, b), 0);
+        ck_assert_uint_le(ix.head - ix.tail, budget);
+    }
+    ck_assert(holds(&ix, 0, 1999u * 1000, sizeof b, 1999));
+    ck_assert(holds(&ix, 0, 1990u * 1000, sizeof b, 1990));
+    ck_assert_ptr_null(rc_index_lookup(&ix, 0, 0, sizeof b));
+    ck_assert_uint_gt(ix.evictions, 1900);
+    ck_assert_uint_le(ix.entries * (sizeof b + 8), budget);
+    rc_index_fini(&ix);
+}
+END_TEST
+
+/* Many small entries fill the buckets: a full index still inserts and
+ * finds the newest in one bucket's probe. */
+START_TEST(test_full_buckets)
+{
+    struct rc_index ix;
+    unsigned char   b[8];
+    size_t          found = 0;
+
+    ck_assert_int_eq(rc_index_init(&ix, 1 << 16, 1), 0);
+    for (uint32_t i = 0; i < 100000; i++) {
+        fill(b, 8, i);
+        ck_assert_int_eq(rc_index_insert(&ix, 0, (uint64_t)i * 8, 8, b), 0);
+        ck_assert(holds(&ix, 0, (uint64_t)i * 8, 8, i));
+    }
+    ck_assert_uint_le(ix.entries, ix.nbuckets * RC_WAYS);
+    for (uint32_t i = 100000 - 100; i < 100000; i++)
+        found += holds(&ix, 0, (uint64_t)i * 8, 8, i);
+    /* the last hundred mostly survive: a bucket drops its oldest */
+    ck_assert_uint_ge(found, 90);
+    rc_index_fini(&ix);
+}
+END_TEST
+
+START_TEST(test_clear)
+{
+    struct rc_index ix;
+    unsigned char   b[64];
+
+    ck_assert_int_eq(rc_index_init(&ix, 1 << 16, 2), 0);
+    fill(b, 64, 7);
+    rc_index_insert(&ix, 0, 0, 64, b);
+    rc_index_insert(&ix, 1, 0, 64, b);
+    rc_index_clear(&ix);
+    ck_assert_ptr_null(rc_index_lookup(&ix, 0, 0, 64));
+    ck_assert_ptr_null(rc_index_lookup(&ix, 1, 0, 64));
+    ck_assert_uint_eq(ix.entries, 0);
+    rc_index_insert(&ix, 1, 0, 64, b);
+    ck_assert(holds(&ix, 1, 0, 64, 7));
+    rc_index_fini(&ix);
+}
+END_TEST
+
+START_TEST(test_invalidate_range)
+{
+    struct rc_index ix;
+    unsigned char   b[16];
+
+    ck_assert_int_eq(rc_index_init(&ix, 1 << 16, 3), 0);
+    fill(b, 16, 3);
+    rc_index_insert(&ix, 1, 100, 16, b); /* [100, 116) */
+    rc_index_insert(&ix, 1, 200, 16, b); /* [200, 216) */
+    rc_index_insert(&ix, 2, 100, 16, b);
+    /* touching ends do not overlap */
+    ck_assert_uint_eq(rc_index_invalidate(&ix, 1, 116, 84), 0);
+    ck_assert_uint_eq(rc_index_invalidate(&ix, 1, 90, 10), 0);
+    ck_assert_uint_eq(rc_index_invalidate(&ix, 1, 115, 1), 1);
+    ck_assert_ptr_null(rc_index_lookup(&ix, 1, 100, 16));
+    ck_assert(holds(&ix, 1, 200, 16, 3));
+    ck_assert(holds(&ix, 2, 100, 16, 3));
+    ck_assert_uint_eq(rc_index_invalidate(&ix, 1, 0, UINT64_MAX), 1);
+    ck_assert(holds(&ix, 2, 100, 16, 3));
+    ck_assert_uint_eq(ix.entries, 1);
+    rc_index_fini(&ix);
+}
+END_TEST
+
+/* A random mix of inserts, invalidations and clears against a model of
+ * what was written last: a lookup finds nothing or the latest data. */
+START_TEST(test_random_model)
+{
+    enum { N = 512 };
+    static uint32_t ver[N];  /* 0: not valid */
+    struct rc_index ix;
+    unsigned char   b[4096];
+    uint64_t        x = 88172645463325252ULL;
+
+    ck_assert_int_eq(rc_index_init(&ix, 1 << 18, 4), 0);
+    memset(ver, 0, sizeof ver);
+    for (uint32_t step = 1; step < 200000; step++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int      k = (int)(x % N), t = k % 4;
+        size_t   len = 1 + (size_t)(k * 37) % 4000;
+        uint64_t d = (uint64_t)k * 8192;
+        unsigned op = (unsigned)(x >> 40) % 100;
+
+        if (op < 60) {
+            fill(b, len, step);
+            ck_assert_int_eq(rc_index_insert(&ix, t, d, len, b), 0);
+            ver[k] = step;
+        } else if (op < 97) {
+            const void *got = rc_index_lookup(&ix, t, d, len);
+            if (got) {
+                ck_assert_uint_ne(ver[k], 0);
+                fill(b, len, ver[k]);
+                ck_assert(!memcmp(got, b, len));
+            }
+        } else if (op < 99) {
+            rc_index_invalidate(&ix, t, d, 1);
+            ver[k] = 0;
+            ck_assert_ptr_null(rc_index_lookup(&ix, t, d, len));
+        } else {
+            rc_index_clear(&ix);
+            memset(ver, 0, sizeof ver);
+        }
+        ck_assert_uint_le(ix.head - ix.tail, ix.ring_size);
+    }
+    rc_index_fini(&ix);
+}
+END_TEST
+
+START_TEST(test_node_publish_read)
+{
+    size_t         ring = 1 << 16;
+    void          *seg = calloc(1, rc_node_seg_size(ring));
+    unsigned char  b[256], out[256];
+
+    rc_node_seg_init(seg, ring);
+    fill(b, sizeof b, 9);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 0);
+    rc_node_publish(seg, 1, 64, sizeof b, 1, b);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 1);
+    ck_assert(!memcmp(out, b, sizeof b));
+    /* another gen, target, displacement or length is not it */
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 2, out), 0);
+    ck_assert_int_eq(rc_node_read(seg, 2, 64, sizeof b, 1, out), 0);
+    ck_assert_int_eq(rc_node_read(seg, 1, 72, sizeof b, 1, out), 0);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, 128, 1, out), 0);
+    /* a withdrawn range is gone */
+    rc_node_withdraw(seg, 1, 100, 1);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 0);
+    /* an entry overwritten by the ring is refused */
+    rc_node_publish(seg, 1, 64, sizeof b, 1, b);
+    for (uint32_t i = 0; i < 2000; i++)
+        rc_node_publish(seg, 3, (uint64_t)i * 4096, sizeof b, 1, b);
+    ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 0);
+    free(seg);
+}
+END_TEST
+
+struct race {
+    void       *seg;
+    atomic_int  stop;
+    long        reads, torn;
+};
+
+static void *race_reader(void *arg)
+{
+    struct race  *r = arg;
+    unsigned char out[512];
+
+    while (!atomic_load(&r->stop)) {
+        for (int k = 0; k < 8; k++)
+            if (rc_node_read(r->seg, 0, (uint64_t)k * 512, sizeof out, 1, out)) {
+                r->reads++;
+                for (size_t i = 1; i < sizeof out; i++)
+                    if (out[i] != out[0]) {
+                        r->torn++;
+                        break;
+                    }
+            }
+    }
+    return NULL;
+}
+
+/* A reader never accepts an entry torn by the writer's next ones. */
+START_TEST(test_node_race)
+{
+    struct race   r = {.seg = calloc(1, rc_node_seg_size(8192))};
+    pthread_t     th;
+    unsigned char b[512];
+
+    rc_node_seg_init(r.seg, 8192);
+    pthread_create(&th, NULL, race_reader, &r);
+    for (uint32_t i = 0; i < 400000; i++) {
+        memset(b, (int)(i & 0xff), sizeof b);
+        rc_node_publish(r.seg, 0, (uint64_t)(i % 8) * 512, sizeof b, 1, b);
+    }
+    atomic_store(&r.stop, 1);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(r.torn, 0);
+    free(r.seg);
+}
+END_TEST
+
+static Suite *index_suite(void)
+{
+    Suite *s = suite_create("rmacache_index");
+    TCase *tc = tcase_create("index");
+
+    tcase_add_test(tc, test_insert_lookup);
+    tcase_add_test(tc, test_bad_budget);
+    tcase_add_test(tc, test_budget_evicts_oldest);
+    tcase_add_test(tc, test_full_buckets);
+    tcase_add_test(tc, test_clear);
+    tcase_add_test(tc, test_invalidate_range);
+    tcase_add_test(tc, test_random_model);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("node");
+    tcase_add_test(tc, test_node_publish_read);
+    tcase_add_test(tc, test_node_race);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(index_suite());
+    int      failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
