@@ -104,6 +104,8 @@ struct mpikvs {
     uint64_t                 *recorded;    /* filter of recorded key hashes */
     int                      *gather_counts, *gather_displs; /* leader */
 
+    unsigned                  ncounters;   /* global counters (counters.c) */
+
     unsigned                  close_timeout; /* s mpikvs_close waits */
     mpikvs_error_t            err;
 };

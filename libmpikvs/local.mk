@@ -6,17 +6,21 @@ lib_LTLIBRARIES += libmpikvs/libmpikvs.la
 
 libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/batch.c \
+	libmpikvs/counters.c \
 	libmpikvs/env.c \
 	libmpikvs/errors.c \
 	libmpikvs/fence.c \
 	libmpikvs/handle.h \
 	libmpikvs/key.h \
+	libmpikvs/local.c \
+	libmpikvs/local.h \
 	libmpikvs/locks.c \
 	libmpikvs/nodes.c \
 	libmpikvs/open.c \
 	libmpikvs/ops.c \
 	libmpikvs/ops.h \
 	libmpikvs/osc.c \
+	libmpikvs/persist.c \
 	libmpikvs/round_key.c \
 	libmpikvs/slot.c \
 	libmpikvs/slot.h \

@@ -841,8 +841,14 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     }
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, open_transport(kvs));
-    if (rc == MPIKVS_OK)
+    if (rc == MPIKVS_OK) {
         kvs_stats_set_transport(kvs);
+        kvs->ncounters = kvs->table ? kvs->table->counters
+                                    : KVSHM_COUNTERS_DEFAULT;
+    }
+    /* the config's warm start: the entries a run before saved */
+    if (rc == MPIKVS_OK && kvs->table && kvs->table->persist.load[0])
+        rc = mpikvs_load(kvs, kvs->table->persist.load, 0, NULL);
     if (rc != MPIKVS_OK) {
         kvs_fail(NULL, rc, "%s", kvs->err.text);
         teardown(kvs, false);
@@ -856,10 +862,21 @@ int mpikvs_close(mpikvs_t **kvsp)
 {
     int rc;
 
+    const struct kvshm_table_config *t;
+    int saved = MPIKVS_OK;
+
     if (!kvsp || !*kvsp)
         return kvs_fail(NULL, MPIKVS_ERR_INVAL,
                         "mpikvs_close: no open handle");
+    /* the config's save for the next run; the close goes on if it fails,
+     * and returns its error */
+    t = (*kvsp)->table;
+    if (t && t->persist.save[0] &&
+        (saved = mpikvs_save(*kvsp, t->persist.save)) != MPIKVS_OK)
+        kvs_fail(NULL, saved, "%s", (*kvsp)->err.text);
     rc = teardown(*kvsp, true);
+    if (rc == MPIKVS_OK)
+        rc = saved;
     *kvsp = NULL;
     return rc;
 }
