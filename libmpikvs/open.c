@@ -848,7 +848,7 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     }
     /* the config's warm start: the entries a run before saved */
     if (rc == MPIKVS_OK && kvs->table && kvs->table->persist.load[0])
-        rc = mpikvs_load(kvs, kvs->table->persist.load, 0, NULL);
+        rc = kvs_load_at_open(kvs, kvs->table->persist.load);
     if (rc != MPIKVS_OK) {
         kvs_fail(NULL, rc, "%s", kvs->err.text);
         teardown(kvs, false);

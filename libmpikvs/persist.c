@@ -695,8 +695,11 @@ static int put_file(mpikvs_t *kvs, MPI_File fh, const char *path,
     return rc;
 }
 
-int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
-                mpikvs_load_report_t *report)
+/* at_open (the config's load): a file not there yet is a cold start,
+ * and a table that holds entries (a job-scope region an earlier step
+ * filled) is left as it is. */
+static int load(mpikvs_t *kvs, const char *path, unsigned flags,
+                mpikvs_load_report_t *report, bool at_open)
 {
     struct save_header h;
     struct share s;
@@ -720,6 +723,10 @@ int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
         if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, kvs->comm) !=
             MPI_SUCCESS)
             return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce failed");
+        /* at open, a region an earlier step of the job filled is
+         * warm already */
+        if (any && at_open)
+            return MPIKVS_OK;
         if (any)
             return kvs_fail(kvs, MPIKVS_ERR_NOTEMPTY,
                             "mpikvs_load: the table already holds entries "
@@ -739,6 +746,11 @@ int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
     if ((rc = agree(kvs, rc)) != MPIKVS_OK) {
         if (fh != MPI_FILE_NULL)
             MPI_File_close(&fh);
+        /* the config's load before the first save: a cold start */
+        if (rc == -ENOENT && at_open) {
+            kvs->err.text[0] = '\0';
+            return MPIKVS_OK;
+        }
         return rc;
     }
     rc = load_header(kvs, fh, path, &h);
@@ -772,4 +784,15 @@ int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
         report->not_fitting = sum[1];
     }
     return rc;
+}
+
+int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
+                mpikvs_load_report_t *report)
+{
+    return load(kvs, path, flags, report, false);
+}
+
+int kvs_load_at_open(mpikvs_t *kvs, const char *path)
+{
+    return load(kvs, path, 0, NULL, true);
 }

@@ -5,8 +5,9 @@
 # on 2 virtual nodes (np 4), load on 1 (np 2) and 3 (np 3) nodes and into
 # a table too small for every entry (np 2 on 2 nodes), damaged files
 # refused, the counters over the mpi transport (the ucx one, where the
-# machine has it, runs in the save job), and the config's persist (close
-# saves, the next open loads).  The save file goes to a scratch
+# machine has it, runs in the save job), and the config's persist (the
+# first open finds no file, a cold start; close saves; the next open
+# loads).  The save file goes to a scratch
 # directory, the regions to one of their own, both removed at the end
 # and checked empty of regions; each mpirun has a hard time limit
 # (MPITEST_TIMEOUT, default 120 s).
@@ -62,12 +63,8 @@ cat >"$tmp/persist.json" <<JSON
  "value": {"value_size": 64}, "size": "4M",
  "persist": {"load": "$tmp/warm.kvs", "save": "$tmp/warm.kvs"}}}}
 JSON
-cat >"$tmp/first.json" <<JSON
-{"version": 1, "tables": {"warm": {"key": {"key_size": 32},
- "value": {"value_size": 64}, "size": "4M",
- "persist": {"save": "$tmp/warm.kvs"}}}}
-JSON
-run "config: close saves" 2 2 MPIKVS_CONFIG="$tmp/first.json" -- config $n
+run "config: no file to load yet, close saves" 2 2 \
+    MPIKVS_CONFIG="$tmp/persist.json" -- config $n
 run "config: open loads" 3 3 MPIKVS_CONFIG="$tmp/persist.json" -- \
     config-check $n
 
