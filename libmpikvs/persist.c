@@ -568,28 +568,28 @@ struct homes {
 static int homes_make(mpikvs_t *kvs, struct homes *hm)
 {
     uint32_t *node = malloc((size_t)kvs->size * sizeof(*node));
+    int *cursor = malloc(kvs->nnodes * sizeof(*cursor));
     int rc = MPIKVS_OK;
 
     hm->ranks = malloc((size_t)kvs->size * sizeof(*hm->ranks));
     hm->start = calloc(kvs->nnodes + 1u, sizeof(*hm->start));
-    if (!node || !hm->ranks || !hm->start)
+    if (!node || !cursor || !hm->ranks || !hm->start)
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
-    else if (MPI_Allgather(&kvs->node, 1, MPI_UINT32_T, node, 1,
-                           MPI_UINT32_T, kvs->comm) != MPI_SUCCESS)
+    if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
+        MPI_Allgather(&kvs->node, 1, MPI_UINT32_T, node, 1, MPI_UINT32_T,
+                      kvs->comm) != MPI_SUCCESS)
         rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allgather failed");
-    if (rc == MPIKVS_OK) {
-        int *fill = hm->start;
+    if (rc == MPIKVS_OK) {   /* a counting sort of the ranks by node */
         for (int r = 0; r < kvs->size; r++)
             hm->start[node[r] + 1]++;
         for (uint32_t n = 0; n < kvs->nnodes; n++)
             hm->start[n + 1] += hm->start[n];
-        int at[kvs->nnodes];
-        for (uint32_t n = 0; n < kvs->nnodes; n++)
-            at[n] = fill[n];
+        memcpy(cursor, hm->start, kvs->nnodes * sizeof(*cursor));
         for (int r = 0; r < kvs->size; r++)
-            hm->ranks[at[node[r]]++] = r;
+            hm->ranks[cursor[node[r]]++] = r;
     }
     free(node);
+    free(cursor);
     return rc;
 }
 
@@ -601,70 +601,71 @@ static int home_rank(const struct homes *hm, const struct kvs_key *k)
 }
 
 /* Pass 2, one round: the entries of buf's n blocks to their home ranks,
- * and what comes here put. */
+ * and what comes here put.  Counts and displacements are in entries (the
+ * type entry), so that a round of a large job stays within an int. */
+struct route {
+    int          *counts, *displs, *rcounts, *rdispls, *at;  /* [size] */
+    MPI_Datatype  entry;    /* key_size + value_size bytes */
+};
+
 static int put_round(mpikvs_t *kvs, const struct save_header *h,
                      const unsigned char *buf, uint64_t n,
-                     const struct homes *hm, int *counts, int *displs,
-                     int *rcounts, int *rdispls)
+                     const struct homes *hm, struct route *rt)
 {
     size_t esize = entry_size(kvs);
     uint64_t total = 0, got = 0;
     unsigned char *send = NULL, *recv = NULL;
-    int *at = NULL, rc = MPIKVS_OK;
+    int rc = MPIKVS_OK;
     struct kvs_key k;
 
-    memset(counts, 0, (size_t)kvs->size * sizeof(*counts));
+    memset(rt->counts, 0, (size_t)kvs->size * sizeof(int));
     for (uint64_t j = 0; j < n; j++) {
         const struct save_block *b =
             (const struct save_block *)(buf + j * h->block_bytes);
         for (uint64_t e = 0; e < b->count; e++) {
             kvs_key_make(kvs, (const unsigned char *)(b + 1) + e * esize, &k);
-            counts[home_rank(hm, &k)] += (int)esize;
+            rt->counts[home_rank(hm, &k)]++;
         }
         total += b->count;
     }
-    send = malloc(total * esize + 1);
-    at = malloc((size_t)kvs->size * sizeof(*at));
-    if (!send || !at)
+    for (int r = 0, d = 0; r < kvs->size; d += rt->counts[r], r++)
+        rt->displs[r] = rt->at[r] = d;
+    if (!(send = malloc(total * esize + 1)))
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
-    for (int r = 0, d = 0; r < kvs->size; d += counts[r], r++)
-        displs[r] = d;
-    if (rc == MPIKVS_OK) {
-        memcpy(at, displs, (size_t)kvs->size * sizeof(*at));
-        for (uint64_t j = 0; j < n; j++) {
-            const struct save_block *b =
-                (const struct save_block *)(buf + j * h->block_bytes);
-            for (uint64_t e = 0; e < b->count; e++) {
-                const unsigned char *x =
-                    (const unsigned char *)(b + 1) + e * esize;
-                kvs_key_make(kvs, x, &k);
-                memcpy(send + at[home_rank(hm, &k)], x, esize);
-                at[home_rank(hm, &k)] += (int)esize;
-            }
+    for (uint64_t j = 0; rc == MPIKVS_OK && j < n; j++) {
+        const struct save_block *b =
+            (const struct save_block *)(buf + j * h->block_bytes);
+        for (uint64_t e = 0; e < b->count; e++) {
+            const unsigned char *x = (const unsigned char *)(b + 1) +
+                                     e * esize;
+            kvs_key_make(kvs, x, &k);
+            memcpy(send + (size_t)rt->at[home_rank(hm, &k)]++ * esize, x,
+                   esize);
         }
     }
-    if (MPI_Alltoall(counts, 1, MPI_INT, rcounts, 1, MPI_INT, kvs->comm) !=
-        MPI_SUCCESS)
+    if (MPI_Alltoall(rt->counts, 1, MPI_INT, rt->rcounts, 1, MPI_INT,
+                     kvs->comm) != MPI_SUCCESS)
         rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Alltoall failed");
-    for (int r = 0, d = 0; r < kvs->size; d += rcounts[r], r++) {
-        rdispls[r] = d;
-        got += (uint64_t)rcounts[r];
+    for (int r = 0, d = 0; r < kvs->size; d += rt->rcounts[r], r++) {
+        rt->rdispls[r] = d;
+        got += (uint64_t)rt->rcounts[r];
     }
-    if (rc == MPIKVS_OK && !(recv = malloc(got + 1)))
+    if (rc == MPIKVS_OK && !(recv = malloc(got * esize + 1)))
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
     if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
-        MPI_Alltoallv(send, counts, displs, MPI_BYTE, recv, rcounts, rdispls,
-                      MPI_BYTE, kvs->comm) != MPI_SUCCESS)
+        MPI_Alltoallv(send, rt->counts, rt->displs, rt->entry, recv,
+                      rt->rcounts, rt->rdispls, rt->entry,
+                      kvs->comm) != MPI_SUCCESS)
         rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Alltoallv failed");
-    for (uint64_t off = 0; rc == MPIKVS_OK && off < got; off += esize) {
-        kvs_key_make(kvs, recv + off, &k);
-        rc = kvs_put(kvs, &k, recv + off + kvs->key_size);
+    for (uint64_t e = 0; rc == MPIKVS_OK && e < got; e++) {
+        const unsigned char *x = recv + e * esize;
+        kvs_key_make(kvs, x, &k);
+        rc = kvs_put(kvs, &k, x + kvs->key_size);
         if (rc == MPIKVS_OK)
             KVS_COUNT(kvs, loaded, 1);
     }
     free(send);
     free(recv);
-    free(at);
     return rc;
 }
 
@@ -673,25 +674,39 @@ static int put_file(mpikvs_t *kvs, MPI_File fh, const char *path,
                     unsigned char *buf)
 {
     struct homes hm = {0};
-    int *counts = malloc(4 * (size_t)kvs->size * sizeof(int));
+    int *ints = malloc(5 * (size_t)kvs->size * sizeof(int));
+    struct route rt = {.entry = MPI_DATATYPE_NULL};
     uint64_t entries = 0, n;
-    int rc = counts ? MPIKVS_OK
-                    : kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
+    int rc = ints ? MPIKVS_OK
+                  : kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
 
-    if (rc == MPIKVS_OK)
+    if (rc == MPIKVS_OK) {
+        rt.counts = ints;
+        rt.displs = ints + kvs->size;
+        rt.rcounts = ints + 2 * kvs->size;
+        rt.rdispls = ints + 3 * kvs->size;
+        rt.at = ints + 4 * kvs->size;
+        if (MPI_Type_contiguous((int)entry_size(kvs), MPI_BYTE, &rt.entry) !=
+                MPI_SUCCESS ||
+            MPI_Type_commit(&rt.entry) != MPI_SUCCESS)
+            rc = kvs_fail(kvs, MPIKVS_ERR_MPI,
+                          "mpikvs_load: MPI_Type_contiguous failed");
+    }
+    if ((rc = agree(kvs, rc)) == MPIKVS_OK)
         rc = homes_make(kvs, &hm);
     rc = agree(kvs, rc);
     for (uint64_t i = 0; rc == MPIKVS_OK && i < s->rounds; i++) {
         /* verified again: the file may have changed since pass 1 */
         rc = read_round(kvs, fh, path, h, s, i, buf, &n, &entries);
         if ((rc = agree(kvs, rc)) == MPIKVS_OK)
-            rc = put_round(kvs, h, buf, n, &hm, counts, counts + kvs->size,
-                           counts + 2 * kvs->size, counts + 3 * kvs->size);
+            rc = put_round(kvs, h, buf, n, &hm, &rt);
         rc = agree(kvs, rc);
     }
+    if (rt.entry != MPI_DATATYPE_NULL)
+        MPI_Type_free(&rt.entry);
     free(hm.ranks);
     free(hm.start);
-    free(counts);
+    free(ints);
     return rc;
 }
 

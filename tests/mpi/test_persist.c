@@ -13,6 +13,8 @@
  *                        header, foreign) and other value sizes are
  *                        refused and load nothing
  *   counters             N ranks x M increments, compare-and-swap
+ *
+ * MPITEST_MODE, if set, is the consistency mode of every open.
  *   config N             (MPIKVS_CONFIG with persist) first run: put
  *                        and close (which saves); "config-check N":
  *                        open (which loads) and find them
@@ -39,7 +41,8 @@ static void key_of(uint32_t i, unsigned char *k)
 static mpikvs_t *open_table(size_t bytes, size_t vsize)
 {
     mpikvs_options_t o = {.key_size = KSIZE, .value_size = vsize,
-                          .size_per_node = bytes};
+                          .size_per_node = bytes,
+                          .mode = getenv("MPITEST_MODE")};
     mpikvs_t *kvs = NULL;
     int rc = mpikvs_open(MPI_COMM_WORLD, getenv("MPIKVS_CONFIG") ? NULL : &o,
                          &kvs);
@@ -234,7 +237,8 @@ static void phase_save(const char *file, uint32_t n)
                file);
         EXPECT(stat(partial, &sb) != 0 && errno == ENOENT,
                "%s is gone", partial);
-        mt_note("saved %u entries, %lld bytes", n, (long long)sb.st_size);
+        mt_note("saved %u entries, %lld bytes (transport %s)", n,
+                (long long)sb.st_size, mpikvs_transport(kvs));
     }
     EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
 }
