@@ -234,10 +234,13 @@ static int save_rounds(mpikvs_t *kvs, MPI_File fh, struct round *r,
         uint64_t mine[2], before = 0, total = 0;
         bool more = false;
         r->nblocks = 0;
-        /* whole buckets while one more surely fits */
+        /* whole buckets, as many as surely fit */
         while (rc == MPIKVS_OK && first < end && round_room(r) >= kvs->slots) {
-            rc = kvs_scan_local(kvs, first, first + 1, round_add, r, torn);
-            first++;
+            uint64_t n = round_room(r) / kvs->slots;
+            if (n > end - first)
+                n = end - first;
+            rc = kvs_scan_local(kvs, first, first + n, round_add, r, torn);
+            first += n;
         }
         if (rc == -ENOMEM)
             rc = kvs_fail(kvs, rc, "mpikvs_save: out of memory");
