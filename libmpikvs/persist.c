@@ -321,7 +321,8 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
     r.buf = malloc(SAVE_ROUND_BLOCKS * r.block_bytes);
     if (!r.buf)
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_save: out of memory");
-    if (rc == MPIKVS_OK) {
+    /* the open is collective: every rank, or none */
+    if ((rc = agree(kvs, rc)) == MPIKVS_OK) {
         mrc = MPI_File_open(kvs->comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY,
                             MPI_INFO_NULL, &fh);
         if (mrc != MPI_SUCCESS)
