@@ -3,7 +3,8 @@
 # run-persist-tests.sh - mpikvs_save and mpikvs_load, foreach_local and
 # the global counters (tests/mpi/test_persist.c) under plain mpirun: save
 # on 2 virtual nodes (np 4), load on 1 (np 2) and 3 (np 3) nodes and into
-# a table too small for every entry (np 2 on 2 nodes) and in the
+# a table too small for every entry, into buckets of 8 slots (np 2 on 2
+# nodes) and in the
 # fine-lock mode, damaged files refused, the counters over the mpi
 # transport on one and two nodes and in the coarse-lock mode (the ucx
 # transport, where the machine has it, runs in the save job), and the
@@ -57,6 +58,8 @@ run "save on 2 nodes" 4 2 -- save "$file" $n
 run "load on 1 node" 2 1 -- load "$file" $n 4194304
 run "load on 3 nodes" 3 3 -- load "$file" $n 4194304
 run "load into a smaller table" 2 2 -- load "$file" $n 131072
+run "load into buckets of 8 slots" 2 2 MPITEST_SLOTS=8 -- \
+    load "$file" $n 4194304
 run "damaged files refused" 2 2 -- refuse "$file" "$tmp" $n
 run "load on 2 nodes, fine-lock" 2 2 MPITEST_MODE=fine-lock \
     MPIKVS_TRANSPORT=mpi -- load "$file" $n 4194304

@@ -14,7 +14,8 @@
  *                        refused and load nothing
  *   counters             N ranks x M increments, compare-and-swap
  *
- * MPITEST_MODE, if set, is the consistency mode of every open.
+ * MPITEST_MODE, if set, is the consistency mode of every open, and
+ * MPITEST_SLOTS its slots per bucket.
  *   config N             (MPIKVS_CONFIG with persist) first run: put
  *                        and close (which saves); "config-check N":
  *                        open (which loads) and find them
@@ -42,7 +43,11 @@ static mpikvs_t *open_table(size_t bytes, size_t vsize)
 {
     mpikvs_options_t o = {.key_size = KSIZE, .value_size = vsize,
                           .size_per_node = bytes,
-                          .mode = getenv("MPITEST_MODE")};
+                          .mode = getenv("MPITEST_MODE"),
+                          .slots_per_bucket =
+                              getenv("MPITEST_SLOTS")
+                                  ? (unsigned)atoi(getenv("MPITEST_SLOTS"))
+                                  : 0};
     mpikvs_t *kvs = NULL;
     int rc = mpikvs_open(MPI_COMM_WORLD, getenv("MPIKVS_CONFIG") ? NULL : &o,
                          &kvs);
