@@ -28,6 +28,7 @@ static const char *const band_text[] = {
     [MPIKVS_ERR_FIRST - MPIKVS_ERR_CONFIG]    = "job config invalid or missing",
     [MPIKVS_ERR_FIRST - MPIKVS_ERR_TOOSMALL]  = "memory too small for the table",
     [MPIKVS_ERR_FIRST - MPIKVS_ERR_TRANSPORT] = "the network transport (UCX) cannot start or failed",
+    [MPIKVS_ERR_FIRST - MPIKVS_ERR_NOTEMPTY]  = "the table already holds entries",
 };
 
 _Static_assert(sizeof(band_text) / sizeof(band_text[0]) ==

@@ -558,6 +558,7 @@ static void parse_tier(struct ctx *c, const char *path, json_t *v,
     int i;
 
     t->tier.caching = KVSHM_CACHING_ALWAYS;
+    t->counters = KVSHM_COUNTERS_DEFAULT;
     if (!json_is_object(v)) {
         wrong_type(c, path, v, "an object");
         return;
@@ -581,12 +582,56 @@ static void parse_tier(struct ctx *c, const char *path, json_t *v,
         t->tier.size.fraction = DEFAULT_TIER_SHARE;
 }
 
+/* A file path of persist: absolute, so that it means the same on every
+ * node and to the plugin at submission. */
+static void get_persist_path(struct ctx *c, const char *path, json_t *v,
+                             char *out)
+{
+    const char *s;
+
+    if (!json_is_string(v)) {
+        wrong_type(c, path, v, "a string");
+        return;
+    }
+    s = json_string_value(v);
+    if (s[0] != '/')
+        problem(c, path, "'%s' is not an absolute path (give the file's "
+                         "full path, on a file system every node shares)",
+                s);
+    else if (strlen(s) >= KVSHM_PERSIST_PATH_MAX)
+        problem(c, path, "the path is longer than %u bytes",
+                KVSHM_PERSIST_PATH_MAX - 1);
+    else
+        snprintf(out, KVSHM_PERSIST_PATH_MAX, "%s", s);
+}
+
+static void parse_persist(struct ctx *c, const char *path, json_t *v,
+                          struct kvshm_table_config *t)
+{
+    static const char *const keys[] = {"load", "save", NULL};
+    char sub[PATH_MAX_LEN];
+    json_t *x;
+
+    if (!json_is_object(v)) {
+        wrong_type(c, path, v, "an object");
+        return;
+    }
+    only_keys(c, path, v, keys);
+    join(sub, path, "load");
+    if ((x = json_object_get(v, "load")))
+        get_persist_path(c, sub, x, t->persist.load);
+    join(sub, path, "save");
+    if ((x = json_object_get(v, "save")))
+        get_persist_path(c, sub, x, t->persist.save);
+}
+
 static void parse_table(struct ctx *c, const char *path, const char *name,
                         json_t *v, struct kvshm_table_config *t)
 {
     static const char *const keys[] = {"size", "key", "value",
                                        "slots_per_bucket", "mode",
-                                       "transport", "tier", NULL};
+                                       "transport", "tier", "counters",
+                                       "persist", NULL};
     char sub[PATH_MAX_LEN];
     json_t *x;
     uint64_t n;
@@ -601,6 +646,7 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     t->mode = KVSHM_MODE_LOCKFREE;
     t->transport = KVSHM_TRANSPORT_AUTO;
     t->tier.caching = KVSHM_CACHING_ALWAYS;
+    t->counters = KVSHM_COUNTERS_DEFAULT;
     if (!json_is_object(v)) {
         wrong_type(c, path, v, "an object");
         return;
@@ -635,6 +681,13 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     join(sub, path, "tier");
     if ((x = json_object_get(v, "tier")))
         parse_tier(c, sub, x, t);
+    join(sub, path, "counters");
+    if ((x = json_object_get(v, "counters")) &&
+        get_uint(c, sub, x, 0, KVSHM_COUNTERS_MAX, &n))
+        t->counters = (uint32_t)n;
+    join(sub, path, "persist");
+    if ((x = json_object_get(v, "persist")))
+        parse_persist(c, sub, x, t);
 }
 
 static bool has_size(const struct kvshm_table_config *t)
@@ -969,6 +1022,17 @@ char *kvshm_config_dump(const struct kvshm_config *cfg)
         json_object_set_new(tier, "caching",
                             json_string(caching_names[t->tier.caching]));
         json_object_set_new(jt, "tier", tier);
+        /* only where given: older configs dump as they did */
+        if (t->counters != KVSHM_COUNTERS_DEFAULT)
+            json_object_set_new(jt, "counters", json_integer(t->counters));
+        if (t->persist.load[0] || t->persist.save[0]) {
+            json_t *p = json_object();
+            if (t->persist.load[0])
+                json_object_set_new(p, "load", json_string(t->persist.load));
+            if (t->persist.save[0])
+                json_object_set_new(p, "save", json_string(t->persist.save));
+            json_object_set_new(jt, "persist", p);
+        }
         json_object_set_new(tables, t->name, jt);
     }
     json_object_set_new(root, "tables", tables);

@@ -27,6 +27,9 @@
 #define KVSHM_SLOTS_MAX           64u
 #define KVSHM_CONFIG_MAX_BYTES    (1u << 20)
 #define KVSHM_CONFIG_MAX_ERRORS   32u
+#define KVSHM_COUNTERS_DEFAULT    4u      /* global counters of a table */
+#define KVSHM_COUNTERS_MAX        16u     /* what a data region holds (format.h) */
+#define KVSHM_PERSIST_PATH_MAX    1024u   /* terminator included */
 
 /* The SPANK plugin carries the validated config (JSON) and the path it
  * came from in the job's environment under these names, which Slurm
@@ -77,6 +80,11 @@ struct kvshm_table_config {
                                       * caching is off */
         enum kvshm_caching caching;
     } tier;
+    uint32_t            counters;    /* global counters (mpikvs_counter_add) */
+    struct {                         /* "" where not given */
+        char load[KVSHM_PERSIST_PATH_MAX];  /* mpikvs_open loads it */
+        char save[KVSHM_PERSIST_PATH_MAX];  /* mpikvs_close saves to it */
+    } persist;
 };
 
 struct kvshm_config {

@@ -694,3 +694,30 @@ int kvshm_key_to_text(const struct kvshm_record *key, const void *key_bytes,
         buf[t.pos < len ? t.pos : len - 1] = '\0';
     return t.pos > INT32_MAX ? MPIKVS_ERR_TOOBIG : (int)t.pos;
 }
+
+/* FNV-1a over the bytes of one value, into h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+uint64_t kvshm_record_rules_id(const struct kvshm_record *r)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325), size = r->size;
+
+    h = fnv(h, &size, sizeof(size));
+    for (size_t i = 0; r->fields && i < r->nfields; i++) {
+        const struct kvshm_field *f = &r->fields[i];
+        /* what makes the bytes, not the names: fields renamed are the
+         * same rules */
+        uint32_t words[] = {(uint32_t)f->type, f->digits, f->bytes,
+                            f->offset, f->width};
+        h = fnv(h, words, sizeof(words));
+        h = fnv(h, &f->zero_below, sizeof(f->zero_below));
+    }
+    return r->fields ? h : 0;
+}

@@ -74,4 +74,11 @@ int kvshm_key_from_doubles(const struct kvshm_record *key, const double *in,
 int kvshm_key_to_text(const struct kvshm_record *key, const void *key_bytes,
                       char *buf, size_t len);
 
+/* The identity of a record's rules: a 64-bit hash of its size and of
+ * each field's type, digits, zero_below, width and place (not its name),
+ * so that two records that make the same bytes from the same values have
+ * the same one.  0 for raw bytes (no fields).  A save file carries those
+ * of its key and value (mpikvs_save(3)). */
+uint64_t kvshm_record_rules_id(const struct kvshm_record *r);
+
 #endif /* MPIKVS_SHM_ROUND_H */

@@ -206,6 +206,65 @@ int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out);
  * *kvs becomes NULL.  Returns MPIKVS_OK or the first error. */
 int mpikvs_close(mpikvs_t **kvs);
 
+/*
+ * Own-node entries (mpikvs_foreach_local(3)): call fn with the key and
+ * the value of every live entry of this rank's node that verifies, in
+ * shared memory, without communication (not collective).  key and value
+ * are copies, valid during the call.  Concurrent writers: every entry fn
+ * gets is a key and value some put stored together (never torn); an
+ * entry put, updated or evicted while the walk runs may be seen with its
+ * old value, its new one, or not at all; a key is seen at most once.
+ * fn returns 0 to go on; anything else stops the walk and is returned.
+ * Returns MPIKVS_OK, fn's nonzero value, MPIKVS_ERR_INVAL or -ENOMEM.
+ */
+typedef int (*mpikvs_entry_fn)(const void *key, const void *value,
+                               void *arg);
+int mpikvs_foreach_local(mpikvs_t *kvs, mpikvs_entry_fn fn, void *arg);
+
+/*
+ * Save and load (mpikvs_save(3)), collective.  mpikvs_save writes every
+ * verified live entry of every node to one file at path, with MPI-IO
+ * from every rank (across nodes path must be on a file system they all
+ * share), through "<path>.partial", synced, then renamed to path.
+ * mpikvs_load puts the entries of such a file into this table, of any
+ * size, slot or node count: each through the normal put; an entry that
+ * evicts another (its bucket was full) counts as not fitting.  The whole
+ * file is verified before anything is put: a truncated, foreign or
+ * damaged file, or one of other key or value sizes or rounding rules,
+ * loads nothing.  A table that already holds entries is refused
+ * (MPIKVS_ERR_NOTEMPTY) unless flags has MPIKVS_LOAD_MERGE.
+ * report (may be NULL) gets the job's totals, the same on every rank.
+ */
+#define MPIKVS_LOAD_MERGE 1u   /* load into a table that holds entries */
+
+typedef struct mpikvs_load_report {
+    uint64_t entries;      /* in the file */
+    uint64_t loaded;       /* put into the table */
+    uint64_t not_fitting;  /* puts that evicted an entry */
+} mpikvs_load_report_t;
+
+int mpikvs_save(mpikvs_t *kvs, const char *path);
+int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
+                mpikvs_load_report_t *report);
+
+/*
+ * Global counters (mpikvs_counter_add(3)): the table's config sets how
+ * many (its "counters", default 4, at most 16), numbered from 0, each a
+ * 64-bit word on one node, changed atomically by the transport's atomics
+ * (the CPU's where the transport's are coherent with them).  Not
+ * collective.  They start at 0 with the data region and last as long as
+ * it does.  mpikvs_counter_add: *before (may be NULL) gets the value
+ * before add (add 0: an atomic read).  mpikvs_counter_cas: stores
+ * desired if the counter is expect; *seen (may be NULL) gets the value
+ * before.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL (no such counter) or
+ * MPIKVS_ERR_MPI / MPIKVS_ERR_TRANSPORT.  mpikvs_counters: how many.
+ */
+int mpikvs_counter_add(mpikvs_t *kvs, unsigned counter, int64_t add,
+                       uint64_t *before);
+int mpikvs_counter_cas(mpikvs_t *kvs, unsigned counter, uint64_t expect,
+                       uint64_t desired, uint64_t *seen);
+unsigned mpikvs_counters(const mpikvs_t *kvs);
+
 /* The text of a return code (also for -errno). */
 const char *mpikvs_strerror(int rc);
 

@@ -44,8 +44,18 @@
       "times the tier was unreadable (its writer died publishing): "        \
       "skipped until the next fence")
 
+/* Saves and loads of the table (mpikvs_save, mpikvs_load). */
+#define MPIKVS_COUNTERS_PERSIST(X)                                          \
+    X(saved, "saved", "entries written to a save file (mpikvs_save)")       \
+    X(save_torn, "save_torn",                                               \
+      "slots a save left out: they did not verify (a write in flight)")     \
+    X(loaded, "loaded", "entries put from a save file (mpikvs_load)")       \
+    X(load_unfit, "unfit",                                                  \
+      "puts of a load that evicted an entry: entries that did not fit")
+
 /* All of them, in the order of mpikvs_stats_t. */
-#define MPIKVS_COUNTERS(X) MPIKVS_COUNTERS_DHT(X) MPIKVS_COUNTERS_TIER(X)
+#define MPIKVS_COUNTERS(X)                                                  \
+    MPIKVS_COUNTERS_DHT(X) MPIKVS_COUNTERS_TIER(X) MPIKVS_COUNTERS_PERSIST(X)
 
 /* How many there are. */
 #define MPIKVS_COUNTER_ONE_(name, label, text) +1

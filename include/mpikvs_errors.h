@@ -40,7 +40,8 @@ enum mpikvs_rc {
     MPIKVS_ERR_CONFIG     = -30817, /* the job config is invalid or missing */
     MPIKVS_ERR_TOOSMALL   = -30818, /* the memory cannot hold the table */
     MPIKVS_ERR_TRANSPORT  = -30819, /* the network transport (UCX) failed */
-    MPIKVS_ERR_LAST       = -30819
+    MPIKVS_ERR_NOTEMPTY   = -30820, /* the table already holds entries */
+    MPIKVS_ERR_LAST       = -30820
 };
 
 /* Detailed text of a failure, filled by calls that take one (may be NULL).

@@ -107,6 +107,8 @@ struct mpikvs {
     uint64_t                 *recorded;    /* filter of recorded key hashes */
     int                      *gather_counts, *gather_displs; /* leader */
 
+    unsigned                  ncounters;   /* global counters (counters.c) */
+
     unsigned                  close_timeout; /* s mpikvs_close waits */
     mpikvs_error_t            err;
 };
@@ -157,6 +159,12 @@ int kvs_tier_lookup(mpikvs_t *kvs, const struct kvs_key *k, void *value);
 void kvs_tier_record(mpikvs_t *kvs, const struct kvs_key *k,
                      const void *value);
 int kvs_tier_publish(mpikvs_t *kvs);
+
+/* The config's persist.load at open (persist.c): mpikvs_load, but a
+ * file that does not exist yet is a cold start, not an error, and a
+ * table that holds entries already (a job-scope region an earlier step
+ * filled) is left as it is. */
+int kvs_load_at_open(mpikvs_t *kvs, const char *path);
 
 /* Counters are written by their rank only: a plain increment, made
  * visible to readers of the region without a locked instruction. */

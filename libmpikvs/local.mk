@@ -9,17 +9,21 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/async.c \
 	libmpikvs/batch.c \
 	libmpikvs/batch.h \
+	libmpikvs/counters.c \
 	libmpikvs/env.c \
 	libmpikvs/errors.c \
 	libmpikvs/fence.c \
 	libmpikvs/handle.h \
 	libmpikvs/key.h \
+	libmpikvs/local.c \
+	libmpikvs/local.h \
 	libmpikvs/locks.c \
 	libmpikvs/nodes.c \
 	libmpikvs/open.c \
 	libmpikvs/ops.c \
 	libmpikvs/ops.h \
 	libmpikvs/osc.c \
+	libmpikvs/persist.c \
 	libmpikvs/round_key.c \
 	libmpikvs/slot.c \
 	libmpikvs/slot.h \

@@ -879,8 +879,14 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     }
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, open_transport(kvs));
-    if (rc == MPIKVS_OK)
+    if (rc == MPIKVS_OK) {
         kvs_stats_set_transport(kvs);
+        kvs->ncounters = kvs->table ? kvs->table->counters
+                                    : KVSHM_COUNTERS_DEFAULT;
+    }
+    /* the config's warm start: the entries a run before saved */
+    if (rc == MPIKVS_OK && kvs->table && kvs->table->persist.load[0])
+        rc = kvs_load_at_open(kvs, kvs->table->persist.load);
     if (rc != MPIKVS_OK) {
         kvs_fail(NULL, rc, "%s", kvs->err.text);
         teardown(kvs, false);
@@ -892,8 +898,9 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
 
 int mpikvs_close(mpikvs_t **kvsp)
 {
+    const struct kvshm_table_config *t;
+    int saved = MPIKVS_OK, rc;
     unsigned unwaited;
-    int rc;
 
     if (!kvsp || !*kvsp)
         return kvs_fail(NULL, MPIKVS_ERR_INVAL,
@@ -901,7 +908,15 @@ int mpikvs_close(mpikvs_t **kvsp)
     /* completed, so that nothing writes into the caller's buffers any
      * more; the close goes on, as the other ranks' does */
     unwaited = kvs_async_close(*kvsp);
+    /* the config's save for the next run; the close goes on if it fails,
+     * and returns its error */
+    t = (*kvsp)->table;
+    if (t && t->persist.save[0] &&
+        (saved = mpikvs_save(*kvsp, t->persist.save)) != MPIKVS_OK)
+        kvs_fail(NULL, saved, "%s", (*kvsp)->err.text);
     rc = teardown(*kvsp, true);
+    if (rc == MPIKVS_OK)
+        rc = saved;
     *kvsp = NULL;
     if (rc == MPIKVS_OK && unwaited)
         rc = kvs_fail(NULL, MPIKVS_ERR_INVAL,

@@ -9,19 +9,25 @@ man_MANS += \
 	man/mpikvs.7 \
 	man/mpikvs.json.5 \
 	man/mpikvs_close.3 \
+	man/mpikvs_counter_add.3 \
+	man/mpikvs_counter_cas.3 \
+	man/mpikvs_counters.3 \
 	man/mpikvs_fence.3 \
+	man/mpikvs_foreach_local.3 \
 	man/mpikvs_get_ref.3 \
 	man/mpikvs_get.3 \
 	man/mpikvs_get_batch.3 \
 	man/mpikvs_get_batch_start.3 \
 	man/mpikvs_key_size.3 \
 	man/mpikvs_last_error.3 \
+	man/mpikvs_load.3 \
 	man/mpikvs_open.3 \
 	man/mpikvs_put.3 \
 	man/mpikvs_put_if_absent.3 \
 	man/mpikvs_put_batch.3 \
 	man/mpikvs_put_batch_start.3 \
 	man/mpikvs_round_key.3 \
+	man/mpikvs_save.3 \
 	man/mpikvs_stats.3 \
 	man/mpikvs_strerror.3 \
 	man/mpikvs_test.3 \
@@ -40,19 +46,25 @@ EXTRA_DIST += \
 	man/mpikvs.7.in \
 	man/mpikvs.json.5.in \
 	man/mpikvs_close.3.in \
+	man/mpikvs_counter_add.3.in \
+	man/mpikvs_counter_cas.3.in \
+	man/mpikvs_counters.3.in \
 	man/mpikvs_fence.3.in \
+	man/mpikvs_foreach_local.3.in \
 	man/mpikvs_get_ref.3.in \
 	man/mpikvs_get.3.in \
 	man/mpikvs_get_batch.3.in \
 	man/mpikvs_get_batch_start.3.in \
 	man/mpikvs_key_size.3.in \
 	man/mpikvs_last_error.3.in \
+	man/mpikvs_load.3.in \
 	man/mpikvs_open.3.in \
 	man/mpikvs_put.3.in \
 	man/mpikvs_put_if_absent.3.in \
 	man/mpikvs_put_batch.3.in \
 	man/mpikvs_put_batch_start.3.in \
 	man/mpikvs_round_key.3.in \
+	man/mpikvs_save.3.in \
 	man/mpikvs_stats.3.in \
 	man/mpikvs_strerror.3.in \
 	man/mpikvs_test.3.in \

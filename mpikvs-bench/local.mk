@@ -17,6 +17,7 @@ mpikvs_bench_mpikvs_bench_SOURCES = \
 	mpikvs-bench/bench_mpi_count.c \
 	mpikvs-bench/bench_mpi_count.h \
 	mpikvs-bench/bench_open.c \
+	mpikvs-bench/bench_persist.c \
 	mpikvs-bench/bench_rmacache.c \
 	mpikvs-bench/bench_round.c \
 	mpikvs-bench/bench_subcommands.h \

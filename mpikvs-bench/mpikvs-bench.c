@@ -19,6 +19,7 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"dht", bench_dht_main, "the DHT paper's write/read/mixed benchmark (under mpirun)"},
     {"open", bench_open_main, "mpikvs_open and mpikvs_close, and their steps (under mpirun)"},
+    {"persist", bench_persist_main, "mpikvs_save and mpikvs_load throughput (under mpirun)"},
     {"rmacache", bench_rmacache_main, "libmpikvs-rmacache against plain MPI_Get (under mpirun)"},
     {"round", bench_round_main, "making canonical keys from doubles (POET keys)"},
     {"tier", bench_tier_main, "lookups in the read-only tier (SHMEMPMI VII-C)"},

@@ -61,9 +61,25 @@ static const struct stat_counter_group tier_group = {
     .block = dht_block,   /* the same block of the rank */
 };
 
+/* Saves and loads (mpikvs_save, mpikvs_load): entries written, slots
+ * left out as they did not verify, entries put, and those that did not
+ * fit. */
+static const struct stat_counter persist_counters[] = {
+    MPIKVS_COUNTERS_PERSIST(COUNTER)
+};
+
+static const struct stat_counter_group persist_group = {
+    .key = "persist",
+    .title = "save and load",
+    .counters = persist_counters,
+    .ncounters = sizeof(persist_counters) / sizeof(persist_counters[0]),
+    .block = dht_block,   /* the same block of the rank */
+};
+
 const struct stat_counter_group *const stat_counter_groups[] = {
     &dht_group,
     &tier_group,
+    &persist_group,
 };
 
 const size_t stat_ncounter_groups =

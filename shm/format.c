@@ -53,6 +53,7 @@ uint64_t kvshm_format_id(void)
         F(kvshm_data_control, slots_per_bucket),
         F(kvshm_data_control, bucket_size), F(kvshm_data_control, nnodes),
         F(kvshm_data_control, node_index),
+        F(kvshm_data_control, counters), KVSHM_COUNTERS_MAX,
         F(kvshm_tier_control, writer_pid), F(kvshm_tier_control, clears),
         F(kvshm_tier_bucket, head), F(kvshm_tier_bucket, tail),
         F(kvshm_tier_entry, hash),

@@ -301,7 +301,11 @@ struct kvshm_data_control {
     uint64_t lock_lease;        /* KVSHM_LEASE_OWNER() of its leader; 0: free */
     uint32_t lock_epoch;        /* of the latest fine-lock open */
     uint32_t reserved1;
-    uint8_t  pad[256 - 128];
+    /* lines 2-3: the job's global counters (mpikvs_counter_add(3)):
+     * counter i lives in counters[i / nnodes] of node i % nnodes, changed
+     * by the transport's atomics, or the CPU's where they are one
+     * (libmpikvs/counters.c) */
+    uint64_t counters[KVSHM_COUNTERS_MAX];  /* job_config.h */
 };
 
 /* A fine-lock lease holder: a process of this node, by pid and the low

@@ -146,6 +146,10 @@ int alloc_post_opt(spank_t sp, struct plugin *p)
                            &cfg, &plan) != 0)
         return -1;
     kvshm_plan_free(&plan);
+    if (persist_check(r->config_path, cfg) != 0) {
+        kvshm_config_free(cfg);
+        return -1;
+    }
     text = kvshm_config_dump(cfg);
     kvshm_config_free(cfg);
     if (!text) {

@@ -10,6 +10,7 @@ spank_spank_mpikvs_la_SOURCES = \
 	spank/cleanup.c \
 	spank/dispatch.c \
 	spank/namespace.c \
+	spank/persist.c \
 	spank/plugin.h \
 	spank/site.c \
 	spank/state.c \

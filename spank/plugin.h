@@ -120,6 +120,11 @@ int config_for_request(const char *path, const char *text, uint64_t size,
                        uint64_t max_ranks, struct kvshm_config **cfg,
                        struct kvshm_plan *plan);
 
+/* persist.c: the config's persist paths, usable by the submitting
+ * user (access(2) in sbatch, salloc or srun; nothing opened).  Logs each
+ * problem; returns 0 or -1. */
+int persist_check(const char *config_path, const struct kvshm_config *cfg);
+
 /* stepd.c: make this node's regions, the layout, MPIKVS_LAYOUT. */
 int stepd_post_opt(spank_t sp, struct plugin *p);
 

@@ -135,6 +135,8 @@ EXTRA_DIST += \
 # calls, never its timings.
 # tests/bench-dht.sh: mpikvs-bench dht --work-us, --remote-gets and
 # --transport at np 2: what they print, never their timings.
+# tests/bench-persist.sh: mpikvs-bench persist at np 2 on 2 virtual
+# nodes, a small table: its fields, never its timings.
 # tests/bench-transport.sh and tests/bench-demo-slurm.sh are no tests:
 # they measure the transports side by side, and the demo through the test
 # Slurm cluster against mpirun (run them by hand, see their heads).
@@ -142,6 +144,7 @@ EXTRA_DIST += \
 TESTS += \
 	tests/bench-dht.sh \
 	tests/bench-open.sh \
+	tests/bench-persist.sh \
 	tests/bench-tier.sh
 # End of TESTS (bench)
 
@@ -149,6 +152,7 @@ EXTRA_DIST += \
 	tests/bench-dht.sh \
 	tests/bench-open.sh \
 	tests/bench-demo-slurm.sh \
+	tests/bench-persist.sh \
 	tests/bench-tier.sh \
 	tests/bench-transport.sh \
 	tests/plain-mpirun.sh

@@ -1,9 +1,10 @@
 #!/bin/sh
 #
 # reactive-transport.sh - mpikvs-reactive-transport on small grids under
-# mpirun: the cached run hits and stays within the error bound, the
-# no-cache run is reproducible bit for bit (also over another number of
-# ranks), bad usage and a config that does not fit are refused, the
+# mpirun: the cached run hits and stays within the error bound, a warm
+# start (the config's persist: a second run loads the first's save) hits
+# every lookup, the no-cache run is reproducible bit for bit (also over
+# another number of ranks), bad usage and a config that does not fit are refused, the
 # outputs are written, and no region is left behind.
 #
 # Every run has a hard time limit (DEMO_TIMEOUT seconds, default 120)
@@ -153,6 +154,28 @@ if [ "$rc" = 0 ] && [ -n "$hits" ] && holds "$hits" ">" 0 &&
     ok "2 virtual nodes: hits $hits, error $err"
 else
     fail "2 virtual nodes: exit $rc, hits '$hits', error '$err': $(cat "$tmp/vnodes.out")"
+fi
+
+echo "# a warm start: a second run loads what the first saved (config persist)"
+awk -v f="$tmp/warm.kvs" '
+    /"mode": "lockfree"/ { sub(/"mode": "lockfree"/,
+        "\"mode\": \"lockfree\", \"persist\": { \"load\": \"" f "\", \"save\": \"" f "\" }") }
+    { print }' "$config" >"$tmp/warm.json"
+demo cold 2 --config "$tmp/warm.json" $small --csv "$tmp/cold.csv" --no-plot
+rc_cold=$rc
+demo warm 2 --config "$tmp/warm.json" $small --csv "$tmp/warm.csv" --no-plot
+cold=$(field hit_rate "$tmp/cold.csv")
+warm=$(field hit_rate "$tmp/warm.csv")
+solves=$(field cvode_solves "$tmp/warm.csv")
+if [ "$rc_cold" = 0 ] && [ "$rc" = 0 ] && [ -s "$tmp/warm.kvs" ]; then
+    ok "the cold run saved at close, the warm run loaded at open"
+else
+    fail "cold exit $rc_cold, warm exit $rc: $(cat "$tmp/cold.out" "$tmp/warm.out")"
+fi
+if [ -n "$warm" ] && [ "$solves" = 0 ] && holds "$warm" "==" 1; then
+    ok "the warm run hits every lookup (cold: $cold, warm: $warm)"
+else
+    fail "warm run: hit rate '$warm' (cold '$cold'), '$solves' solves"
 fi
 
 echo "# the picture"

@@ -11,6 +11,7 @@ check_PROGRAMS += \
 	tests/mpi/test_torture \
 	tests/mpi/test_locks \
 	tests/mpi/test_nodes \
+	tests/mpi/test_persist \
 	tests/mpi/test_populate \
 	tests/mpi/test_progress \
 	tests/mpi/test_thread
@@ -22,6 +23,7 @@ TESTS += \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-nodes-test.sh \
+	tests/mpi/run-persist-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
 	tests/mpi/run-thread-test.sh
@@ -48,6 +50,11 @@ tests_mpi_test_tier_SOURCES = tests/mpi/test_tier.c
 tests_mpi_test_tier_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_tier_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 tests_mpi_test_tier_LDADD = libmpikvs/libmpikvs.la shm/libkvshm.la $(MPI_LIBS) -lpthread
+
+tests_mpi_test_persist_SOURCES = tests/mpi/test_persist.c
+tests_mpi_test_persist_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_persist_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_persist_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 tests_mpi_test_torture_SOURCES = tests/mpi/test_torture.c
 tests_mpi_test_torture_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -91,6 +98,7 @@ EXTRA_DIST += \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-nodes-test.sh \
+	tests/mpi/run-persist-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
 	tests/mpi/run-thread-test.sh

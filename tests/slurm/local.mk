@@ -8,6 +8,7 @@ check_PROGRAMS += \
 # End of check_PROGRAMS (slurm)
 
 TESTS += \
+	tests/slurm/run-persist-slurm-test.sh \
 	tests/slurm/run-slurm-tests.sh \
 	tests/slurm/run-tmpfs-tests.sh
 # End of TESTS (slurm)
@@ -20,6 +21,7 @@ tests_slurm_kvs_steps_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 EXTRA_DIST += \
 	tests/slurm/checks.sh \
 	tests/slurm/cluster.sh \
+	tests/slurm/run-persist-slurm-test.sh \
 	tests/slurm/run-slurm-tests.sh \
 	tests/slurm/run-tmpfs-tests.sh \
 	tests/slurm/smoke.sh

@@ -201,7 +201,7 @@ fi
 
 echo "# a live job and a job that ended without closing (a crash)"
 job 2 1 --rounds 5 --keys 40 --ready "$work/ready-a" --hold "$work/go-a" \
-    --timeout 100 >"$work/a.out" 2>&1 &
+    --timeout 100 --save "$work/a.kvs" >"$work/a.out" 2>&1 &
 started="$started $!"
 if ! wait_for 60 grep -qs "^stat_job:" "$work/a.out"; then
     fail "the live job did not get to its hold: $(cat "$work/a.out")"
@@ -223,6 +223,12 @@ check "live job: gets 1200" [ "$(jget $t.counters.dht.node.gets <<<"$rep")" = 12
 check "live job: the node tier's counters are reported (no tier: 0 hits, 0 stalls)" cond '
     [ "$(jget $t.counters.tier.node.tier_hits <<<"$rep")" = 0 ] &&
     [ "$(jget $t.counters.tier.node.tier_stalls <<<"$rep")" = 0 ]'
+check "live job: the save counters: 400 entries saved, none torn, none loaded" cond '
+    [ "$(jget $t.counters.persist.node.saved <<<"$rep")" = 400 ] &&
+    [ "$(jget $t.counters.persist.node.save_torn <<<"$rep")" = 0 ] &&
+    [ "$(jget $t.counters.persist.node.loaded <<<"$rep")" = 0 ]'
+check "live job: text shows the save and load counters" \
+    has "$("$stat_bin" -d "$shm" "$live")" "saved *save_torn *loaded *unfit"
 check "live job: hits 800, misses 400" cond '
     [ "$(jget $t.counters.dht.node.hits <<<"$rep")" = 800 ] &&
     [ "$(jget $t.counters.dht.node.misses <<<"$rep")" = 400 ]'

@@ -6,6 +6,7 @@
  *
  *   stat_job [--rounds N] [--keys K] [--pause-ms P] [--size BYTES]
  *            [--ready FILE] [--hold FILE] [--timeout S] [--leak]
+ *            [--save FILE]
  *
  * Each round, every rank puts K keys of its own (one rank after the
  * other), all ranks meet in
@@ -13,7 +14,8 @@
  * and K keys nobody put (misses), the ranks meet again, and rank 0 sleeps
  * P ms.  After the first round rank 0 creates FILE (--ready).  At the end
  * rank 0 waits until the file --hold names exists (at most --timeout
- * seconds), so the test can look at a live job; --leak ends without
+ * seconds), so the test can look at a live job (--save: after saving
+ * the table to FILE with mpikvs_save); --leak ends without
  * mpikvs_close(), as a crashed job would, leaving the node's regions.
  *
  * Rank 0 prints "stat_job: ranks R rounds N: hits H misses M wrong W sum
@@ -38,7 +40,7 @@
 struct args {
     unsigned    rounds, keys, pause_ms, timeout;
     size_t      size;
-    const char *ready, *hold;
+    const char *ready, *hold, *save;
     int         leak;
 };
 
@@ -65,7 +67,7 @@ static int parse(int argc, char **argv, struct args *a)
     a->pause_ms = 0;
     a->timeout = 60;
     a->size = 4u << 20;
-    a->ready = a->hold = NULL;
+    a->ready = a->hold = a->save = NULL;
     a->leak = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -89,6 +91,8 @@ static int parse(int argc, char **argv, struct args *a)
             a->ready = v;
         else if (!strcmp(argv[i], "--hold"))
             a->hold = v;
+        else if (!strcmp(argv[i], "--save"))
+            a->save = v;
         else
             return -1;
         i++;
@@ -131,7 +135,8 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "usage: stat_job [--rounds N] [--keys K] "
                             "[--pause-ms P] [--size BYTES] [--ready FILE] "
-                            "[--hold FILE] [--timeout S] [--leak]\n");
+                            "[--hold FILE] [--timeout S] [--leak] "
+                            "[--save FILE]\n");
         MPI_Finalize();
         return 2;
     }
@@ -192,6 +197,10 @@ int main(int argc, char **argv)
         if (rank == 0 && a.pause_ms)
             sleep_ms(a.pause_ms);
         MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (a.save && mpikvs_save(kvs, a.save) != MPIKVS_OK) {
+        printf("stat_job: rank %d: save: %s\n", rank, mpikvs_last_error(kvs));
+        failed = 1;
     }
     MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Reduce(counts, sums, 4, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -1,0 +1,125 @@
+/*
+ * local.c - the own node's entries, read in its shared memory as every
+ * reader reads a slot (shm/slot_read.h): mpikvs_foreach_local, and the
+ * scans of mpikvs_save and mpikvs_load.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "local.h"
+#include "slot.h"   /* kvs_slot_backoff */
+
+/* Read slot i of bucket b until it verifies or is not live any more:
+ * true with the entry in copy and its meta in *meta. */
+static bool read_slot(mpikvs_t *kvs, const unsigned char *b, uint64_t i,
+                      unsigned char *copy, uint64_t *meta, uint64_t *torn)
+{
+    const unsigned char *slot =
+        b + kvshm_bucket_slot_offset(kvs->slots, kvs->slot_size, i);
+
+    for (int attempt = 0;; attempt++) {
+        *meta = kvshm_meta_load(b, i, true);
+        switch (kvshm_slot_read(*meta, slot, kvs->slot_size, kvs->key_size,
+                                kvs->value_size, true, NULL, 0, copy)) {
+        case KVSHM_SLOT_READ_VERIFIED:
+            return true;
+        case KVSHM_SLOT_READ_TORN:
+            break;
+        default:   /* free or invalid (OTHER is not without a key) */
+            return false;
+        }
+        if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES) {
+            if (torn)
+                (*torn)++;
+            return false;
+        }
+        kvs_slot_backoff(attempt);
+    }
+}
+
+int kvs_scan_local(mpikvs_t *kvs, uint64_t first, uint64_t end,
+                   kvs_entry_fn fn, void *arg, uint64_t *torn)
+{
+    size_t esize = kvs->key_size + kvs->value_size;
+    unsigned char *copies = malloc(kvs->slots * esize);
+    uint64_t *stamps = malloc(kvs->slots * sizeof(*stamps));
+    int rc = 0;
+
+    if (!copies || !stamps) {
+        free(copies);
+        free(stamps);
+        return -ENOMEM;
+    }
+    for (uint64_t bi = first; bi < end && rc == 0; bi++) {
+        const unsigned char *b = kvs->buckets + bi * kvs->bucket_size;
+        uint64_t n = 0, meta;
+
+        for (uint64_t i = 0; i < kvs->slots; i++) {
+            unsigned char *c = copies + n * esize;
+            uint64_t j;
+            if (!read_slot(kvs, b, i, c, &meta, torn))
+                continue;
+            /* A key evicted and put again while the scan crossed its
+             * bucket may be read in two slots: keep the newer. */
+            for (j = 0; j < n; j++)
+                if (memcmp(copies + j * esize, c, kvs->key_size) == 0)
+                    break;
+            if (j < n) {
+                if (kvshm_meta_stamp(meta) - (uint32_t)stamps[j] <
+                    UINT32_C(1) << 31) {
+                    memcpy(copies + j * esize, c, esize);
+                    stamps[j] = kvshm_meta_stamp(meta);
+                }
+                continue;
+            }
+            stamps[n++] = kvshm_meta_stamp(meta);
+        }
+        for (uint64_t j = 0; j < n && rc == 0; j++)
+            rc = fn(kvs, copies + j * esize, arg);
+    }
+    free(copies);
+    free(stamps);
+    return rc;
+}
+
+bool kvs_local_any(const mpikvs_t *kvs, uint64_t first, uint64_t end)
+{
+    for (uint64_t bi = first; bi < end; bi++) {
+        const unsigned char *b = kvs->buckets + bi * kvs->bucket_size;
+        for (uint64_t i = 0; i < kvs->slots; i++)
+            if (kvshm_meta_live(kvshm_meta_load(b, i, true)))
+                return true;
+    }
+    return false;
+}
+
+struct user_fn {
+    mpikvs_entry_fn fn;
+    void           *arg;
+};
+
+static int call_user(mpikvs_t *kvs, const unsigned char *entry, void *arg)
+{
+    const struct user_fn *u = arg;
+
+    return u->fn(entry, entry + kvs->key_size, u->arg);
+}
+
+int mpikvs_foreach_local(mpikvs_t *kvs, mpikvs_entry_fn fn, void *arg)
+{
+    struct user_fn u = {fn, arg};
+    int rc;
+
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    if (!fn)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "mpikvs_foreach_local: fn is NULL");
+    rc = kvs_scan_local(kvs, 0, kvs->nbuckets, call_user, &u, NULL);
+    if (rc == -ENOMEM)
+        return kvs_fail(kvs, rc, "mpikvs_foreach_local: out of memory for "
+                                 "%llu slot copies",
+                        (unsigned long long)kvs->slots);
+    return rc;
+}

@@ -1,0 +1,817 @@
+/*
+ * persist.c - mpikvs_save and mpikvs_load: a table's entries in one file,
+ * written and read by every rank at once with MPI-IO.
+ *
+ * The file (integers in the byte order of the writer, which the header
+ * names; a reader of another order refuses it):
+ *
+ *   header (256 bytes) | block 0 | block 1 | ... | block blocks - 1
+ *
+ * Every block is block_bytes long: its count of entries and an XXH3-64
+ * of the rest of the block (seeded with the block's index and count, so
+ * a block moved or repeated does not verify), then up to block_entries
+ * entries, each the key and then the value, zeroes after the last.  A
+ * block of fewer entries ends a rank's share of a round, so the file
+ * size is exactly header + blocks * block_bytes and says itself whether
+ * it was cut.
+ *
+ * Save: every rank scans its part of its node's buckets (local.c: slots
+ * that verify, never a torn one) into a round of blocks; the ranks learn
+ * each other's counts (one allgather) and write the round where it goes
+ * with one collective write; the header comes last.  The file is written
+ * as "<path>.partial", synced and renamed to path, so path is either the
+ * old file or the whole new one.
+ *
+ * Load: rank 0 checks the header and the file size, every rank then
+ * verifies its share of the blocks, and only when the whole file
+ * verifies does any rank put anything: each rank reads its share again,
+ * sends every entry to a rank of the entry's home node in this table
+ * (one alltoallv a round) and puts what it receives through the normal
+ * put, in shared memory.  A put that evicts (its bucket was full) counts
+ * as an entry that did not fit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "key_hash.h"
+#include "local.h"
+#include "ops.h"
+#include "round.h"
+
+#define SAVE_MAGIC        "MPIKVSsv"
+#define SAVE_VERSION      1u
+#define SAVE_HEADER_SIZE  256u
+#define SAVE_BYTE_ORDER   UINT64_C(0x0102030405060708)
+#define SAVE_BLOCK_SEED   UINT64_C(0x6d70696b76736276)   /* "mpikvsbv" */
+#define SAVE_BLOCK_TARGET (UINT64_C(1) << 18)   /* entry bytes of a block */
+#define SAVE_ROUND_BLOCKS 32u                   /* blocks a rank has at once */
+#define SAVE_PARTIAL      ".partial"
+
+struct save_header {
+    char     magic[8];          /* SAVE_MAGIC */
+    uint32_t version;           /* SAVE_VERSION */
+    uint32_t header_size;       /* SAVE_HEADER_SIZE */
+    uint64_t byte_order;        /* SAVE_BYTE_ORDER as the writer stores it */
+    uint64_t key_size, value_size;
+    uint64_t key_rules, value_rules;   /* kvshm_record_rules_id() */
+    uint64_t block_entries, block_bytes;
+    uint64_t blocks, entries;
+    uint64_t nbuckets;          /* of the table saved, for the curious */
+    uint32_t slots_per_bucket, nnodes;
+    int64_t  created;           /* seconds since the epoch */
+    char     table[32];
+    uint8_t  pad[104];
+    uint64_t checksum;          /* XXH3-64 of the bytes before it */
+};
+
+struct save_block {
+    uint64_t count;
+    uint64_t checksum;
+};
+
+_Static_assert(sizeof(struct save_header) == SAVE_HEADER_SIZE,
+               "a save file's header is 256 bytes");
+
+static uint64_t header_sum(const struct save_header *h)
+{
+    return XXH3_64bits(h, offsetof(struct save_header, checksum));
+}
+
+/* Of the whole block past its count and checksum, zeroes included: a
+ * flipped bit anywhere in the file is found. */
+static uint64_t block_sum(const struct save_block *b, uint64_t index,
+                          size_t block_bytes)
+{
+    return XXH3_64bits_withSeed(b + 1, block_bytes - sizeof(*b),
+                                SAVE_BLOCK_SEED ^ (index * UINT64_C(
+                                    0x9e3779b97f4a7c15)) ^ b->count);
+}
+
+static size_t entry_size(const mpikvs_t *kvs)
+{
+    return kvs->key_size + kvs->value_size;
+}
+
+static uint64_t rules(const struct kvshm_record *r)
+{
+    return r ? kvshm_record_rules_id(r) : 0;
+}
+
+/* This table's header: sizes and rules, the block shape. */
+static void header_make(const mpikvs_t *kvs, struct save_header *h)
+{
+    size_t esize = entry_size(kvs);
+
+    memset(h, 0, sizeof(*h));
+    memcpy(h->magic, SAVE_MAGIC, sizeof(h->magic));
+    h->version = SAVE_VERSION;
+    h->header_size = SAVE_HEADER_SIZE;
+    h->byte_order = SAVE_BYTE_ORDER;
+    h->key_size = kvs->key_size;
+    h->value_size = kvs->value_size;
+    h->key_rules = rules(kvs->table ? &kvs->table->key : NULL);
+    h->value_rules = rules(kvs->table ? &kvs->table->value : NULL);
+    h->block_entries = SAVE_BLOCK_TARGET / esize ? SAVE_BLOCK_TARGET / esize
+                                                 : 1;
+    h->block_bytes = sizeof(struct save_block) + h->block_entries * esize;
+    h->nbuckets = kvs->nbuckets;
+    h->slots_per_bucket = (uint32_t)kvs->slots;
+    h->nnodes = kvs->nnodes;
+    h->created = (int64_t)time(NULL);
+    if (kvs->table)
+        snprintf(h->table, sizeof(h->table), "%s", kvs->table->name);
+}
+
+/* The ranks agree on the worst outcome, and every rank gets the text of
+ * the lowest rank that has it, so that each reports the real cause. */
+static int agree(mpikvs_t *kvs, int rc)
+{
+    int mine = rc < 0 ? rc : 0, worst, who, me;
+
+    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, kvs->comm) !=
+        MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce failed");
+    if (worst == 0)
+        return rc;
+    me = mine == worst ? kvs->rank : kvs->size;
+    if (MPI_Allreduce(&me, &who, 1, MPI_INT, MPI_MIN, kvs->comm) !=
+            MPI_SUCCESS ||
+        MPI_Bcast(kvs->err.text, sizeof(kvs->err.text), MPI_CHAR, who,
+                  kvs->comm) != MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast failed");
+    kvs->err.code = worst;
+    return worst;
+}
+
+static int file_fail(mpikvs_t *kvs, const char *what, const char *path,
+                     int mpi_rc)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+
+    MPI_Error_string(mpi_rc, text, &len);
+    return kvs_fail(kvs, MPIKVS_ERR_MPI, "%s %s: %s", what, path, text);
+}
+
+static int check_path(mpikvs_t *kvs, const char *call, const char *path)
+{
+    if (!path || !*path)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL, "%s: path is NULL or empty",
+                        call);
+    if (strlen(path) + sizeof(SAVE_PARTIAL) > KVSHM_PERSIST_PATH_MAX)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "%s: the path is longer than %zu bytes", call,
+                        KVSHM_PERSIST_PATH_MAX - sizeof(SAVE_PARTIAL));
+    return MPIKVS_OK;
+}
+
+/* ---- save ---- */
+
+/* A rank's round of blocks, filled by the scan. */
+struct round {
+    unsigned char *buf;         /* SAVE_ROUND_BLOCKS blocks */
+    uint64_t       nblocks;     /* begun, the last maybe not full */
+    uint64_t       entries;     /* of this rank, every round */
+    size_t         esize, block_bytes, block_entries;
+};
+
+static struct save_block *round_block(struct round *r, uint64_t i)
+{
+    return (struct save_block *)(r->buf + i * r->block_bytes);
+}
+
+static int round_add(mpikvs_t *kvs, const unsigned char *entry, void *arg)
+{
+    struct round *r = arg;
+    struct save_block *b = r->nblocks ? round_block(r, r->nblocks - 1)
+                                      : NULL;
+
+    (void)kvs;
+    if (!b || b->count == r->block_entries) {
+        b = round_block(r, r->nblocks++);
+        b->count = 0;
+    }
+    memcpy((unsigned char *)(b + 1) + b->count * r->esize, entry, r->esize);
+    b->count++;
+    r->entries++;
+    return 0;
+}
+
+/* Room left in the round, in entries. */
+static uint64_t round_room(const struct round *r)
+{
+    uint64_t used = r->nblocks ? r->nblocks - 1 : 0, in_last = 0;
+
+    if (r->nblocks)
+        in_last = ((struct save_block *)(r->buf + (r->nblocks - 1) *
+                                                      r->block_bytes))
+                      ->count;
+    return (SAVE_ROUND_BLOCKS - used) * r->block_entries - in_last;
+}
+
+/* Write the rounds of every rank; *blocks gets the count of all. */
+static int save_rounds(mpikvs_t *kvs, MPI_File fh, struct round *r,
+                       uint64_t *blocks, uint64_t *torn)
+{
+    uint64_t first, end, base = 0, (*all)[2] = NULL;
+    int rc = MPIKVS_OK;
+
+    kvs_local_share(kvs, kvs->local_rank, kvs->local_size, &first, &end);
+    all = malloc((size_t)kvs->size * sizeof(*all));
+    if (!all)
+        rc = kvs_fail(kvs, -ENOMEM, "mpikvs_save: out of memory");
+    if ((rc = agree(kvs, rc)) != MPIKVS_OK) {
+        free(all);
+        return rc;
+    }
+    for (;;) {
+        uint64_t mine[2], before = 0, total = 0;
+        bool more = false;
+        r->nblocks = 0;
+        /* whole buckets, as many as surely fit */
+        while (rc == MPIKVS_OK && first < end && round_room(r) >= kvs->slots) {
+            uint64_t n = round_room(r) / kvs->slots;
+            if (n > end - first)
+                n = end - first;
+            rc = kvs_scan_local(kvs, first, first + n, round_add, r, torn);
+            first += n;
+        }
+        if (rc == -ENOMEM)
+            rc = kvs_fail(kvs, rc, "mpikvs_save: out of memory");
+        mine[0] = rc == MPIKVS_OK ? r->nblocks : 0;
+        mine[1] = first < end || rc != MPIKVS_OK;
+        if (MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T,
+                          kvs->comm) != MPI_SUCCESS)
+            rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allgather failed");
+        for (int i = 0; rc == MPIKVS_OK && i < kvs->size; i++) {
+            if (i < kvs->rank)
+                before += all[i][0];
+            total += all[i][0];
+            more |= all[i][1] != 0;
+        }
+        for (uint64_t i = 0; rc == MPIKVS_OK && i < r->nblocks; i++) {
+            struct save_block *b = round_block(r, i);
+            unsigned char *tail = (unsigned char *)(b + 1) + b->count *
+                                                                 r->esize;
+            memset(tail, 0, (r->block_entries - b->count) * r->esize);
+            b->checksum = block_sum(b, base + before + i, r->block_bytes);
+        }
+        {   /* collective: a rank that failed writes nothing */
+            MPI_Offset at = (MPI_Offset)(SAVE_HEADER_SIZE +
+                                         (base + before) * r->block_bytes);
+            int len = rc == MPIKVS_OK ? (int)(r->nblocks * r->block_bytes)
+                                      : 0;
+            int mrc = MPI_File_write_at_all(fh, at, r->buf, len, MPI_BYTE,
+                                            MPI_STATUS_IGNORE);
+            if (mrc != MPI_SUCCESS && rc == MPIKVS_OK)
+                rc = file_fail(kvs, "mpikvs_save: writing", "the file", mrc);
+        }
+        /* a rank that failed stops the others at the next round */
+        if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+            break;
+        base += total;
+        if (!more)
+            break;
+    }
+    free(all);
+    *blocks = base;
+    return rc;
+}
+
+/* Sync the directory that holds path, so the rename is durable too. */
+static void sync_dir(const char *path)
+{
+    char copy[KVSHM_PERSIST_PATH_MAX];
+    int fd;
+
+    snprintf(copy, sizeof(copy), "%s", path);
+    fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+int mpikvs_save(mpikvs_t *kvs, const char *path)
+{
+    char tmp[KVSHM_PERSIST_PATH_MAX];
+    struct save_header h;
+    struct round r = {0};
+    uint64_t blocks = 0, torn = 0, entries = 0;
+    MPI_File fh = MPI_FILE_NULL;
+    int rc, mrc;
+
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    rc = check_path(kvs, "mpikvs_save", path);
+    if (rc == MPIKVS_OK)
+        snprintf(tmp, sizeof(tmp), "%s%s", path, SAVE_PARTIAL);
+    if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+        return rc;
+    header_make(kvs, &h);
+    r.esize = entry_size(kvs);
+    r.block_bytes = h.block_bytes;
+    r.block_entries = h.block_entries;
+    r.buf = malloc(SAVE_ROUND_BLOCKS * r.block_bytes);
+    if (!r.buf)
+        rc = kvs_fail(kvs, -ENOMEM, "mpikvs_save: out of memory");
+    /* the open is collective: every rank, or none */
+    if ((rc = agree(kvs, rc)) == MPIKVS_OK) {
+        mrc = MPI_File_open(kvs->comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                            MPI_INFO_NULL, &fh);
+        if (mrc != MPI_SUCCESS)
+            rc = file_fail(kvs, "mpikvs_save: cannot create", tmp, mrc);
+        else if ((mrc = MPI_File_set_size(fh, 0)) != MPI_SUCCESS)
+            rc = file_fail(kvs, "mpikvs_save: cannot empty", tmp, mrc);
+    }
+    rc = agree(kvs, rc);
+    if (rc == MPIKVS_OK)
+        rc = save_rounds(kvs, fh, &r, &blocks, &torn);
+    if (rc == MPIKVS_OK) {
+        uint64_t sum = 0;
+        mrc = MPI_Allreduce(&r.entries, &sum, 1, MPI_UINT64_T, MPI_SUM,
+                            kvs->comm);
+        if (mrc != MPI_SUCCESS)
+            rc = kvs_mpi_fail(kvs, "MPI_Allreduce in mpikvs_save", mrc);
+        entries = sum;
+    }
+    if (rc == MPIKVS_OK && kvs->rank == 0) {
+        h.blocks = blocks;
+        h.entries = entries;
+        h.checksum = header_sum(&h);
+        mrc = MPI_File_write_at(fh, 0, &h, sizeof(h), MPI_BYTE,
+                                MPI_STATUS_IGNORE);
+        if (mrc != MPI_SUCCESS)
+            rc = file_fail(kvs, "mpikvs_save: writing the header of", tmp,
+                           mrc);
+    }
+    rc = agree(kvs, rc);
+    if (fh != MPI_FILE_NULL) {
+        if (rc == MPIKVS_OK && (mrc = MPI_File_sync(fh)) != MPI_SUCCESS)
+            rc = file_fail(kvs, "mpikvs_save: cannot sync", tmp, mrc);
+        MPI_File_close(&fh);
+    }
+    rc = agree(kvs, rc);
+    if (kvs->rank == 0) {
+        if (rc == MPIKVS_OK && rename(tmp, path) != 0)
+            rc = kvs_fail(kvs, -errno,
+                          "mpikvs_save: cannot rename %s to %s: %s", tmp,
+                          path, strerror(errno));
+        if (rc == MPIKVS_OK)
+            sync_dir(path);
+        else if (rc != MPIKVS_ERR_INVAL)
+            unlink(tmp);   /* nothing half written stays */
+    }
+    rc = agree(kvs, rc);
+    if (rc == MPIKVS_OK) {
+        KVS_COUNT(kvs, saved, r.entries);
+        KVS_COUNT(kvs, save_torn, torn);
+    }
+    free(r.buf);
+    return rc;
+}
+
+/* ---- load ---- */
+
+/* Rank 0: the header of the file of size bytes, and whether this table
+ * can take its entries. */
+static int check_header(mpikvs_t *kvs, const char *path,
+                        const struct save_header *h, uint64_t size)
+{
+    struct save_header mine;
+    uint64_t want;
+    size_t esize = entry_size(kvs);
+
+    if (size < SAVE_HEADER_SIZE)
+        return kvs_fail(kvs, size && memcmp(h->magic, SAVE_MAGIC, 8) == 0
+                                 ? MPIKVS_ERR_TRUNCATED
+                                 : MPIKVS_ERR_FOREIGN,
+                        "mpikvs_load: %s is %llu bytes, shorter than a "
+                        "save file's header: not a whole mpikvs save file",
+                        path, (unsigned long long)size);
+    if (memcmp(h->magic, SAVE_MAGIC, 8) != 0)
+        return kvs_fail(kvs, MPIKVS_ERR_FOREIGN,
+                        "mpikvs_load: %s is not an mpikvs save file (it "
+                        "does not start with %s)", path, SAVE_MAGIC);
+    if (h->byte_order != SAVE_BYTE_ORDER || h->version != SAVE_VERSION)
+        return kvs_fail(kvs, MPIKVS_ERR_VERSION,
+                        "mpikvs_load: %s was saved in another format "
+                        "(version %u, or another byte order); this "
+                        "library reads version %u", path, h->version,
+                        SAVE_VERSION);
+    if (h->checksum != header_sum(h))
+        return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
+                        "mpikvs_load: the header of %s does not verify "
+                        "(its checksum): the file is damaged", path);
+    if (h->key_size != kvs->key_size || h->value_size != kvs->value_size)
+        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
+                        "mpikvs_load: %s holds keys of %llu and values of "
+                        "%llu bytes, this table keys of %zu and values of "
+                        "%zu: load it into a table of its sizes",
+                        path, (unsigned long long)h->key_size,
+                        (unsigned long long)h->value_size, kvs->key_size,
+                        kvs->value_size);
+    header_make(kvs, &mine);
+    if (h->key_rules != mine.key_rules || h->value_rules != mine.value_rules)
+        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
+                        "mpikvs_load: %s was saved from a table whose %s "
+                        "rules differ from this table's (fields, types, "
+                        "digits or zero_below in the config): its keys "
+                        "would not be the keys this job makes; load it "
+                        "into a table with the config it was saved with",
+                        path, h->key_rules != mine.key_rules ? "key"
+                                                            : "value");
+    if (h->header_size != SAVE_HEADER_SIZE || !h->block_entries ||
+        h->block_bytes !=
+            sizeof(struct save_block) + h->block_entries * esize ||
+        h->blocks > (UINT64_MAX - SAVE_HEADER_SIZE) / h->block_bytes ||
+        h->entries > h->blocks * h->block_entries)
+        return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
+                        "mpikvs_load: the header of %s is inconsistent "
+                        "(block shape or counts): the file is damaged",
+                        path);
+    want = SAVE_HEADER_SIZE + h->blocks * h->block_bytes;
+    if (size < want)
+        return kvs_fail(kvs, MPIKVS_ERR_TRUNCATED,
+                        "mpikvs_load: %s is %llu bytes, its header says "
+                        "%llu: the file was cut short (a copy or a save "
+                        "that did not finish)", path,
+                        (unsigned long long)size, (unsigned long long)want);
+    if (size > want)
+        return kvs_fail(kvs, MPIKVS_ERR_SIZE,
+                        "mpikvs_load: %s is %llu bytes, its header says "
+                        "%llu: something was appended or the header is "
+                        "wrong", path, (unsigned long long)size,
+                        (unsigned long long)want);
+    return MPIKVS_OK;
+}
+
+/* Rank 0 reads and checks the header; every rank gets it. */
+static int load_header(mpikvs_t *kvs, MPI_File fh, const char *path,
+                       struct save_header *h)
+{
+    int rc = MPIKVS_OK, mrc;
+
+    memset(h, 0, sizeof(*h));
+    if (kvs->rank == 0) {
+        MPI_Offset size = 0;
+        MPI_Status st;
+        int got = 0;
+        if ((mrc = MPI_File_get_size(fh, &size)) != MPI_SUCCESS)
+            rc = file_fail(kvs, "mpikvs_load: size of", path, mrc);
+        else if ((mrc = MPI_File_read_at(fh, 0, h, sizeof(*h), MPI_BYTE,
+                                         &st)) != MPI_SUCCESS)
+            rc = file_fail(kvs, "mpikvs_load: reading", path, mrc);
+        if (rc == MPIKVS_OK) {
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            rc = check_header(kvs, path, h,
+                              (uint64_t)size < (uint64_t)got ? (uint64_t)got
+                                                             : (uint64_t)size);
+        }
+    }
+    if (MPI_Bcast(h, sizeof(*h), MPI_BYTE, 0, kvs->comm) != MPI_SUCCESS)
+        rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast failed");
+    return agree(kvs, rc);
+}
+
+/* Every rank's share of the blocks, in rounds of SAVE_ROUND_BLOCKS. */
+struct share {
+    uint64_t first, end, rounds;
+};
+
+static void share_of(const mpikvs_t *kvs, const struct save_header *h,
+                     struct share *s)
+{
+    uint64_t most = (h->blocks + (uint64_t)kvs->size - 1) / (uint64_t)kvs->size;
+
+    s->first = (uint64_t)(((unsigned __int128)h->blocks * (unsigned)kvs->rank) /
+                          (unsigned)kvs->size);
+    s->end = (uint64_t)(((unsigned __int128)h->blocks *
+                         (unsigned)(kvs->rank + 1)) / (unsigned)kvs->size);
+    s->rounds = (most + SAVE_ROUND_BLOCKS - 1) / SAVE_ROUND_BLOCKS;
+}
+
+/* Read round i of the share (collective) and verify its blocks; *n gets
+ * how many. */
+static int read_round(mpikvs_t *kvs, MPI_File fh, const char *path,
+                      const struct save_header *h, const struct share *s,
+                      uint64_t i, unsigned char *buf, uint64_t *n,
+                      uint64_t *entries)
+{
+    uint64_t first = s->first + i * SAVE_ROUND_BLOCKS;
+    int mrc;
+
+    *n = first < s->end ? s->end - first : 0;
+    if (*n > SAVE_ROUND_BLOCKS)
+        *n = SAVE_ROUND_BLOCKS;
+    mrc = MPI_File_read_at_all(fh,
+                               (MPI_Offset)(SAVE_HEADER_SIZE +
+                                            first * h->block_bytes),
+                               buf, (int)(*n * h->block_bytes), MPI_BYTE,
+                               MPI_STATUS_IGNORE);
+    if (mrc != MPI_SUCCESS)
+        return file_fail(kvs, "mpikvs_load: reading", path, mrc);
+    for (uint64_t j = 0; j < *n; j++) {
+        struct save_block *b =
+            (struct save_block *)(buf + j * h->block_bytes);
+        if (b->count > h->block_entries ||
+            b->checksum != block_sum(b, first + j, h->block_bytes))
+            return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
+                            "mpikvs_load: block %llu of %s (at byte %llu) "
+                            "does not verify: the file is damaged; nothing "
+                            "was loaded", (unsigned long long)(first + j),
+                            path,
+                            (unsigned long long)(SAVE_HEADER_SIZE +
+                                                 (first + j) *
+                                                     h->block_bytes));
+        *entries += b->count;
+    }
+    return MPIKVS_OK;
+}
+
+/* Pass 1: the whole file verifies, and holds the entries it says. */
+static int verify_file(mpikvs_t *kvs, MPI_File fh, const char *path,
+                       const struct save_header *h, const struct share *s,
+                       unsigned char *buf)
+{
+    uint64_t entries = 0, all = 0, n;
+    int rc = MPIKVS_OK;
+
+    for (uint64_t i = 0; i < s->rounds; i++) {
+        if (rc == MPIKVS_OK)
+            rc = read_round(kvs, fh, path, h, s, i, buf, &n, &entries);
+        else   /* keep up with the others' collective reads */
+            MPI_File_read_at_all(fh, 0, buf, 0, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+        return rc;
+    if (MPI_Allreduce(&entries, &all, 1, MPI_UINT64_T, MPI_SUM, kvs->comm) !=
+        MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce failed");
+    if (all != h->entries)
+        rc = kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
+                      "mpikvs_load: %s holds %llu entries, its header says "
+                      "%llu: the file is damaged; nothing was loaded", path,
+                      (unsigned long long)all,
+                      (unsigned long long)h->entries);
+    return rc;
+}
+
+/* Where an entry goes: the ranks of each node, in comm order. */
+struct homes {
+    int *ranks;        /* [size]: grouped by node */
+    int *start;        /* [nnodes + 1]: node n's are start[n]..start[n+1] */
+};
+
+static int homes_make(mpikvs_t *kvs, struct homes *hm)
+{
+    uint32_t *node = malloc((size_t)kvs->size * sizeof(*node));
+    int *cursor = malloc(kvs->nnodes * sizeof(*cursor));
+    int rc = MPIKVS_OK;
+
+    hm->ranks = malloc((size_t)kvs->size * sizeof(*hm->ranks));
+    hm->start = calloc(kvs->nnodes + 1u, sizeof(*hm->start));
+    if (!node || !cursor || !hm->ranks || !hm->start)
+        rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
+    if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
+        MPI_Allgather(&kvs->node, 1, MPI_UINT32_T, node, 1, MPI_UINT32_T,
+                      kvs->comm) != MPI_SUCCESS)
+        rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allgather failed");
+    if (rc == MPIKVS_OK) {   /* a counting sort of the ranks by node */
+        for (int r = 0; r < kvs->size; r++)
+            hm->start[node[r] + 1]++;
+        for (uint32_t n = 0; n < kvs->nnodes; n++)
+            hm->start[n + 1] += hm->start[n];
+        memcpy(cursor, hm->start, kvs->nnodes * sizeof(*cursor));
+        for (int r = 0; r < kvs->size; r++)
+            hm->ranks[cursor[node[r]]++] = r;
+    }
+    free(node);
+    free(cursor);
+    return rc;
+}
+
+static int home_rank(const struct homes *hm, const struct kvs_key *k)
+{
+    int n = hm->start[k->node + 1] - hm->start[k->node];
+
+    return hm->ranks[hm->start[k->node] + (int)(k->hash % (uint64_t)n)];
+}
+
+/* Pass 2, one round: the entries of buf's n blocks to their home ranks,
+ * and what comes here put.  Counts and displacements are in entries (the
+ * type entry), so that a round of a large job stays within an int. */
+struct route {
+    int          *counts, *displs, *rcounts, *rdispls, *at;  /* [size] */
+    MPI_Datatype  entry;    /* key_size + value_size bytes */
+};
+
+static int put_round(mpikvs_t *kvs, const struct save_header *h,
+                     const unsigned char *buf, uint64_t n,
+                     const struct homes *hm, struct route *rt)
+{
+    size_t esize = entry_size(kvs);
+    uint64_t total = 0, got = 0;
+    unsigned char *send = NULL, *recv = NULL;
+    int rc = MPIKVS_OK;
+    struct kvs_key k;
+
+    memset(rt->counts, 0, (size_t)kvs->size * sizeof(int));
+    for (uint64_t j = 0; j < n; j++) {
+        const struct save_block *b =
+            (const struct save_block *)(buf + j * h->block_bytes);
+        for (uint64_t e = 0; e < b->count; e++) {
+            kvs_key_make(kvs, (const unsigned char *)(b + 1) + e * esize, &k);
+            rt->counts[home_rank(hm, &k)]++;
+        }
+        total += b->count;
+    }
+    for (int r = 0, d = 0; r < kvs->size; d += rt->counts[r], r++)
+        rt->displs[r] = rt->at[r] = d;
+    if (!(send = malloc(total * esize + 1)))
+        rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
+    for (uint64_t j = 0; rc == MPIKVS_OK && j < n; j++) {
+        const struct save_block *b =
+            (const struct save_block *)(buf + j * h->block_bytes);
+        for (uint64_t e = 0; e < b->count; e++) {
+            const unsigned char *x = (const unsigned char *)(b + 1) +
+                                     e * esize;
+            kvs_key_make(kvs, x, &k);
+            memcpy(send + (size_t)rt->at[home_rank(hm, &k)]++ * esize, x,
+                   esize);
+        }
+    }
+    if (MPI_Alltoall(rt->counts, 1, MPI_INT, rt->rcounts, 1, MPI_INT,
+                     kvs->comm) != MPI_SUCCESS)
+        rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Alltoall failed");
+    for (int r = 0, d = 0; r < kvs->size; d += rt->rcounts[r], r++) {
+        rt->rdispls[r] = d;
+        got += (uint64_t)rt->rcounts[r];
+    }
+    if (rc == MPIKVS_OK && !(recv = malloc(got * esize + 1)))
+        rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
+    if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
+        MPI_Alltoallv(send, rt->counts, rt->displs, rt->entry, recv,
+                      rt->rcounts, rt->rdispls, rt->entry,
+                      kvs->comm) != MPI_SUCCESS)
+        rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Alltoallv failed");
+    for (uint64_t e = 0; rc == MPIKVS_OK && e < got; e++) {
+        const unsigned char *x = recv + e * esize;
+        kvs_key_make(kvs, x, &k);
+        rc = kvs_put(kvs, &k, x + kvs->key_size);
+        if (rc == MPIKVS_OK)
+            KVS_COUNT(kvs, loaded, 1);
+    }
+    free(send);
+    free(recv);
+    return rc;
+}
+
+static int put_file(mpikvs_t *kvs, MPI_File fh, const char *path,
+                    const struct save_header *h, const struct share *s,
+                    unsigned char *buf)
+{
+    struct homes hm = {0};
+    int *ints = malloc(5 * (size_t)kvs->size * sizeof(int));
+    struct route rt = {.entry = MPI_DATATYPE_NULL};
+    uint64_t entries = 0, n;
+    int rc = ints ? MPIKVS_OK
+                  : kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
+
+    if (rc == MPIKVS_OK) {
+        rt.counts = ints;
+        rt.displs = ints + kvs->size;
+        rt.rcounts = ints + 2 * kvs->size;
+        rt.rdispls = ints + 3 * kvs->size;
+        rt.at = ints + 4 * kvs->size;
+        if (MPI_Type_contiguous((int)entry_size(kvs), MPI_BYTE, &rt.entry) !=
+                MPI_SUCCESS ||
+            MPI_Type_commit(&rt.entry) != MPI_SUCCESS)
+            rc = kvs_fail(kvs, MPIKVS_ERR_MPI,
+                          "mpikvs_load: MPI_Type_contiguous failed");
+    }
+    if ((rc = agree(kvs, rc)) == MPIKVS_OK)
+        rc = homes_make(kvs, &hm);
+    rc = agree(kvs, rc);
+    for (uint64_t i = 0; rc == MPIKVS_OK && i < s->rounds; i++) {
+        /* verified again: the file may have changed since pass 1 */
+        rc = read_round(kvs, fh, path, h, s, i, buf, &n, &entries);
+        if ((rc = agree(kvs, rc)) == MPIKVS_OK)
+            rc = put_round(kvs, h, buf, n, &hm, &rt);
+        rc = agree(kvs, rc);
+    }
+    if (rt.entry != MPI_DATATYPE_NULL)
+        MPI_Type_free(&rt.entry);
+    free(hm.ranks);
+    free(hm.start);
+    free(ints);
+    return rc;
+}
+
+/* at_open (the config's load): a file not there yet is a cold start,
+ * and a table that holds entries (a job-scope region an earlier step
+ * filled) is left as it is. */
+static int load(mpikvs_t *kvs, const char *path, unsigned flags,
+                mpikvs_load_report_t *report, bool at_open)
+{
+    struct save_header h;
+    struct share s;
+    MPI_File fh = MPI_FILE_NULL;
+    unsigned char *buf = NULL;
+    uint64_t first, end, loaded0, evicted0;
+    int rc, mrc, any = 0, mine;
+
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    rc = check_path(kvs, "mpikvs_load", path);
+    if (rc == MPIKVS_OK && (flags & ~MPIKVS_LOAD_MERGE))
+        rc = kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                      "mpikvs_load: flags 0x%x has bits that are not "
+                      "MPIKVS_LOAD_MERGE", flags);
+    if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+        return rc;
+    if (!(flags & MPIKVS_LOAD_MERGE)) {
+        kvs_local_share(kvs, kvs->local_rank, kvs->local_size, &first, &end);
+        mine = kvs_local_any(kvs, first, end);
+        if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, kvs->comm) !=
+            MPI_SUCCESS)
+            return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce failed");
+        /* at open, a region an earlier step of the job filled is
+         * warm already */
+        if (any && at_open)
+            return MPIKVS_OK;
+        if (any)
+            return kvs_fail(kvs, MPIKVS_ERR_NOTEMPTY,
+                            "mpikvs_load: the table already holds entries "
+                            "(a region kept from an earlier step, or puts "
+                            "before the load): %s was not loaded; pass "
+                            "MPIKVS_LOAD_MERGE to load into it anyway",
+                            path);
+    }
+    mrc = MPI_File_open(kvs->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    if (mrc != MPI_SUCCESS) {
+        rc = access(path, R_OK) != 0
+                 ? kvs_fail(kvs, -errno, "mpikvs_load: cannot open %s: %s",
+                            path, strerror(errno))
+                 : file_fail(kvs, "mpikvs_load: cannot open", path, mrc);
+        fh = MPI_FILE_NULL;
+    }
+    if ((rc = agree(kvs, rc)) != MPIKVS_OK) {
+        if (fh != MPI_FILE_NULL)
+            MPI_File_close(&fh);
+        /* the config's load before the first save: a cold start */
+        if (rc == -ENOENT && at_open) {
+            kvs->err.text[0] = '\0';
+            return MPIKVS_OK;
+        }
+        return rc;
+    }
+    rc = load_header(kvs, fh, path, &h);
+    if (rc == MPIKVS_OK) {
+        share_of(kvs, &h, &s);
+        buf = malloc(SAVE_ROUND_BLOCKS * h.block_bytes);
+        rc = agree(kvs, buf ? MPIKVS_OK
+                            : kvs_fail(kvs, -ENOMEM,
+                                       "mpikvs_load: out of memory"));
+    }
+    if (rc == MPIKVS_OK)
+        rc = verify_file(kvs, fh, path, &h, &s, buf);
+    loaded0 = kvs->stats->loaded;
+    evicted0 = kvs->stats->evictions;
+    if (rc == MPIKVS_OK)
+        rc = put_file(kvs, fh, path, &h, &s, buf);
+    KVS_COUNT(kvs, load_unfit, kvs->stats->evictions - evicted0);
+    MPI_File_close(&fh);
+    free(buf);
+    if (rc == MPIKVS_OK)
+        rc = mpikvs_fence(kvs);   /* every rank sees what was put */
+    if (rc == MPIKVS_OK && report) {
+        uint64_t me[2] = {kvs->stats->loaded - loaded0,
+                          kvs->stats->evictions - evicted0},
+                 sum[2];
+        mrc = MPI_Allreduce(me, sum, 2, MPI_UINT64_T, MPI_SUM, kvs->comm);
+        if (mrc != MPI_SUCCESS)
+            return kvs_mpi_fail(kvs, "MPI_Allreduce in mpikvs_load", mrc);
+        report->entries = h.entries;
+        report->loaded = sum[0];
+        report->not_fitting = sum[1];
+    }
+    return rc;
+}
+
+int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
+                mpikvs_load_report_t *report)
+{
+    return load(kvs, path, flags, report, false);
+}
+
+int kvs_load_at_open(mpikvs_t *kvs, const char *path)
+{
+    return load(kvs, path, 0, NULL, true);
+}

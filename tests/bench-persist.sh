@@ -1,0 +1,86 @@
+#!/bin/sh
+#
+# bench-persist.sh - "mpikvs-bench persist" under mpirun, np 2 on 2
+# virtual nodes, a small table: it runs and prints its fields, never how
+# fast.
+#
+#   - text and JSON carry the entries, the file's bytes, the save and
+#     load times and rates, and how many did not fit (0: the same table);
+#   - the save file is gone afterwards, and so is its .partial;
+#   - a bad option is refused with its message and status 2;
+#   - nothing is left in the shm directory (private to this script).
+#
+# Environment: top_builddir, top_srcdir (as make check sets them), MPIRUN
+# (default mpirun), MPITEST_TIMEOUT (seconds per run, default 120).
+# Exits 77 (skipped) without mpirun.
+
+LC_ALL=C
+export LC_ALL
+bench="${top_builddir:-.}/mpikvs-bench/mpikvs-bench"
+mpirun="${MPIRUN:-mpirun}"
+limit="${MPITEST_TIMEOUT:-120}"
+
+if ! command -v "$mpirun" >/dev/null 2>&1; then
+    echo "SKIP: $mpirun not found"
+    exit 77
+fi
+if [ ! -x "$bench" ]; then
+    echo "FAIL: $bench is missing (make builds it)"
+    exit 1
+fi
+
+. "${top_srcdir:-.}/tests/plain-mpirun.sh"
+plain_mpirun_env
+plain_mpirun_scratch bench-persist
+plain_mpirun_tally
+# two virtual nodes need an MPI window (run-mpi-tests.sh says why pt2pt)
+OMPI_MCA_osc=pt2pt
+MPIKVS_VIRTUAL_NODES=2
+export OMPI_MCA_osc MPIKVS_VIRTUAL_NODES
+xs="-x OMPI_MCA_btl -x OMPI_MCA_osc -x MPIKVS_VIRTUAL_NODES -x MPIKVS_SHM_DIR"
+plain_mpirun_asan "$bench" && xs="$xs -x ASAN_OPTIONS"
+
+run() {   # run OUT NP ARGS...
+    out=$1 np=$2
+    shift 2
+    # shellcheck disable=SC2086
+    timeout -k 10 "$limit" "$mpirun" --oversubscribe -np "$np" $xs \
+        "$bench" persist "$@" >"$out" 2>&1 </dev/null
+}
+file="$tmp/save.kvs"
+num='[0-9][0-9]*\.[0-9][0-9]*'
+
+echo "# text"
+if run "$tmp/t" 2 --size 1M --reps 2 --file "$file"; then ok
+else bad "text: exit $?" "$tmp/t"; fi
+if grep -q "^persist: 2 ranks on 2 nodes, 1048576 bytes a node, [1-9][0-9]* entries saved" "$tmp/t"; then ok
+else bad "text: no heading" "$tmp/t"; fi
+if grep -q "^  save (synced, renamed): $num s, $num GB/s$" "$tmp/t"; then ok
+else bad "text: no save line" "$tmp/t"; fi
+if grep -q "^  load (page cache warm): $num s, $num GB/s, 0 did not fit$" "$tmp/t"; then ok
+else bad "text: no load line" "$tmp/t"; fi
+if [ ! -e "$file" ] && [ ! -e "$file.partial" ]; then ok
+else bad "the save file is left"; fi
+
+echo "# json"
+if run "$tmp/j" 2 --size 1M --reps 1 --file "$file" --json; then ok
+else bad "json: exit $?" "$tmp/j"; fi
+for f in ranks nodes size_per_node entries file_bytes save_s save_gbs \
+    load_s load_gbs not_fitting; do
+    if grep -q "\"$f\": [0-9]" "$tmp/j"; then ok
+    else bad "json: no $f" "$tmp/j"; fi
+done
+
+echo "# refused"
+run "$tmp/r" 1 --fill 2
+rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "invalid value '2' for --fill" "$tmp/r"; then
+    ok; else bad "--fill 2: exit $rc" "$tmp/r"; fi
+
+echo "# nothing left behind"
+left=$(ls -A "$MPIKVS_SHM_DIR")
+if [ -z "$left" ]; then ok; else
+    bad "left in $MPIKVS_SHM_DIR: $(echo "$left" | tr '\n' ' ')"; fi
+
+echo "bench-persist: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
