@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "key_hash.h"
 #include "local.h"
 #include "ops.h"
@@ -309,6 +310,7 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
 
     if (!kvs)
         return MPIKVS_ERR_INVAL;
+    kvs_async_complete(kvs);   /* its puts in the file */
     rc = check_path(kvs, "mpikvs_save", path);
     if (rc == MPIKVS_OK)
         snprintf(tmp, sizeof(tmp), "%s%s", path, SAVE_PARTIAL);
@@ -729,6 +731,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
 
     if (!kvs)
         return MPIKVS_ERR_INVAL;
+    kvs_async_complete(kvs);   /* the table as it is, before the file */
     rc = check_path(kvs, "mpikvs_load", path);
     if (rc == MPIKVS_OK && (flags & ~MPIKVS_LOAD_MERGE))
         rc = kvs_fail(kvs, MPIKVS_ERR_INVAL,
