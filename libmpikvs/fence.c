@@ -1,5 +1,8 @@
 /*
- * fence.c - mpikvs_fence: the epoch boundary of the cache.
+ * fence.c - the boundaries of the cache's epochs: mpikvs_fence and
+ * mpikvs_tier_invalidate.  Both first complete the batches in flight
+ * (async.c): a remote hit enters the node tier before the barrier that
+ * publishes it, and before the tier is emptied, never after.
  */
 #include "batch.h"
 #include "transport.h"
@@ -10,7 +13,6 @@ int mpikvs_fence(mpikvs_t *kvs)
 
     if (!kvs)
         return MPIKVS_ERR_INVAL;
-    /* A remote hit enters the tier only before the barrier below. */
     kvs_async_complete(kvs);
     /* Stores to the own node's memory before the barrier are seen by the
      * node's ranks after it. */
@@ -25,4 +27,12 @@ int mpikvs_fence(mpikvs_t *kvs)
         return kvs_mpi_fail(kvs, "MPI_Barrier in mpikvs_fence", rc);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return tier_rc;
+}
+
+int mpikvs_tier_invalidate(mpikvs_t *kvs)
+{
+    if (!kvs)
+        return MPIKVS_ERR_INVAL;
+    kvs_async_complete(kvs);
+    return kvs_tier_invalidate(kvs);
 }

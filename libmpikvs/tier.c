@@ -33,7 +33,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "batch.h"
 #include "key.h"
 #include "tier.h"
 
@@ -328,15 +327,11 @@ int kvs_tier_publish(mpikvs_t *kvs)
     return rc;
 }
 
-int mpikvs_tier_invalidate(mpikvs_t *kvs)
+int kvs_tier_invalidate(mpikvs_t *kvs)
 {
     mpikvs_error_t err;
     int rc = MPIKVS_OK;
 
-    if (!kvs)
-        return MPIKVS_ERR_INVAL;
-    /* their remote hits enter the tier before it is emptied, not after */
-    kvs_async_complete(kvs);
     /* off: nothing to drop; always: entries are never dropped */
     if (kvs->tier && kvs->caching == KVSHM_CACHING_USER) {
         forget_records(kvs);   /* read before the invalidation */
