@@ -11,6 +11,11 @@
  * cpu_atomic is false: osc pt2pt applies MPI's atomics in software at the
  * target, rdma and ucx with the network's atomics, none of them with the
  * target CPU's locked instructions.
+ *
+ * The window's calls are the profiling interface's (PMPI_): a tool that
+ * wraps the MPI_ calls of the program, libmpikvs-rmacache above all
+ * (mpikvs-rmacache(7)), does not take the library's own window for the
+ * program's.  Messages name the MPI_ call.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,7 +46,7 @@ static int mpi_read(mpikvs_t *kvs, uint32_t node, uint64_t disp, void *buf,
                     size_t len)
 {
     return checked(kvs,
-                   MPI_Get(buf, (int)len, MPI_BYTE, target(kvs, node),
+                   PMPI_Get(buf, (int)len, MPI_BYTE, target(kvs, node),
                            (MPI_Aint)disp, (int)len, MPI_BYTE,
                            state(kvs)->win),
                    "MPI_Get");
@@ -51,7 +56,7 @@ static int mpi_write(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                      const void *buf, size_t len)
 {
     return checked(kvs,
-                   MPI_Put(buf, (int)len, MPI_BYTE, target(kvs, node),
+                   PMPI_Put(buf, (int)len, MPI_BYTE, target(kvs, node),
                            (MPI_Aint)disp, (int)len, MPI_BYTE,
                            state(kvs)->win),
                    "MPI_Put");
@@ -62,7 +67,7 @@ static int mpi_flush(mpikvs_t *kvs, uint32_t node)
     struct mpi_transport *s = state(kvs);
 
     if (node != KVS_ALL_NODES)
-        return checked(kvs, MPI_Win_flush(target(kvs, node), s->win),
+        return checked(kvs, PMPI_Win_flush(target(kvs, node), s->win),
                        "MPI_Win_flush");
     /* Without the handle-long epoch there is nothing outstanding: the
      * coarse-lock mode's MPI_Win_unlock completed it. */
@@ -73,7 +78,7 @@ static int mpi_flush(mpikvs_t *kvs, uint32_t node)
      * outstanding (batches then read stale buckets; seen in tests/mpi
      * with OMPI_MCA_osc=ucx). */
     for (uint32_t n = 0; n < kvs->nnodes; n++) {
-        int rc = MPI_Win_flush(target(kvs, n), s->win);
+        int rc = PMPI_Win_flush(target(kvs, n), s->win);
         if (rc != MPI_SUCCESS)
             return kvs_mpi_fail(kvs, "MPI_Win_flush", rc);
     }
@@ -87,12 +92,12 @@ static int mpi_cas64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                      uint64_t expect, uint64_t desired, uint64_t *seen)
 {
     int64_t e = (int64_t)expect, w = (int64_t)desired, got = 0;
-    int rc = MPI_Compare_and_swap(&w, &e, &got, MPI_INT64_T,
+    int rc = PMPI_Compare_and_swap(&w, &e, &got, MPI_INT64_T,
                                   target(kvs, node), (MPI_Aint)disp,
                                   state(kvs)->win);
 
     if (rc == MPI_SUCCESS)
-        rc = MPI_Win_flush(target(kvs, node), state(kvs)->win);
+        rc = PMPI_Win_flush(target(kvs, node), state(kvs)->win);
     *seen = (uint64_t)got;
     return checked(kvs, rc, "MPI_Compare_and_swap");
 }
@@ -101,12 +106,12 @@ static int mpi_fetch_add64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                            int64_t add, uint64_t *before)
 {
     int64_t got = 0;
-    int rc = MPI_Fetch_and_op(&add, &got, MPI_INT64_T, target(kvs, node),
+    int rc = PMPI_Fetch_and_op(&add, &got, MPI_INT64_T, target(kvs, node),
                               (MPI_Aint)disp, add ? MPI_SUM : MPI_NO_OP,
                               state(kvs)->win);
 
     if (rc == MPI_SUCCESS)
-        rc = MPI_Win_flush(target(kvs, node), state(kvs)->win);
+        rc = PMPI_Win_flush(target(kvs, node), state(kvs)->win);
     *before = (uint64_t)got;
     return checked(kvs, rc, "MPI_Fetch_and_op");
 }
@@ -114,7 +119,7 @@ static int mpi_fetch_add64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
 static int mpi_lock_node(mpikvs_t *kvs, uint32_t node, bool exclusive)
 {
     return checked(kvs,
-                   MPI_Win_lock(exclusive ? MPI_LOCK_EXCLUSIVE
+                   PMPI_Win_lock(exclusive ? MPI_LOCK_EXCLUSIVE
                                           : MPI_LOCK_SHARED,
                                 target(kvs, node), 0, state(kvs)->win),
                    "MPI_Win_lock");
@@ -122,7 +127,7 @@ static int mpi_lock_node(mpikvs_t *kvs, uint32_t node, bool exclusive)
 
 static int mpi_unlock_node(mpikvs_t *kvs, uint32_t node)
 {
-    return checked(kvs, MPI_Win_unlock(target(kvs, node), state(kvs)->win),
+    return checked(kvs, PMPI_Win_unlock(target(kvs, node), state(kvs)->win),
                    "MPI_Win_unlock");
 }
 
@@ -137,8 +142,8 @@ static bool mpi_close(mpikvs_t *kvs, bool together)
         if (!together)
             return true;
         if (s->locked_all)
-            MPI_Win_unlock_all(s->win);
-        MPI_Win_free(&s->win);
+            PMPI_Win_unlock_all(s->win);
+        PMPI_Win_free(&s->win);
     }
     free(s);
     kvs->tp_state = NULL;
@@ -173,7 +178,7 @@ int kvs_transport_mpi_open(mpikvs_t *kvs)
         return MPIKVS_OK;
     if ((rc = kvs_check_osc(kvs)) != MPIKVS_OK)
         return rc;
-    rc = MPI_Win_create(kvs->local_rank == 0 ? kvs->region->base : NULL,
+    rc = PMPI_Win_create(kvs->local_rank == 0 ? kvs->region->base : NULL,
                         kvs->local_rank == 0 ? (MPI_Aint)kvs->region->size
                                              : 0,
                         1, MPI_INFO_NULL, kvs->comm, &s->win);
@@ -181,11 +186,11 @@ int kvs_transport_mpi_open(mpikvs_t *kvs)
         s->win = MPI_WIN_NULL;
         return kvs_mpi_fail(kvs, "MPI_Win_create", rc);
     }
-    MPI_Win_set_errhandler(s->win, MPI_ERRORS_RETURN);
+    PMPI_Win_set_errhandler(s->win, MPI_ERRORS_RETURN);
     if (kvs->mode != KVSHM_MODE_COARSE_LOCK) {
         /* One passive epoch for the handle's life: the lock-free and
          * fine-lock paths then only flush. */
-        rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
+        rc = PMPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
         if (rc != MPI_SUCCESS)
             return kvs_mpi_fail(kvs, "MPI_Win_lock_all", rc);
         s->locked_all = true;
