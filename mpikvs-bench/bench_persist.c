@@ -11,6 +11,7 @@
  * calls are collective), median over the reps.
  */
 #include "bench.h"
+#include "bench_dht.h"
 #include "bench_subcommands.h"
 
 #include <getopt.h>
@@ -188,17 +189,8 @@ int bench_persist_main(int argc, char **argv)
         return rc > 0 ? 0 : BENCH_EXIT_USAGE;
     }
     {   /* the node count, as the library makes it */
-        MPI_Comm node;
-        int lr, leaders;
-        const char *vn = getenv("MPIKVS_VIRTUAL_NODES");
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                            MPI_INFO_NULL, &node);
-        MPI_Comm_rank(node, &lr);
-        MPI_Comm_free(&node);
-        lr = lr == 0;
-        MPI_Allreduce(&lr, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        nodes = vn && atoi(vn) > 0 ? (atoi(vn) < np ? atoi(vn) : np)
-                                   : leaders;
+        bool virtual_nodes;
+        dht_count_nodes(np, &nodes, &virtual_nodes);
     }
     {
         int pid = (int)getpid();

@@ -26,24 +26,13 @@
 
 LC_ALL=C
 export LC_ALL
-bench="${top_builddir:-.}/mpikvs-bench/mpikvs-bench"
-mpirun="${MPIRUN:-mpirun}"
-limit="${MPITEST_TIMEOUT:-120}"
-
-if ! command -v "$mpirun" >/dev/null 2>&1; then
-    echo "SKIP: $mpirun not found"
-    exit 77
-fi
-if [ ! -x "$bench" ]; then
-    echo "FAIL: $bench is missing (make builds it)"
-    exit 1
-fi
+. "${top_srcdir:-.}/tests/plain-mpirun.sh"
+plain_mpirun_bench
 transports=mpi
 if grep -q '^#define HAVE_UCX 1' "${top_builddir:-.}/config.h" 2>/dev/null; then
     transports="mpi ucx"
 fi
 
-. "${top_srcdir:-.}/tests/plain-mpirun.sh"
 plain_mpirun_env
 # Debian's Open MPI: the mpi transport's window across (virtual) nodes
 # needs osc pt2pt or ucx (mpikvs-bench(1)); the ucx transport needs none

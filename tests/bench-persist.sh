@@ -16,20 +16,9 @@
 
 LC_ALL=C
 export LC_ALL
-bench="${top_builddir:-.}/mpikvs-bench/mpikvs-bench"
-mpirun="${MPIRUN:-mpirun}"
-limit="${MPITEST_TIMEOUT:-120}"
-
-if ! command -v "$mpirun" >/dev/null 2>&1; then
-    echo "SKIP: $mpirun not found"
-    exit 77
-fi
-if [ ! -x "$bench" ]; then
-    echo "FAIL: $bench is missing (make builds it)"
-    exit 1
-fi
-
 . "${top_srcdir:-.}/tests/plain-mpirun.sh"
+plain_mpirun_bench
+
 plain_mpirun_env
 plain_mpirun_scratch bench-persist
 plain_mpirun_tally

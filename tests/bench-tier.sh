@@ -20,9 +20,9 @@
 
 LC_ALL=C
 export LC_ALL
-bench="${top_builddir:-.}/mpikvs-bench/mpikvs-bench"
 src="${top_srcdir:-.}"
-mpirun="${MPIRUN:-mpirun}"
+. "$src/tests/plain-mpirun.sh"
+plain_mpirun_bench
 limit="${BENCH_TIER_TIMEOUT:-300}"
 # what the transport auto resolves to in the lock-free mode: ucx in a
 # library built with UCX, else mpi
@@ -32,16 +32,6 @@ else
     auto_tp=mpi
 fi
 
-if ! command -v "$mpirun" >/dev/null 2>&1; then
-    echo "SKIP: $mpirun not found"
-    exit 77
-fi
-if [ ! -x "$bench" ]; then
-    echo "FAIL: $bench is missing (make builds it)"
-    exit 1
-fi
-
-. "$src/tests/plain-mpirun.sh"
 plain_mpirun_env
 # Debian's Open MPI: a window across (virtual) nodes needs osc pt2pt or
 # ucx (see mpikvs-bench(1))

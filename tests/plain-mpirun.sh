@@ -58,6 +58,23 @@ plain_mpirun_prog() {
     export MPITEST_WATCHDOG
 }
 
+# The bench scripts' start: $bench (mpikvs-bench), $mpirun and $limit
+# (MPITEST_TIMEOUT, default 120 s); without mpirun the script is skipped
+# (77), without mpikvs-bench it fails.
+plain_mpirun_bench() {
+    bench="${top_builddir:-.}/mpikvs-bench/mpikvs-bench"
+    mpirun="${MPIRUN:-mpirun}"
+    limit="${MPITEST_TIMEOUT:-120}"
+    if ! command -v "$mpirun" >/dev/null 2>&1; then
+        echo "SKIP: $mpirun not found"
+        exit 77
+    fi
+    if [ ! -x "$bench" ]; then
+        echo "FAIL: $bench is missing (make builds it)"
+        exit 1
+    fi
+}
+
 plain_mpirun_scratch() {
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-$1.XXXXXX") || exit 1
     MPIKVS_SHM_DIR=$(mktemp -d "/dev/shm/kv$1.XXXXXX") || exit 1
