@@ -84,10 +84,8 @@ static const struct absent_io shared_io = {true, shared_bucket, shared_cas,
 static int far_bucket(mpikvs_t *kvs, const struct kvs_key *k,
                       unsigned char **b)
 {
-    int rc = kvs_read_bucket(kvs, k, kvs->scratch);
-
     *b = kvs->scratch;
-    return rc == MPIKVS_OK ? kvs->tp->flush(kvs, k->node) : rc;
+    return kvs_fetch_bucket(kvs, k, kvs->scratch);
 }
 
 static int far_cas(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,

@@ -102,8 +102,8 @@ int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
                           image, kvs->slot_size);
 }
 
-static int fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,
-                        unsigned char *into)
+int kvs_fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,
+                     unsigned char *into)
 {
     int rc = kvs_read_bucket(kvs, k, into);
 
@@ -164,7 +164,7 @@ static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
         return kvs_ship_one(kvs, k, KVS_SHIP_GET, NULL, value);
     for (int attempt = 0;; attempt++) {
         uint64_t torn = 0, meta = 0;
-        int rc = fetch_bucket(kvs, k, b);
+        int rc = kvs_fetch_bucket(kvs, k, b);
         if (rc != MPIKVS_OK)
             return rc;
         enum slot_found f = kvs_slot_find(kvs, b, false, k, value, &torn,
@@ -194,7 +194,7 @@ static int pick_far(mpikvs_t *kvs, const struct kvs_key *k,
     bool lockfree = kvs->mode == KVSHM_MODE_LOCKFREE;
 
     for (int waits = 0;; waits++) {
-        int rc = fetch_bucket(kvs, k, kvs->scratch);
+        int rc = kvs_fetch_bucket(kvs, k, kvs->scratch);
         if (rc != MPIKVS_OK)
             return rc;
         if (kvs_slot_pick(kvs, kvs->scratch, false, k,

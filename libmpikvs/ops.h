@@ -84,6 +84,11 @@ int kvs_read_bucket(mpikvs_t *kvs, const struct kvs_key *k,
 int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
                    const uint64_t *meta, const unsigned char *image);
 
+/* kvs_read_bucket and the flush that completes it: the bucket is in
+ * into on MPIKVS_OK. */
+int kvs_fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,
+                     unsigned char *into);
+
 /* The lock-free put of another node's key where the transport's atomics
  * are the CPU's (transport.h, cpu_atomic): the slot claimed, written and
  * released as a put on its node does (slot_read.h), and counted.
