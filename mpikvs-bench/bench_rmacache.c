@@ -4,16 +4,19 @@
  * preloaded; the plain gets go to PMPI_Get, past the cache.
  *
  * The micro-benchmark is CLaMPI's: for each size from 1 B to 64 KiB, a
- * set of distinct gets at random offsets of rank 1's window, read by
- * rank 0 within fence epochs on a readonly window: the time of a get
+ * set of distinct gets at random offsets of the last rank's window, read
+ * by rank 0 within fence epochs on a readonly window: the time of a get
  * uncached (PMPI_Get), missed (the first epoch after an invalidation:
  * the get plus the copy into the cache) and hit; each time per get
  * includes the share of the closing fence.  The application-shaped run:
  * every rank reads 1 KiB blocks of the others' windows, popular blocks
  * more often, in batches of 16 gets completed by one MPI_Win_flush_all,
  * and the owners change the data (and say so, MPI_Win_set_info) every
- * phase.  With 3 ranks or more, the node tier: rank 2 reads what rank 0
- * (of the same node) fetched.
+ * phase.  With 3 ranks or more, the node tier: rank 1 reads what rank 0
+ * (of the same node) fetched of the last rank.  Between virtual nodes
+ * (MPIKVS_VIRTUAL_NODES=2: blocks of consecutive ranks) rank 0 and the
+ * last rank are on different nodes, and ranks 0 and 1 share one from 3
+ * ranks on.
  */
 #define _GNU_SOURCE /* dladdr, RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -47,8 +50,9 @@ static void rc_usage(FILE *f)
 "  --reps R       repetitions of each measurement (default 5)\n"
 "  --app-gets G   gets per rank in the application run (default 20000)\n"
 "  --phases P     changes of the data in it (default 4)\n"
-"Run across nodes, or between virtual ones with OMPI_MCA_osc=pt2pt and\n"
-"OMPI_MCA_btl=self,tcp (else Open MPI reads the window in shared memory).\n"
+"Run across nodes, or between virtual ones with OMPI_MCA_osc=pt2pt,\n"
+"OMPI_MCA_btl=self,tcp (else Open MPI reads the window in shared memory)\n"
+"and MPIKVS_VIRTUAL_NODES=2 (the node tier shares within a node only).\n"
 "  -h, --help     print this and exit\n", BENCH_PROG);
 }
 
@@ -117,25 +121,25 @@ static int preloaded(void)
 
 /* One epoch of k gets of size s at offs by rank 0, closed by a fence that
  * every rank calls; nanoseconds per get on rank 0. */
-static double epoch(MPI_Win win, int rank, int plain, const uint64_t *offs,
-                    uint64_t k, int s, unsigned char *buf)
+static double epoch(MPI_Win win, int rank, int target, int plain,
+                    const uint64_t *offs, uint64_t k, int s, unsigned char *buf)
 {
     uint64_t t0 = bench_now_ns();
 
     if (rank == 0)
         for (uint64_t i = 0; i < k; i++) {
             if (plain)
-                PMPI_Get(buf + i * (uint64_t)s, s, MPI_BYTE, 1, (MPI_Aint)offs[i], s,
+                PMPI_Get(buf + i * (uint64_t)s, s, MPI_BYTE, target, (MPI_Aint)offs[i], s,
                          MPI_BYTE, win);
             else
-                MPI_Get(buf + i * (uint64_t)s, s, MPI_BYTE, 1, (MPI_Aint)offs[i], s,
+                MPI_Get(buf + i * (uint64_t)s, s, MPI_BYTE, target, (MPI_Aint)offs[i], s,
                         MPI_BYTE, win);
         }
     MPI_Win_fence(0, win);
     return (double)(bench_now_ns() - t0) / (double)k;
 }
 
-static void micro(const struct rc_opts *o, int rank)
+static void micro(const struct rc_opts *o, int rank, int np)
 {
     static const int sizes[] = {1, 8, 64, 512, 4096, 32768, 65536};
     unsigned char   *base, *buf = NULL;
@@ -167,11 +171,11 @@ static void micro(const struct rc_opts *o, int rank)
             offs[i] = i * slice + mix(i * 131 + (uint64_t)s) % (slice - (uint64_t)s + 1);
         }
         for (uint64_t r = 0; r < o->reps; r++) {
-            plain += epoch(win, rank, 1, offs, k, s, buf);
+            plain += epoch(win, rank, np - 1, 1, offs, k, s, buf);
             set_mode(win, "invalidate");
             MPI_Win_fence(0, win);
-            miss += epoch(win, rank, 0, offs, k, s, buf);
-            hit += epoch(win, rank, 0, offs, k, s, buf);
+            miss += epoch(win, rank, np - 1, 0, offs, k, s, buf);
+            hit += epoch(win, rank, np - 1, 0, offs, k, s, buf);
         }
         if (rank == 0) {
             plain /= 1e3 * (double)o->reps;
@@ -187,10 +191,10 @@ static void micro(const struct rc_opts *o, int rank)
     MPI_Win_free(&win);
 }
 
-/* The node tier: rank 0 fetches k distinct 4 KiB blocks of rank 1 in
- * one epoch; in the next, rank 2 (same node) reads the same set.  Per
- * get on rank 2, with the closing fence's share; 0 when np < 3. */
-static void node_run(const struct rc_opts *o, int rank, double *plain,
+/* The node tier: rank 0 fetches k distinct 4 KiB blocks of the last
+ * rank in one epoch; in the next, rank 1 (same node) reads the same set.
+ * Per get on rank 1, with the closing fence's share (np >= 3). */
+static void node_run(const struct rc_opts *o, int rank, int np, double *plain,
                      double *second)
 {
     enum { S = 4096 };
@@ -210,22 +214,25 @@ static void node_run(const struct rc_opts *o, int rank, double *plain,
     MPI_Win_fence(0, win);
     for (uint64_t r = 0; r < o->reps; r++) {
         uint64_t t0 = bench_now_ns();
-        if (rank == 2)
+        if (rank == 1)
             for (uint64_t i = 0; i < k; i++)
-                PMPI_Get(buf + i * S, S, MPI_BYTE, 1, (MPI_Aint)offs[i], S, MPI_BYTE, win);
+                PMPI_Get(buf + i * S, S, MPI_BYTE, np - 1, (MPI_Aint)offs[i], S, MPI_BYTE,
+                         win);
         MPI_Win_fence(0, win);
         *plain += (double)(bench_now_ns() - t0) / (double)k;
         set_mode(win, "invalidate");
         MPI_Win_fence(0, win);
         if (rank == 0)
             for (uint64_t i = 0; i < k; i++)
-                MPI_Get(buf + i * S, S, MPI_BYTE, 1, (MPI_Aint)offs[i], S, MPI_BYTE, win);
+                MPI_Get(buf + i * S, S, MPI_BYTE, np - 1, (MPI_Aint)offs[i], S, MPI_BYTE,
+                        win);
         MPI_Win_fence(0, win);
         MPI_Barrier(MPI_COMM_WORLD); /* rank 0 has published (at its fence) */
         t0 = bench_now_ns();
-        if (rank == 2)
+        if (rank == 1)
             for (uint64_t i = 0; i < k; i++)
-                MPI_Get(buf + i * S, S, MPI_BYTE, 1, (MPI_Aint)offs[i], S, MPI_BYTE, win);
+                MPI_Get(buf + i * S, S, MPI_BYTE, np - 1, (MPI_Aint)offs[i], S, MPI_BYTE,
+                        win);
         MPI_Win_fence(0, win);
         *second += (double)(bench_now_ns() - t0) / (double)k;
     }
@@ -314,21 +321,21 @@ int bench_rmacache_main(int argc, char **argv)
         return rc > 0 ? 0 : BENCH_EXIT_USAGE;
     }
     if (rank == 0)
-        printf("# rmacache micro-benchmark: rank 0 reads rank 1, readonly window, "
-               "fence epochs, %d ranks\n", np);
-    micro(&o, rank);
+        printf("# rmacache micro-benchmark: rank 0 reads rank %d, readonly window, "
+               "fence epochs, %d ranks\n", np - 1, np);
+    micro(&o, rank, np);
     if (np >= 3) {
         double np_plain, np_second;
 
-        node_run(&o, rank, &np_plain, &np_second);
-        /* rank 2's figures, said by rank 0 */
-        if (rank == 2) {
+        node_run(&o, rank, np, &np_plain, &np_second);
+        /* rank 1's figures, said by rank 0 */
+        if (rank == 1) {
             double v[2] = {np_plain, np_second};
             MPI_Send(v, 2, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
         } else if (rank == 0) {
             double v[2];
-            MPI_Recv(v, 2, MPI_DOUBLE, 2, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            printf("# node tier: rank 2 reads the %llu blocks of 4 KiB rank 0 fetched\n"
+            MPI_Recv(v, 2, MPI_DOUBLE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            printf("# node tier: rank 1 reads the %llu blocks of 4 KiB rank 0 fetched\n"
                    "%12s %12s %9s\n%12.3f %12.3f %9.1f\n", (unsigned long long)o.gets,
                    "plain_us", "second_us", "x", v[0] / 1e3, v[1] / 1e3, v[0] / v[1]);
         }

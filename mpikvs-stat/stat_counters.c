@@ -1,10 +1,12 @@
 /*
- * stat_counters.c - mpikvs-stat: the counter groups of a data region.
+ * stat_counters.c - mpikvs-stat: the counter groups of a data region and
+ * of a libmpikvs-rmacache window's region.
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rma_region.h"
 #include "scan.h"
 #include "stat_counters.h"
 
@@ -28,11 +30,10 @@ static const struct stat_ratio dht_ratios[] = {
     {"direct%", "direct_share", DHT_direct, DHT_gets},
 };
 
-static const void *dht_block(const void *base,
-                             const struct kvshm_data_control *c,
+static const void *dht_block(const void *base, const void *control,
                              uint64_t rank)
 {
-    return kvshm_data_rank_stats(base, c, rank);
+    return kvshm_data_rank_stats(base, control, rank);
 }
 
 static const struct stat_counter_group dht_group = {
@@ -84,6 +85,39 @@ const struct stat_counter_group *const stat_counter_groups[] = {
 
 const size_t stat_ncounter_groups =
     sizeof(stat_counter_groups) / sizeof(stat_counter_groups[0]);
+
+/* A window of libmpikvs-rmacache: a rank's use of it (format.h). */
+#define RMA_COUNTER(name, label, text) \
+    {label, #name, offsetof(struct kvshm_rma_rank, counters.name)},
+
+static const struct stat_counter rma_counters[] = {
+    KVSHM_RMA_COUNTERS(RMA_COUNTER)
+};
+
+#define RMA_INDEX(name, label, text) RMA_##name,
+enum { KVSHM_RMA_COUNTERS(RMA_INDEX) };
+#undef RMA_INDEX
+
+static const struct stat_ratio rma_ratios[] = {
+    {"hit%", "hit_rate", RMA_hits, RMA_gets},
+    {"node%", "node_share", RMA_node_hits, RMA_gets},
+};
+
+static const void *rma_block(const void *base, const void *control,
+                             uint64_t rank)
+{
+    return kvshm_rma_rank(base, control, rank);
+}
+
+static const struct stat_counter_group rma_group = {
+    .key = "rmacache",
+    .title = "window",
+    .counters = rma_counters,
+    .ncounters = sizeof(rma_counters) / sizeof(rma_counters[0]),
+    .ratios = rma_ratios,
+    .nratios = sizeof(rma_ratios) / sizeof(rma_ratios[0]),
+    .block = rma_block,
+};
 
 static uint64_t load_counter(const void *block, size_t offset)
 {
@@ -167,12 +201,8 @@ oom:
 
 void stat_counters_free(struct stat_counter_values *values)
 {
-    for (size_t g = 0; g < stat_ncounter_groups; g++) {
-        free(values[g].ranks);
-        free(values[g].total);
-        values[g].ranks = values[g].total = NULL;
-        values[g].nranks = 0;
-    }
+    for (size_t g = 0; g < stat_ncounter_groups; g++)
+        stat_counters_free_one(&values[g]);
 }
 
 double stat_ratio_value(const struct stat_ratio *ratio, const uint64_t *row)
@@ -180,4 +210,36 @@ double stat_ratio_value(const struct stat_ratio *ratio, const uint64_t *row)
     if (row[ratio->den] == 0)
         return -1.0;
     return (double)row[ratio->num] / (double)row[ratio->den];
+}
+
+int stat_counters_read_rma(const void *base, const struct kvshm_rma_control *c,
+                           struct stat_counter_values *v)
+{
+    size_t n = rma_group.ncounters;
+
+    memset(v, 0, sizeof(*v));
+    v->group = &rma_group;
+    v->nranks = c->nranks;
+    v->ranks = calloc(c->nranks * n, sizeof(*v->ranks));
+    v->total = calloc(n, sizeof(*v->total));
+    if (!v->ranks || !v->total) {
+        stat_counters_free_one(v);
+        return -1;
+    }
+    for (uint64_t r = 0; r < c->nranks; r++) {
+        const void *block = rma_group.block(base, c, r);
+        for (size_t i = 0; i < n; i++) {
+            v->ranks[r * n + i] = load_counter(block, rma_counters[i].offset);
+            v->total[i] += v->ranks[r * n + i];
+        }
+    }
+    return 0;
+}
+
+void stat_counters_free_one(struct stat_counter_values *v)
+{
+    free(v->ranks);
+    free(v->total);
+    v->ranks = v->total = NULL;
+    v->nranks = 0;
 }

@@ -1,5 +1,6 @@
 /*
- * stat_counters.h - mpikvs-stat: the counter groups of a data region.
+ * stat_counters.h - mpikvs-stat: the counter groups of a data region,
+ * and the counters of a libmpikvs-rmacache window's region.
  *
  * A counter group is a set of 64-bit counters that every local rank of a
  * node keeps in a block of its own (format.h: struct kvshm_rank_stats),
@@ -38,10 +39,11 @@ struct stat_counter_group {
     size_t                     ncounters;
     const struct stat_ratio   *ratios;
     size_t                     nratios;
-    /* rank's block in the data region mapped at base (rank <
-     * c->max_ranks), or NULL if the region has no such group */
-    const void *(*block)(const void *base,
-                         const struct kvshm_data_control *c, uint64_t rank);
+    /* rank's block in the region mapped at base, whose checked control
+     * block is control (a data region's: rank < max_ranks), or NULL if
+     * the region has no such group */
+    const void *(*block)(const void *base, const void *control,
+                         uint64_t rank);
 };
 
 extern const struct stat_counter_group *const stat_counter_groups[];
@@ -67,6 +69,16 @@ int stat_counters_read(const void *base, const struct kvshm_data_control *c,
                        struct stat_counter_values *values);
 
 void stat_counters_free(struct stat_counter_values *values);
+
+/* The counters of a libmpikvs-rmacache window (format.h:
+ * KVSHM_RMA_COUNTERS), a row for each of the c->nranks ranks of the
+ * node (a checked control block), loaded as stat_counters_read() loads
+ * them, into *v (one group; free it with stat_counters_free_one()).
+ * Returns 0, or -1 when out of memory. */
+int stat_counters_read_rma(const void *base, const struct kvshm_rma_control *c,
+                           struct stat_counter_values *v);
+
+void stat_counters_free_one(struct stat_counter_values *v);
 
 /* The ratio for a row of counters, or -1 when its denominator is 0. */
 double stat_ratio_value(const struct stat_ratio *ratio, const uint64_t *row);

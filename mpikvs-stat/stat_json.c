@@ -282,10 +282,34 @@ static json_t *tier_json(const struct stat_node_report *n,
                                    : json_null());
 }
 
+static json_t *rma_json(const struct stat_rma_report *t, time_t now)
+{
+    const struct kvshm_rma_control *c = &t->control;
+    json_t *ranks = json_array();
+
+    for (uint64_t r = 0; r < c->nranks; r++) {
+        const struct stat_rma_rank *k = &t->ranks[r];
+        append(&ranks,
+               k->pid ? json_pack("{s:I, s:I, s:I, s:s, s:I}", "rank",
+                                  INT(r), "window_rank", INT(k->win_rank),
+                                  "pid", INT(k->pid), "mode",
+                                  kvshm_rma_mode_name(k->mode),
+                                  "published_bytes",
+                                  INT(k->published_bytes))
+                      : json_pack("{s:I, s:n}", "rank", INT(r), "pid"));
+    }
+    return json_pack("{s:s?, s:o, s:I, s:I, s:I, s:o, s:o}", "window",
+                     t->name[0] ? t->name : NULL, "region",
+                     header_json(t->region, now), "nranks", INT(c->nranks),
+                     "window_ranks", INT(c->win_ranks), "segment_bytes",
+                     INT(c->ring_size), "ranks", ranks, "counters",
+                     group_json(&t->counters));
+}
+
 static json_t *node_json(const struct stat_node_report *n, time_t now)
 {
     json_t *layouts = json_array(), *tables = json_array(),
-           *tiers = json_array();
+           *tiers = json_array(), *rma = json_array();
 
     for (size_t i = 0; i < n->nlayouts; i++)
         append(&layouts, layout_json(&n->layouts[i]));
@@ -293,8 +317,11 @@ static json_t *node_json(const struct stat_node_report *n, time_t now)
         append(&tables, table_json(&n->tables[i], now));
     for (size_t i = 0; i < n->ntiers; i++)
         append(&tiers, tier_json(n, &n->tiers[i]));
-    return json_pack("{s:s, s:o, s:o, s:o}", "node", n->node, "layouts",
-                     layouts, "tables", tables, "tiers", tiers);
+    for (size_t i = 0; i < n->nrma; i++)
+        append(&rma, rma_json(&n->rma[i], now));
+    return json_pack("{s:s, s:o, s:o, s:o, s:o}", "node", n->node,
+                     "layouts", layouts, "tables", tables, "tiers", tiers,
+                     "rmacache", rma);
 }
 
 static json_t *problem_json(const struct stat_problem *p)

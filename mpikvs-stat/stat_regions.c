@@ -27,6 +27,7 @@ const char *stat_kind_name(uint32_t kind)
     case KVSHM_KIND_TIER_INDEX:   return "tier-index";
     case KVSHM_KIND_TIER_ENTRIES: return "tier-entries";
     case KVSHM_KIND_LAYOUT:       return "layout";
+    case KVSHM_KIND_RMA_WINDOW:   return "rmacache";
     default:                      return "?";
     }
 }

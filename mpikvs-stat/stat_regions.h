@@ -78,7 +78,7 @@ void stat_regions_free(struct stat_region_list *list);
  * (kvshm_tag_kind: "data" for "<table>-data", ...), else 0. */
 uint32_t stat_region_kind(const struct stat_region *r);
 
-/* "data", "layout", "tier-index", "tier-entries" or "?". */
+/* "data", "layout", "tier-index", "tier-entries", "rmacache" or "?". */
 const char *stat_kind_name(uint32_t kind);
 
 /* Whether the region was made by the SPANK plugin for a Slurm job (its

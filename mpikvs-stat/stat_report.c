@@ -125,6 +125,24 @@ static int same_file(int fd, const char *dir, const struct stat_region *r,
     return MPIKVS_OK;
 }
 
+/* Open the listed region r of this kind, read-only, if it is still the
+ * file that was listed, and its owner the one the listing read from its
+ * header (a file of another owner under the name since then is
+ * refused).  MPIKVS_OK, or an error in err and nothing open. */
+static int open_listed(const struct stat_region *r, const char *dir,
+                       uint32_t kind, struct kvshm_region **region,
+                       struct stat *st, mpikvs_error_t *err)
+{
+    struct kvshm_open_opts oo = {.kind = kind, .writable = false,
+                                 .expect_uid = (uid_t)r->header.uid};
+    int rc = kvshm_region_open(dir, r->name, &oo, region, err);
+
+    if (rc == MPIKVS_OK &&
+        (rc = same_file((*region)->fd, dir, r, st, err)) != MPIKVS_OK)
+        kvshm_region_close(region);
+    return rc;
+}
+
 struct table_read {
     const struct kvshm_region  *region;
     const struct stat_region   *r;
@@ -214,10 +232,6 @@ static int read_data(struct stat_job_report *rep, struct stat_node_report *n,
                      const struct stat_region *r,
                      const struct stat_report_opts *opts)
 {
-    /* the owner the listing read from its header: a file of another
-     * owner under the name since then is refused */
-    struct kvshm_open_opts oo = {.kind = KVSHM_KIND_DATA, .writable = false,
-                                 .expect_uid = (uid_t)r->header.uid};
     struct stat_counter_values *counters;
     struct kvshm_region *region = NULL;
     struct stat_table_report *t;
@@ -227,10 +241,7 @@ static int read_data(struct stat_job_report *rep, struct stat_node_report *n,
     char what[4200];
     int rc;
 
-    rc = kvshm_region_open(opts->dir, r->name, &oo, &region, &err);
-    if (rc == MPIKVS_OK &&
-        (rc = same_file(region->fd, opts->dir, r, &st, &err)) != MPIKVS_OK)
-        kvshm_region_close(&region);
+    rc = open_listed(r, opts->dir, KVSHM_KIND_DATA, &region, &st, &err);
     if (rc != MPIKVS_OK)
         return add_problem(rep, r, rc, err.text);
     t = room_for_one(n->tables, n->ntables, sizeof(*t));
@@ -362,6 +373,84 @@ static int read_tier(struct stat_job_report *rep, struct stat_node_report *n,
     return 0;
 }
 
+struct rma_read {
+    const struct kvshm_region *region;
+    struct stat_rma_report    *t;
+};
+
+/* The control block, the ranks and their counters of the window's
+ * region mapped at base. */
+static int read_rma_window(void *arg, mpikvs_error_t *err)
+{
+    struct rma_read *a = arg;
+    struct stat_rma_report *t = a->t;
+    const void *base = a->region->base;
+    char name[sizeof(t->control.name)];
+    int rc;
+
+    rc = kvshm_rma_read_control(base, a->region->size, t->region->name,
+                                &t->control, err);
+    if (rc != MPIKVS_OK)
+        return rc;
+    kvshm_rma_name(base, name, sizeof(name));
+    stat_escape(t->name, sizeof(t->name), name, sizeof(name));
+    t->ranks = calloc(t->control.nranks, sizeof(*t->ranks));
+    if (!t->ranks || stat_counters_read_rma(base, &t->control, &t->counters))
+        return kvshm_fail(err, -ENOMEM, "out of memory");
+    for (uint64_t r = 0; r < t->control.nranks; r++) {
+        const struct kvshm_rma_rank *b = kvshm_rma_rank(base, &t->control, r);
+        const struct kvshm_rma_segment *s =
+            kvshm_rma_segment(base, &t->control, r);
+        t->ranks[r] = (struct stat_rma_rank){
+            __atomic_load_n(&b->pid, __ATOMIC_RELAXED),
+            __atomic_load_n(&b->win_rank, __ATOMIC_RELAXED),
+            __atomic_load_n(&b->mode, __ATOMIC_RELAXED),
+            __atomic_load_n(&s->head, __ATOMIC_RELAXED)};
+    }
+    return MPIKVS_OK;
+}
+
+static void rma_report_free(struct stat_rma_report *t)
+{
+    free(t->ranks);
+    t->ranks = NULL;
+    stat_counters_free_one(&t->counters);
+}
+
+static int read_rma(struct stat_job_report *rep, struct stat_node_report *n,
+                    const struct stat_region *r,
+                    const struct stat_report_opts *opts)
+{
+    struct kvshm_region *region = NULL;
+    struct stat_rma_report *t;
+    mpikvs_error_t err;
+    struct stat st;
+    char what[4200];
+    int rc;
+
+    rc = open_listed(r, opts->dir, KVSHM_KIND_RMA_WINDOW, &region, &st, &err);
+    if (rc != MPIKVS_OK)
+        return add_problem(rep, r, rc, err.text);
+    t = room_for_one(n->rma, n->nrma, sizeof(*t));
+    if (!t) {
+        kvshm_region_close(&region);
+        return -1;
+    }
+    n->rma = t;
+    t = &n->rma[n->nrma];
+    memset(t, 0, sizeof(*t));
+    t->region = r;
+    snprintf(what, sizeof(what), "%s/%s", opts->dir, r->name);
+    rc = guarded(read_rma_window, &(struct rma_read){region, t}, what, &err);
+    kvshm_region_close(&region);
+    if (rc == MPIKVS_OK) {
+        n->nrma++;
+        return 0;
+    }
+    rma_report_free(t);
+    return rc == -ENOMEM ? -1 : add_problem(rep, r, rc, err.text);
+}
+
 /* ---- the whole report ---- */
 
 int stat_report_build(const struct stat_region_list *list,
@@ -395,6 +484,9 @@ int stat_report_build(const struct stat_region_list *list,
             case KVSHM_KIND_TIER_ENTRIES:
                 rc = read_tier(out, n, list, r, opts);
                 break;
+            case KVSHM_KIND_RMA_WINDOW:
+                rc = read_rma(out, n, r, opts);
+                break;
             }
         }
         if (rc != 0) {
@@ -416,9 +508,12 @@ void stat_report_free(struct stat_job_report *rep)
                 stat_counters_free(n->tables[j].counters);
             free(n->tables[j].counters);
         }
+        for (size_t j = 0; j < n->nrma; j++)
+            rma_report_free(&n->rma[j]);
         free(n->layouts);
         free(n->tables);
         free(n->tiers);
+        free(n->rma);
     }
     free(rep->nodes);
     free(rep->problems);

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "job_layout.h"
+#include "rma_region.h"
 #include "scan.h"
 #include "stat_counters.h"
 #include "stat_regions.h"
@@ -46,6 +47,23 @@ struct stat_tier_report {
     struct kvshm_tier_stats   stats;
 };
 
+/* What a rank of the node says of itself in a window's region. */
+struct stat_rma_rank {
+    uint64_t pid;               /* 0: not attached (any more) */
+    uint64_t win_rank;
+    uint64_t mode;              /* enum kvshm_rma_mode */
+    uint64_t published_bytes;   /* its segment's head */
+};
+
+/* A libmpikvs-rmacache window with the node tier. */
+struct stat_rma_report {
+    const struct stat_region  *region;
+    struct kvshm_rma_control   control;   /* checked copy */
+    char                       name[4 * sizeof(((struct kvshm_rma_control *)0)->name) + 1];
+    struct stat_rma_rank      *ranks;     /* control.nranks */
+    struct stat_counter_values counters;
+};
+
 struct stat_layout_report {
     const struct stat_region *region;
     struct kvshm_job_layout  *layout;
@@ -66,6 +84,8 @@ struct stat_node_report {
     size_t                     ntables;
     struct stat_tier_report   *tiers;
     size_t                     ntiers;
+    struct stat_rma_report    *rma;
+    size_t                     nrma;
 };
 
 struct stat_job_report {

@@ -116,7 +116,11 @@ static void print_region_line(FILE *f, const struct stat_region *r,
     fprintf(f, ", owner %s:%s mode %03o, format %u\n", owner, group,
             (unsigned)(r->st.st_mode & 0777), h->format_version);
     fprintf(f, "    created:   %s (%s ago)", when, age);
-    if (h->step == KVSHM_NO_STEP)
+    if (h->kind == KVSHM_KIND_RMA_WINDOW && h->step != KVSHM_NO_STEP)
+        fprintf(f, " by libmpikvs-rmacache in step %u\n", h->step);
+    else if (h->kind == KVSHM_KIND_RMA_WINDOW)
+        fprintf(f, " by libmpikvs-rmacache, outside a Slurm step\n");
+    else if (h->step == KVSHM_NO_STEP)
         fprintf(f, " by libmpikvs, outside a Slurm step\n");
     else
         fprintf(f, " by spank_mpikvs for step %u\n", h->step);
@@ -317,6 +321,35 @@ static void print_table(FILE *f, const struct stat_node_report *n,
             print_tier(f, "    ", &n->tiers[i]);
 }
 
+static void print_rma(FILE *f, const struct stat_rma_report *t, time_t now)
+{
+    const struct kvshm_rma_control *c = &t->control;
+    char ring[32], used[32];
+
+    kvshm_format_bytes(ring, sizeof(ring), c->ring_size);
+    fprintf(f, "  rmacache window %s%s%s\n", t->name[0] ? "'" : "",
+            t->name[0] ? t->name : "(no name)", t->name[0] ? "'" : "");
+    print_region_line(f, t->region, now);
+    fprintf(f, "    config:    %llu of the window's %llu ranks on this node; "
+               "a segment of %s a rank\n",
+            (unsigned long long)c->nranks, (unsigned long long)c->win_ranks,
+            ring);
+    for (uint64_t r = 0; r < c->nranks; r++) {
+        const struct stat_rma_rank *k = &t->ranks[r];
+        kvshm_format_bytes(used, sizeof(used), k->published_bytes);
+        if (k->pid)
+            fprintf(f, "    rank %-4llu  window rank %llu, pid %llu, mode %s; "
+                       "%s published\n",
+                    (unsigned long long)r, (unsigned long long)k->win_rank,
+                    (unsigned long long)k->pid, kvshm_rma_mode_name(k->mode),
+                    used);
+        else
+            fprintf(f, "    rank %-4llu  not attached\n",
+                    (unsigned long long)r);
+    }
+    print_group(f, &t->counters);
+}
+
 void stat_text_report(FILE *f, const char *dir,
                       const struct stat_job_report *rep, time_t now)
 {
@@ -336,6 +369,8 @@ void stat_text_report(FILE *f, const char *dir,
         for (size_t j = 0; j < n->ntiers; j++)
             if (!stat_report_table_of_tier(n, &n->tiers[j]))
                 print_tier(f, "  ", &n->tiers[j]);
+        for (size_t j = 0; j < n->nrma; j++)
+            print_rma(f, &n->rma[j], now);
     }
     /* the regions that could not be read are the caller's to say, on
      * standard error */

@@ -15,6 +15,26 @@ _Atomic uint64_t rc_order_gen;
 #define RC_PTAB_SIZE 1024u
 #define RC_PTAB_MAX  512u
 
+void rc_count_dropped(struct rc_win *w, enum rc_cause cause, uint64_t n)
+{
+    switch (cause) {
+    case RC_INV_OWN_WRITE: RC_COUNT(w, own_write, n); break;
+    case RC_INV_EPOCH:     RC_COUNT(w, epoch, n); break;
+    case RC_INV_ORDER:     RC_COUNT(w, order, n); break;
+    case RC_INV_USER:      RC_COUNT(w, user, n); break;
+    case RC_NCAUSES:       break;
+    }
+}
+
+void rc_cache_insert(struct rc_win *w, int target, uint64_t disp, size_t len,
+                     const void *data)
+{
+    uint64_t before = w->ix.evictions;
+
+    rc_index_insert(&w->ix, target, disp, len, data);
+    RC_COUNT(w, evictions, w->ix.evictions - before);
+}
+
 struct rc_index *rc_win_index(struct rc_win *w)
 {
     if (!w->ix_ready) {
@@ -109,7 +129,7 @@ static void rc_ordered(struct rc_win *w)
         if (!p->stale && p->kind == RC_P_PRIMARY &&
             w->lockmode[p->target] != RC_EXCLUSIVE) {
             p->stale = 1;
-            w->st.invalidations[RC_INV_ORDER]++;
+            rc_count_dropped(w, RC_INV_ORDER, 1);
         }
     }
 }
@@ -132,13 +152,13 @@ void rc_drop_all(struct rc_win *w, enum rc_cause cause)
     if (cause == RC_INV_USER && ++w->node_gen == 0)
         w->node_gen = 1;
     if (w->ix_ready) {
-        w->st.invalidations[cause] += w->ix.entries;
+        rc_count_dropped(w, cause, w->ix.entries);
         rc_index_clear(&w->ix);
     }
     for (size_t i = 0; i < w->npend; i++)
         if (w->pend[i].kind == RC_P_PRIMARY && !w->pend[i].stale) {
             w->pend[i].stale = 1;
-            w->st.invalidations[cause]++;
+            rc_count_dropped(w, cause, 1);
         }
 }
 
@@ -158,10 +178,11 @@ void rc_complete(struct rc_win *w, int target, int keep)
             if (keep && !p->stale && w->ix_ready &&
                 (w->mode == RC_READONLY ||
                  (w->mode == RC_TRANSPARENT && w->lockmode[p->target] == RC_EXCLUSIVE))) {
-                rc_index_insert(&w->ix, p->target, p->disp, p->len, p->buf);
-                if (w->node_on && w->mode == RC_READONLY)
+                rc_cache_insert(w, p->target, p->disp, p->len, p->buf);
+                if (w->node_on && w->mode == RC_READONLY &&
                     rc_node_publish(w->node_seg[w->node_me], p->target, p->disp,
-                                    p->len, w->node_gen, p->buf);
+                                    p->len, w->node_gen, p->buf))
+                    RC_COUNT(w, published, 1);
             }
             break;
         case RC_P_REPEAT:
@@ -169,9 +190,9 @@ void rc_complete(struct rc_win *w, int target, int keep)
                 memcpy(p->buf, p->from, p->len);
             break;
         case RC_P_VERIFY:
-            w->st.verified++;
+            RC_COUNT(w, verified, 1);
             if (memcmp(p->buf, p->from, p->len))
-                w->st.mismatches++;
+                RC_COUNT(w, mismatches, 1);
             free(p->from);
             break;
         }
@@ -199,8 +220,8 @@ void rc_sync(struct rc_win *w, int what, int target)
             if (target < 0)
                 rc_drop_all(w, RC_INV_EPOCH);
             else
-                w->st.invalidations[RC_INV_EPOCH] +=
-                    rc_index_invalidate(&w->ix, target, 0, UINT64_MAX);
+                rc_count_dropped(w, RC_INV_EPOCH,
+                                 rc_index_invalidate(&w->ix, target, 0, UINT64_MAX));
         }
         for (int t = target < 0 ? 0 : target; t < (target < 0 ? w->nranks : target + 1); t++) {
             if (w->lockmode[t] == RC_EXCLUSIVE)
@@ -251,8 +272,8 @@ void rc_own_write(struct rc_win *w, int target, uint64_t disp, uint64_t len)
     pthread_mutex_lock(&w->lock);
     rc_order_check(w);
     if (w->ix_ready)
-        w->st.invalidations[RC_INV_OWN_WRITE] +=
-            rc_index_invalidate(&w->ix, target, disp, len);
+        rc_count_dropped(w, RC_INV_OWN_WRITE,
+                         rc_index_invalidate(&w->ix, target, disp, len));
     if (w->node_on)
         rc_node_withdraw(w->node_seg[w->node_me], target, disp, len);
     for (size_t i = 0; i < w->npend; i++) {
@@ -261,7 +282,7 @@ void rc_own_write(struct rc_win *w, int target, uint64_t disp, uint64_t len)
         if (p->target == target && p->kind == RC_P_PRIMARY && !p->stale &&
             p->disp < end && disp < p->disp + p->len) {
             p->stale = 1;
-            w->st.invalidations[RC_INV_OWN_WRITE]++;
+            rc_count_dropped(w, RC_INV_OWN_WRITE, 1);
         }
     }
     pthread_mutex_unlock(&w->lock);

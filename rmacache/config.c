@@ -12,6 +12,10 @@
  *   MPIKVS_RMACACHE_VERIFY   1: also do every get served from the cache
  *   MPIKVS_RMACACHE_STATS    1: statistics per window at MPI_Finalize
  *   MPIKVS_RMACACHE_NODE     0: no node tier for readonly windows
+ *   MPIKVS_SHM_DIR           where the node tier's regions go (else the
+ *                            directory of MPIKVS_LAYOUT, else /dev/shm)
+ *   MPIKVS_VIRTUAL_NODES     V: a window's ranks are V nodes (blocks of
+ *                            consecutive ranks), as libmpikvs takes it
  */
 #include "rmacache.h"
 
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rma_region.h"
 #include "size.h"
 
 #define RC_DEFAULT_BYTES   (16u << 20)
@@ -40,17 +45,15 @@ static struct rc_rule  rules[RC_MAX_RULES];
 static int             nrules;
 static pthread_once_t  once = PTHREAD_ONCE_INIT;
 
-static const char *const mode_names[] = {"off", "transparent", "readonly"};
-
 const char *rc_mode_name(int mode)
 {
-    return mode >= 0 && mode <= RC_READONLY ? mode_names[mode] : "?";
+    return mode >= 0 ? kvshm_rma_mode_name((uint64_t)mode) : "?";
 }
 
 int rc_mode_parse(const char *text, int *mode)
 {
     for (int m = 0; m <= RC_READONLY; m++)
-        if (!strcmp(text, mode_names[m])) {
+        if (!strcmp(text, rc_mode_name(m))) {
             *mode = m;
             return 0;
         }
@@ -120,6 +123,21 @@ static size_t env_size(const char *var, size_t dflt, uint64_t min)
     return (size_t)bytes;
 }
 
+/* MPIKVS_VIRTUAL_NODES: 0 when unset, else a count from 1 */
+static unsigned env_nodes(void)
+{
+    const char   *v = getenv("MPIKVS_VIRTUAL_NODES");
+    char         *end;
+    unsigned long n;
+
+    if (!v || !*v)
+        return 0;
+    n = strtoul(v, &end, 10);
+    if (*end || *v == '-' || n == 0 || n > 1u << 20)
+        die("MPIKVS_VIRTUAL_NODES: '%s' is not a node count from 1 to %s", v, "1048576");
+    return (unsigned)n;
+}
+
 static int env_flag(const char *var)
 {
     const char *v = getenv(var);
@@ -130,6 +148,21 @@ static int env_flag(const char *var)
         return 1;
     die("%s: '%s' is neither 0 nor 1", var, v);
     return 0;
+}
+
+/* The directory libmpikvs would use: the node tier's regions live with
+ * the job's others, where mpikvs-stat and the plugin's cleanup look. */
+static void shm_dir_read(void)
+{
+    const char *dir = getenv("MPIKVS_SHM_DIR"), *layout = getenv("MPIKVS_LAYOUT");
+    const char *slash = layout ? strrchr(layout, '/') : NULL;
+
+    if (dir && *dir)
+        snprintf(rc_cfg.shm_dir, sizeof rc_cfg.shm_dir, "%s", dir);
+    else if (slash && slash != layout)
+        snprintf(rc_cfg.shm_dir, sizeof rc_cfg.shm_dir, "%.*s", (int)(slash - layout), layout);
+    else
+        snprintf(rc_cfg.shm_dir, sizeof rc_cfg.shm_dir, "%s", KVSHM_DEFAULT_DIR);
 }
 
 static void config_read(void)
@@ -143,6 +176,8 @@ static void config_read(void)
     rc_cfg.verify = env_flag("MPIKVS_RMACACHE_VERIFY");
     rc_cfg.stats = env_flag("MPIKVS_RMACACHE_STATS");
     rc_cfg.node = getenv("MPIKVS_RMACACHE_NODE") ? env_flag("MPIKVS_RMACACHE_NODE") : 1;
+    rc_cfg.virtual_nodes = env_nodes();
+    shm_dir_read();
     if (r && *r)
         parse_rules(r);
 }
@@ -177,10 +212,10 @@ int rc_rule_by_name(const char *name, int *mode)
 
 /* The statistics of windows freed, printed at MPI_Finalize. */
 struct rc_record {
-    int               seq, mode;
-    char              name[64];
-    struct rc_stats   st;
-    struct rc_record *next;
+    int                       seq, mode;
+    char                      name[64];
+    struct kvshm_rma_counters st;
+    struct rc_record         *next;
 };
 static struct rc_record *records, **records_end = &records;
 static pthread_mutex_t   records_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -194,39 +229,42 @@ void rc_stats_keep(const struct rc_win *w)
     r->seq = w->seq;
     r->mode = w->mode;
     memcpy(r->name, w->name, sizeof r->name);
-    r->st = w->st;
-    r->st.evictions += w->ix.evictions;
+    r->st = *w->st;
     pthread_mutex_lock(&records_lock);
     *records_end = r;
     records_end = &r->next;
     pthread_mutex_unlock(&records_lock);
 }
 
+/* The counters, "label value" each, after what line holds already. */
+static void print_counters(char *line, size_t size, const struct kvshm_rma_counters *s)
+{
+    size_t n = strlen(line);
+
+#define PRINT_COUNTER(name, label, text)                                          \
+    if (n < size)                                                                 \
+        n += (size_t)snprintf(line + n, size - n, " " label " %" PRIu64, s->name);
+    KVSHM_RMA_COUNTERS(PRINT_COUNTER)
+#undef PRINT_COUNTER
+}
+
 void rc_stats_print(void)
 {
-    int rank = -1;
+    int  rank = -1;
+    char line[1024];
 
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     pthread_mutex_lock(&records_lock);
     for (struct rc_record *r = records, *n; r; r = n) {
-        const struct rc_stats *s = &r->st;
-
         n = r->next;
-        if (!(s->hits | s->pend_hits | s->misses | s->passed | s->node_hits))
-            goto next; /* a window this rank never read */
-        fprintf(stderr,
-                "mpikvs-rmacache: rank %d window %d%s%s%s mode %s: hits %" PRIu64
-                " pending-hits %" PRIu64 " misses %" PRIu64 " passed %" PRIu64
-                " evictions %" PRIu64 " invalidations own-write %" PRIu64
-                " epoch %" PRIu64 " order %" PRIu64 " user %" PRIu64
-                " verified %" PRIu64 " mismatches %" PRIu64 " node-hits %" PRIu64 "\n",
-                rank, r->seq, r->name[0] ? " '" : "", r->name,
-                r->name[0] ? "'" : "", rc_mode_name(r->mode), s->hits,
-                s->pend_hits, s->misses, s->passed, s->evictions,
-                s->invalidations[RC_INV_OWN_WRITE], s->invalidations[RC_INV_EPOCH],
-                s->invalidations[RC_INV_ORDER], s->invalidations[RC_INV_USER],
-                s->verified, s->mismatches, s->node_hits);
-next:
+        if (r->st.gets) { /* else a window this rank never read */
+            snprintf(line, sizeof line, "mpikvs-rmacache: rank %d window %d%s%s%s mode %s:",
+                     rank, r->seq, r->name[0] ? " '" : "", r->name, r->name[0] ? "'" : "",
+                     rc_mode_name(r->mode));
+            print_counters(line, sizeof line, &r->st);
+            /* one write a line: the ranks' lines do not mix */
+            fprintf(stderr, "%s\n", line);
+        }
         free(r);
     }
     records = NULL;

@@ -14,16 +14,18 @@ rmacache_libmpikvs_rmacache_la_SOURCES = \
 	rmacache/index.h \
 	rmacache/node.c \
 	rmacache/node.h \
+	rmacache/node_region.c \
 	rmacache/rma.c \
 	rmacache/rmacache.h \
 	rmacache/sync.c \
 	rmacache/win.c
 # End of rmacache_libmpikvs_rmacache_la_SOURCES
 nodist_rmacache_libmpikvs_rmacache_la_SOURCES = rmacache/ordering.c
-rmacache_libmpikvs_rmacache_la_CPPFLAGS = $(COMMON_CPPFLAGS) -I$(top_srcdir)/rmacache
+rmacache_libmpikvs_rmacache_la_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/rmacache
 rmacache_libmpikvs_rmacache_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread -O2
-# common/: the sizes of MPIKVS_RMACACHE_BYTES (kvshm_parse_size)
-rmacache_libmpikvs_rmacache_la_LIBADD = common/libcommon.la $(MPI_LIBS) -lpthread
+# shm/: the node tier's regions; common/: the sizes of
+# MPIKVS_RMACACHE_BYTES (kvshm_parse_size)
+rmacache_libmpikvs_rmacache_la_LIBADD = shm/libkvshm.la $(MPI_LIBS) -lpthread
 rmacache_libmpikvs_rmacache_la_LDFLAGS = $(AM_LDFLAGS) -avoid-version \
 	-export-symbols-regex '^MPI_'
 

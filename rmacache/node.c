@@ -1,24 +1,31 @@
 /*
- * node.c - the segments of the node tier (node.h), without MPI.
+ * node.c - the segments of the node tier (node.h), without MPI.  Every
+ * field a reader may load while the writer stores it goes through an
+ * atomic builtin.
  */
 #include "node.h"
 
 #include <string.h>
 
-static struct rc_nhdr *hdr(const void *seg)
+#include "format.h"
+
+#define LOAD(p, order)     __atomic_load_n((p), __ATOMIC_##order)
+#define STORE(p, v, order) __atomic_store_n((p), (v), __ATOMIC_##order)
+
+static struct kvshm_rma_segment *hdr(const void *seg)
 {
-    return (struct rc_nhdr *)seg;
+    return (struct kvshm_rma_segment *)seg;
 }
 
-static struct rc_nslot *slots(const void *seg)
+static struct kvshm_rma_slot *slots(const void *seg)
 {
-    return (struct rc_nslot *)((char *)seg + sizeof(struct rc_nhdr));
+    return (struct kvshm_rma_slot *)((char *)seg + sizeof(struct kvshm_rma_segment));
 }
 
 static unsigned char *ring(const void *seg)
 {
-    return (unsigned char *)seg + sizeof(struct rc_nhdr) +
-           RC_NODE_SLOTS * sizeof(struct rc_nslot);
+    return (unsigned char *)seg + sizeof(struct kvshm_rma_segment) +
+           KVSHM_RMA_SLOTS * sizeof(struct kvshm_rma_slot);
 }
 
 static size_t slot_of(int target, uint64_t disp, size_t len)
@@ -26,50 +33,45 @@ static size_t slot_of(int target, uint64_t disp, size_t len)
     uint64_t h = (disp ^ ((uint64_t)(uint32_t)target << 40) ^ ((uint64_t)len << 20)) *
                  0x9e3779b97f4a7c15ULL;
 
-    return (size_t)(h >> 52) & (RC_NODE_SLOTS - 1);
+    return (size_t)(h >> 52) & (KVSHM_RMA_SLOTS - 1);
 }
 
-size_t rc_node_seg_size(size_t ring_size)
+/* The slot's fields while its seq is odd; readers check seq after. */
+static void slot_write(struct kvshm_rma_slot *s, int target, uint32_t len,
+                       uint32_t gen, uint64_t disp, uint64_t pos)
 {
-    return sizeof(struct rc_nhdr) + RC_NODE_SLOTS * sizeof(struct rc_nslot) + ring_size;
+    uint32_t seq = LOAD(&s->seq, RELAXED);
+
+    STORE(&s->seq, seq + 1, RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    STORE(&s->target, target, RELAXED);
+    STORE(&s->len, len, RELAXED);
+    STORE(&s->gen, gen, RELAXED);
+    STORE(&s->disp, disp, RELAXED);
+    STORE(&s->pos, pos, RELAXED);
+    STORE(&s->seq, seq + 2, RELEASE);
 }
 
-void rc_node_seg_init(void *seg, size_t ring_size)
+int rc_node_publish(void *seg, int target, uint64_t disp, size_t len,
+                    uint32_t gen, const void *data)
 {
-    memset(seg, 0, sizeof(struct rc_nhdr) + RC_NODE_SLOTS * sizeof(struct rc_nslot));
-    hdr(seg)->ring_size = ring_size & ~(size_t)7;
-    atomic_store_explicit(&hdr(seg)->tail, 0, memory_order_relaxed);
-    hdr(seg)->ready = 1;
-}
+    struct kvshm_rma_segment *h = hdr(seg);
+    uint64_t                  need = (len + 7) & ~(uint64_t)7;
+    uint64_t                  head = h->head, size = h->ring_size;
 
-void rc_node_publish(void *seg, int target, uint64_t disp, size_t len,
-                     uint32_t gen, const void *data)
-{
-    struct rc_nhdr  *h = hdr(seg);
-    struct rc_nslot *s = &slots(seg)[slot_of(target, disp, len)];
-    uint64_t         need = (len + 7) & ~(uint64_t)7;
-    uint32_t         seq;
-
-    if (!h->ready || need == 0 || need > h->ring_size / 4)
-        return;
-    if (h->head % h->ring_size + need > h->ring_size)
-        h->head += h->ring_size - h->head % h->ring_size;
+    if (!h->ready || need == 0 || need > size / 4)
+        return 0;
+    if (head % size + need > size)
+        head += size - head % size;
     /* readers of what is overwritten see the tail past it before it is */
-    if (h->head + need > h->ring_size)
-        atomic_store_explicit(&h->tail, h->head + need - h->ring_size, memory_order_release);
-    atomic_thread_fence(memory_order_seq_cst);
-    memcpy(ring(seg) + h->head % h->ring_size, data, len);
-
-    seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
-    atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    s->target = target;
-    s->len = (uint32_t)len;
-    s->gen = gen;
-    s->disp = disp;
-    s->pos = h->head;
-    atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
-    h->head += need;
+    if (head + need > size)
+        STORE(&h->tail, head + need - size, RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    memcpy(ring(seg) + head % size, data, len);
+    slot_write(&slots(seg)[slot_of(target, disp, len)], target, (uint32_t)len, gen,
+               disp, head);
+    STORE(&h->head, head + need, RELAXED);
+    return 1;
 }
 
 void rc_node_withdraw(void *seg, int target, uint64_t disp, uint64_t len)
@@ -78,36 +80,30 @@ void rc_node_withdraw(void *seg, int target, uint64_t disp, uint64_t len)
 
     if (!hdr(seg)->ready)
         return;
-    for (size_t i = 0; i < RC_NODE_SLOTS; i++) {
-        struct rc_nslot *s = &slots(seg)[i];
+    for (size_t i = 0; i < KVSHM_RMA_SLOTS; i++) {
+        struct kvshm_rma_slot *s = &slots(seg)[i];
 
-        if (s->gen && s->target == target && s->disp < end && disp < s->disp + s->len) {
-            uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
-
-            atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
-            atomic_thread_fence(memory_order_release);
-            s->gen = 0;
-            atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
-        }
+        if (s->gen && s->target == target && s->disp < end && disp < s->disp + s->len)
+            slot_write(s, s->target, s->len, 0, s->disp, s->pos);
     }
 }
 
 int rc_node_read(const void *seg, int target, uint64_t disp, size_t len,
                  uint32_t gen, void *out)
 {
-    const struct rc_nhdr *h = hdr(seg);
-    struct rc_nslot      *s = &slots(seg)[slot_of(target, disp, len)];
-    uint32_t              s1 = atomic_load_explicit(&s->seq, memory_order_acquire);
-    uint64_t              pos;
+    const struct kvshm_rma_segment *h = hdr(seg);
+    struct kvshm_rma_slot          *s = &slots(seg)[slot_of(target, disp, len)];
+    uint32_t                        s1 = LOAD(&s->seq, ACQUIRE);
+    uint64_t                        pos, size = h->ring_size;
 
-    if (!h->ready || (s1 & 1) || s->gen != gen || gen == 0 || s->target != target ||
-        s->disp != disp || s->len != len)
+    if (!h->ready || (s1 & 1) || LOAD(&s->gen, RELAXED) != gen || gen == 0 ||
+        LOAD(&s->target, RELAXED) != target || LOAD(&s->disp, RELAXED) != disp ||
+        LOAD(&s->len, RELAXED) != len)
         return 0;
-    pos = s->pos;
-    memcpy(out, ring(seg) + pos % h->ring_size, len);
-    atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(&s->seq, memory_order_relaxed) != s1 ||
-        pos < atomic_load_explicit(&((struct rc_nhdr *)h)->tail, memory_order_relaxed))
+    pos = LOAD(&s->pos, RELAXED);
+    memcpy(out, ring(seg) + pos % size, len);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (LOAD(&s->seq, RELAXED) != s1 || pos < LOAD(&h->tail, RELAXED))
         return 0;
     return 1;
 }

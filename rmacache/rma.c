@@ -38,10 +38,11 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     len = contiguous_bytes(origin_count, origin_datatype, &olb);
     tlen = contiguous_bytes(target_count, target_datatype, &tlb);
     pthread_mutex_lock(&w->lock);
+    RC_COUNT(w, gets, 1);
     if (w->mode == RC_OFF ||
         target_rank == w->rank || target_rank < 0 || target_rank >= w->nranks ||
         len == 0 || len != tlen || len > rc_cfg.max_get || !rc_win_index(w)) {
-        w->st.passed++;
+        RC_COUNT(w, passed, 1);
         pthread_mutex_unlock(&w->lock);
         goto pass;
     }
@@ -56,7 +57,7 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 
     if (hit && !rc_cfg.verify) {
         memcpy(buf, hit, len);
-        w->st.hits++;
+        RC_COUNT(w, hits, 1);
         pthread_mutex_unlock(&w->lock);
         return MPI_SUCCESS;
     }
@@ -65,7 +66,7 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
          * compared with it at completion */
         void *copy = malloc(len);
 
-        w->st.hits++;
+        RC_COUNT(w, hits, 1);
         rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank,
                       target_disp, target_count, target_datatype, win);
         if (copy) {
@@ -82,8 +83,8 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
         for (int n = 0; n < w->node_n; n++)
             if (n != w->node_me &&
                 rc_node_read(w->node_seg[n], target_rank, disp, len, w->node_gen, buf)) {
-                rc_index_insert(&w->ix, target_rank, disp, len, buf);
-                w->st.node_hits++;
+                rc_cache_insert(w, target_rank, disp, len, buf);
+                RC_COUNT(w, node_hits, 1);
                 pthread_mutex_unlock(&w->lock);
                 return MPI_SUCCESS;
             }
@@ -92,14 +93,14 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
         !rc_pend_add(w, RC_P_REPEAT, target_rank, disp, len, buf, p->buf)) {
         /* p may have moved (rc_pend_add grows the array): buf of the
          * new entry was taken before */
-        w->st.pend_hits++;
+        RC_COUNT(w, pending_hits, 1);
         pthread_mutex_unlock(&w->lock);
         return MPI_SUCCESS;
     }
     rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank,
                   target_disp, target_count, target_datatype, win);
     if (rc == MPI_SUCCESS) {
-        w->st.misses++;
+        RC_COUNT(w, misses, 1);
         rc_pend_add(w, RC_P_PRIMARY, target_rank, disp, len, buf, NULL);
     }
     pthread_mutex_unlock(&w->lock);

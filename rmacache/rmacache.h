@@ -13,15 +13,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
 #include "index.h"
 #include "node.h"
+#include "region.h"
 
-enum rc_mode { RC_OFF, RC_TRANSPARENT, RC_READONLY };
+enum rc_mode {
+    RC_OFF = KVSHM_RMA_OFF,
+    RC_TRANSPARENT = KVSHM_RMA_TRANSPARENT,
+    RC_READONLY = KVSHM_RMA_READONLY
+};
 
 /* lock state of a target */
 enum { RC_UNLOCKED, RC_SHARED, RC_EXCLUSIVE };
 
-/* Causes of invalidation, counted apart. */
+/* Causes of invalidation, counted apart (rc_count_dropped). */
 enum rc_cause {
     RC_INV_OWN_WRITE, /* a put, accumulate or atomic of this process */
     RC_INV_EPOCH,     /* an epoch ended (fence, complete, unlock) */
@@ -30,17 +36,12 @@ enum rc_cause {
     RC_NCAUSES
 };
 
-struct rc_stats {
-    uint64_t hits;        /* served from the cache */
-    uint64_t pend_hits;   /* served from a pending get of the same data */
-    uint64_t misses;      /* went to MPI and may enter the cache */
-    uint64_t passed;      /* not cacheable (own rank, layout, size) */
-    uint64_t invalidations[RC_NCAUSES]; /* entries or pending gets dropped */
-    uint64_t evictions;
-    uint64_t verified;
-    uint64_t mismatches;  /* MPIKVS_RMACACHE_VERIFY: cache != MPI */
-    uint64_t node_hits;   /* served from a neighbour's segment */
-};
+/* A window's counters (format.h: KVSHM_RMA_COUNTERS) are written by
+ * their rank alone, under the window's lock: a plain increment, made
+ * visible to mpikvs-stat, which reads them in the window's region, with
+ * a relaxed store. */
+#define RC_COUNT(w, field, n) \
+    __atomic_store_n(&(w)->st->field, (w)->st->field + (n), __ATOMIC_RELAXED)
 
 /* A get issued to MPI and not yet complete. */
 struct rc_pend {
@@ -72,13 +73,20 @@ struct rc_win {
     size_t           npend, cap;
     uint32_t        *ptab;           /* pending primaries by key: index + 1 */
     size_t           ptab_size;
-    struct rc_stats  st;
+    /* the counters: in the rank's block of the window's region when the
+     * window has the node tier, else own_st */
+    struct kvshm_rma_counters *st;
+    struct kvshm_rma_counters  own_st;
     char             name[64];
-    /* the node tier (readonly windows): the segments of the node's
-     * ranks, node_seg[node_me] this rank's own */
+    /* the node tier (readonly windows): the window's region on the node
+     * (node_region.c), with the segments of the node's ranks,
+     * node_seg[node_me] this rank's own */
     int              node_on, node_n, node_me;
+    int              node_color;     /* MPIKVS_VIRTUAL_NODES: its node */
     MPI_Comm         node_comm;
-    MPI_Win          node_win;
+    struct kvshm_region *node_region;
+    struct kvshm_rma_rank *node_rank; /* this rank's block in it */
+    char             node_name[KVSHM_NAME_MAX + 1];
     void           **node_seg;
     uint32_t         node_gen;        /* MPI_Win_set_info invalidations + 1 */
     struct rc_win   *next;           /* the live windows (stats at finalize) */
@@ -91,6 +99,9 @@ struct rc_config {
     int    verify;   /* MPIKVS_RMACACHE_VERIFY */
     int    stats;    /* MPIKVS_RMACACHE_STATS */
     int    node;     /* MPIKVS_RMACACHE_NODE */
+    unsigned virtual_nodes; /* MPIKVS_VIRTUAL_NODES; 0: the real ones */
+    char   shm_dir[4096]; /* where node tiers go: MPIKVS_SHM_DIR, the
+                           * job layout's directory, or /dev/shm */
 };
 extern struct rc_config rc_cfg;
 
@@ -148,6 +159,28 @@ void rc_own_write(struct rc_win *w, int target, uint64_t disp, uint64_t len);
  * dropped). */
 int rc_target_range(const struct rc_win *w, int target, MPI_Aint disp,
                     int count, MPI_Datatype type, uint64_t *off, uint64_t *len);
+
+/* Count n entries or pending gets dropped for cause. */
+void rc_count_dropped(struct rc_win *w, enum rc_cause cause, uint64_t n);
+
+/* Enter a completed get into w's index (counting what it evicts).
+ * Caller locks. */
+void rc_cache_insert(struct rc_win *w, int target, uint64_t disp, size_t len,
+                     const void *data);
+
+/* The node tier of a new window whose ranks all asked for it (node_on):
+ * the window's region on the node, made by the node's first rank and
+ * opened by the others (collective over comm).  Without it (one rank on
+ * the node, no room in the shm directory: said on stderr) the window
+ * works without the tier.  Returns an MPI error code. */
+int rc_node_open(struct rc_win *w, MPI_Comm comm);
+
+/* The window's name and this rank's mode, for mpikvs-stat (after a
+ * change).  Caller locks. */
+void rc_node_describe(struct rc_win *w);
+
+/* Leave the region (removing its name: the first to leave does). */
+void rc_node_close(struct rc_win *w);
 
 /* Statistics of a window that ends (or of all live ones at finalize). */
 void rc_stats_keep(const struct rc_win *w);

@@ -20,11 +20,9 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void win_destroy(struct rc_win *w)
 {
-    if (w->node_win != MPI_WIN_NULL)
-        PMPI_Win_free(&w->node_win);
+    rc_node_close(w);
     if (w->node_comm != MPI_COMM_NULL)
         PMPI_Comm_free(&w->node_comm);
-    free(w->node_seg);
     for (size_t i = 0; i < w->npend; i++)
         if (w->pend[i].kind == RC_P_VERIFY)
             free(w->pend[i].from);
@@ -115,44 +113,6 @@ static int gather_units(struct rc_win *w, MPI_Comm comm, int disp_unit)
     return rc;
 }
 
-/* The node tier: a segment per rank in memory its node shares, made
- * through PMPI (the program never sees it). */
-static int node_setup(struct rc_win *w, MPI_Comm comm)
-{
-    void    *base;
-    MPI_Aint size;
-    int      rc, du;
-
-    if (!w->node_on)
-        return MPI_SUCCESS;
-    w->node_on = 0;
-    if ((rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                   &w->node_comm)) != MPI_SUCCESS)
-        return rc;
-    PMPI_Comm_size(w->node_comm, &w->node_n);
-    PMPI_Comm_rank(w->node_comm, &w->node_me);
-    if (w->node_n == 1)
-        return MPI_SUCCESS; /* no neighbours (node_comm freed with w) */
-    /* an MPI without shared windows (OMPI_MCA_osc=pt2pt) fails on every
-     * rank of the node alike: then no tier, and the window works */
-    PMPI_Comm_set_errhandler(w->node_comm, MPI_ERRORS_RETURN);
-    if (PMPI_Win_allocate_shared((MPI_Aint)rc_node_seg_size(rc_cfg.budget), 1,
-                                 MPI_INFO_NULL, w->node_comm, &base,
-                                 &w->node_win) != MPI_SUCCESS) {
-        w->node_win = MPI_WIN_NULL;
-        return MPI_SUCCESS;
-    }
-    rc_node_seg_init(base, rc_cfg.budget);
-    w->node_seg = calloc((size_t)w->node_n, sizeof *w->node_seg);
-    for (int n = 0; w->node_seg && n < w->node_n; n++)
-        PMPI_Win_shared_query(w->node_win, n, &size, &du, &w->node_seg[n]);
-    /* every segment is initialised before anyone reads it */
-    PMPI_Barrier(w->node_comm);
-    /* without memory for the table this rank does without the tier */
-    w->node_on = w->node_seg != NULL;
-    return MPI_SUCCESS;
-}
-
 int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic, MPI_Info info)
 {
     struct rc_win *w;
@@ -165,7 +125,7 @@ int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic, MPI_Inf
     if (!(w = calloc(1, sizeof *w)))
         return MPI_ERR_NO_MEM;
     pthread_mutex_init(&w->lock, NULL);
-    w->node_win = MPI_WIN_NULL;
+    w->st = &w->own_st;
     w->node_comm = MPI_COMM_NULL;
     w->win = win;
     w->dynamic = dynamic;
@@ -186,7 +146,7 @@ int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic, MPI_Inf
      * target knows: every rank gathers them once, with whether it wants
      * the node tier (all must: making it is collective) */
     if ((rc = gather_units(w, comm, dynamic ? 1 : disp_unit)) != MPI_SUCCESS ||
-        (rc = node_setup(w, comm)) != MPI_SUCCESS) {
+        (rc = rc_node_open(w, comm)) != MPI_SUCCESS) {
         win_destroy(w);
         return rc;
     }
@@ -300,6 +260,7 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info)
         if (given == 1) {
             w->mode = mode;
             w->mode_from_info = 1;
+            rc_node_describe(w);
         }
         pthread_mutex_unlock(&w->lock);
     }
@@ -318,21 +279,27 @@ int MPI_Win_set_name(MPI_Win win, const char *win_name)
             rc_drop_all(w, RC_INV_USER);
             w->mode = mode;
         }
+        rc_node_describe(w);
         pthread_mutex_unlock(&w->lock);
     }
     return PMPI_Win_set_name(win, win_name);
 }
 
+/* Windows the program never freed: their statistics, and their
+ * regions' names go (MPI frees none of them). */
 int MPI_Finalize(void)
 {
     rc_config_once();
-    if (rc_cfg.stats) {
-        pthread_mutex_lock(&live_lock);
-        for (struct rc_win *w = live; w; w = w->next)
-            rc_stats_keep(w);
-        pthread_mutex_unlock(&live_lock);
-        rc_stats_print();
+    pthread_mutex_lock(&live_lock);
+    for (struct rc_win *w = live; w; w = w->next) {
+        pthread_mutex_lock(&w->lock);
+        rc_stats_keep(w);
+        rc_node_close(w);
+        pthread_mutex_unlock(&w->lock);
     }
+    pthread_mutex_unlock(&live_lock);
+    if (rc_cfg.stats)
+        rc_stats_print();
     rc_order_event();
     return PMPI_Finalize();
 }

@@ -15,6 +15,7 @@ uint64_t kvshm_format_id(void)
 #define F(type, field) offsetof(struct type, field)
 #define COUNTER_NAME(name, label, text) #name ","
     static const char counter_names[] = MPIKVS_COUNTERS(COUNTER_NAME);
+    static const char rma_counter_names[] = KVSHM_RMA_COUNTERS(COUNTER_NAME);
 #undef COUNTER_NAME
     const uint64_t shape[] = {
         sizeof(struct kvshm_header),
@@ -93,6 +94,23 @@ uint64_t kvshm_format_id(void)
         F(kvshm_table_shape, slot_size), F(kvshm_table_shape, bucket_size),
         F(kvshm_table_shape, nbuckets), F(kvshm_table_shape, max_ranks),
         F(kvshm_table_shape, mode),
+        sizeof(struct kvshm_rma_control),
+        F(kvshm_rma_control, nranks), F(kvshm_rma_control, win_ranks),
+        F(kvshm_rma_control, ring_size), F(kvshm_rma_control, segment_size),
+        F(kvshm_rma_control, ranks_offset),
+        F(kvshm_rma_control, segments_offset),
+        F(kvshm_rma_control, name_seq), F(kvshm_rma_control, name),
+        sizeof(struct kvshm_rma_rank), F(kvshm_rma_rank, pid),
+        F(kvshm_rma_rank, win_rank), F(kvshm_rma_rank, mode),
+        KVSHM_RMA_NCOUNTERS,
+        XXH3_64bits(rma_counter_names, sizeof(rma_counter_names)),
+        sizeof(struct kvshm_rma_segment), F(kvshm_rma_segment, tail),
+        F(kvshm_rma_segment, head), F(kvshm_rma_segment, ring_size),
+        F(kvshm_rma_segment, ready), sizeof(struct kvshm_rma_slot),
+        F(kvshm_rma_slot, seq), F(kvshm_rma_slot, target),
+        F(kvshm_rma_slot, len), F(kvshm_rma_slot, gen),
+        F(kvshm_rma_slot, disp), F(kvshm_rma_slot, pos), KVSHM_RMA_SLOTS,
+        KVSHM_RMA_OFF, KVSHM_RMA_TRANSPARENT, KVSHM_RMA_READONLY,
     };
 #undef F
     return XXH3_64bits(shape, sizeof(shape));

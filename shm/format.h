@@ -36,7 +36,9 @@ enum kvshm_kind {
     KVSHM_KIND_TIER_INDEX   = 2,  /* read-only tier: control block + buckets */
     KVSHM_KIND_TIER_ENTRIES = 3,  /* read-only tier: entries, only grows */
     KVSHM_KIND_LAYOUT       = 4,  /* job layout, written once */
-    KVSHM_KIND_MAX          = 4
+    KVSHM_KIND_RMA_WINDOW   = 5,  /* libmpikvs-rmacache: a window's node
+                                   * tier and its ranks' counters */
+    KVSHM_KIND_MAX          = 5
 };
 
 /* Header flags. */
@@ -428,6 +430,125 @@ _Static_assert(sizeof(struct kvshm_table_shape) == 64,
                "a table's shape is one cache line");
 _Static_assert(sizeof(struct kvshm_job_table) == 160,
                "a layout table entry: names, sizes and shape");
+
+/*
+ * A window of libmpikvs-rmacache with the node tier (mpikvs-rmacache(7)),
+ * one region per window and node, made by the node's first rank of the
+ * window when the window is created and removed when it is freed:
+ *
+ *   header | control | ranks[nranks] | segments[nranks]
+ *
+ * Each rank of the node writes its own block of counters and its own
+ * segment only; its neighbours read the segment without a lock, and
+ * mpikvs-stat reads the control block and the counters.  The offsets are
+ * what kvshm_rma_layout() (shm/rma_region.h) gives for nranks and
+ * ring_size, and a reader checks that they are.
+ */
+struct kvshm_rma_control {
+    uint64_t nranks;            /* ranks of the window on this node */
+    uint64_t win_ranks;         /* ranks of the whole window */
+    uint64_t ring_size;         /* data bytes of a segment */
+    uint64_t segment_size;      /* a segment, whole pages */
+    uint64_t ranks_offset;      /* from the start of the region */
+    uint64_t segments_offset;
+    uint64_t name_seq;          /* odd while the window's name changes */
+    uint64_t reserved0;
+    char     name[64];          /* MPI_Win_set_name of the first rank */
+    uint8_t  pad[256 - 128];
+};
+
+/* How a rank caches the window (MPIKVS_RMACACHE, the info key). */
+enum kvshm_rma_mode {
+    KVSHM_RMA_OFF = 0,
+    KVSHM_RMA_TRANSPARENT = 1,
+    KVSHM_RMA_READONLY = 2
+};
+
+/*
+ * The counters of a rank's use of one window, listed once:
+ * X(name, label, text), name the field and the JSON member, label the
+ * word of MPIKVS_RMACACHE_STATS's line and mpikvs-stat's column.
+ */
+#define KVSHM_RMA_COUNTERS(X)                                               \
+    X(gets, "gets", "MPI_Get calls on the window")                         \
+    X(hits, "hits", "gets served from the rank's own cache")               \
+    X(pending_hits, "pending-hits", "gets served by a pending equal get")  \
+    X(node_hits, "node-hits", "gets served from a neighbour's segment")    \
+    X(misses, "misses", "gets that went to MPI and may be cached")         \
+    X(passed, "passed", "gets never cached: own rank, layout, size, off")  \
+    X(evictions, "evictions", "entries dropped for room")                  \
+    X(own_write, "own-write", "entries dropped: the rank's own writes")    \
+    X(epoch, "epoch", "entries dropped: an epoch ended")                   \
+    X(order, "order", "entries dropped: a call ordered the rank after "    \
+                      "another's write")                                   \
+    X(user, "user", "entries dropped: MPI_Win_set_info, attach, detach")   \
+    X(verified, "verified", "hits checked by MPIKVS_RMACACHE_VERIFY")      \
+    X(mismatches, "mismatches", "checked hits that differed from MPI")     \
+    X(published, "published", "entries put into the rank's segment")
+
+#define KVSHM_RMA_COUNTER_ONE_(name, label, text) +1
+#define KVSHM_RMA_NCOUNTERS (0 KVSHM_RMA_COUNTERS(KVSHM_RMA_COUNTER_ONE_))
+
+struct kvshm_rma_counters {
+#define KVSHM_RMA_COUNTER_(name, label, text) uint64_t name;
+    KVSHM_RMA_COUNTERS(KVSHM_RMA_COUNTER_)
+#undef KVSHM_RMA_COUNTER_
+};
+
+/* A rank's block: its counters (written with relaxed stores, by it
+ * alone), then who it is.  pid 0: the rank has not attached. */
+#define KVSHM_RMA_COUNTER_WORDS 16u
+struct kvshm_rma_rank {
+    struct kvshm_rma_counters counters;
+#if KVSHM_RMA_NCOUNTERS < KVSHM_RMA_COUNTER_WORDS
+    uint64_t pad0[KVSHM_RMA_COUNTER_WORDS - KVSHM_RMA_NCOUNTERS];
+#endif
+    uint64_t pid;
+    uint64_t win_rank;          /* its rank in the window */
+    uint64_t mode;              /* enum kvshm_rma_mode */
+    uint64_t pad1[5];
+};
+
+_Static_assert(sizeof(struct kvshm_rma_control) == 256,
+               "rma control block is four cache lines");
+_Static_assert(sizeof(struct kvshm_rma_rank) == 3 * KVSHM_CACHELINE,
+               "a rank's rma block is three cache lines");
+
+/*
+ * A rank's segment: what it fetched of the window, for its neighbours.
+ *
+ *   segment header | slots[KVSHM_RMA_SLOTS] | ring[ring_size]
+ *
+ * One writer.  A slot is direct-mapped by (target, displacement,
+ * length) and guarded by a sequence number (odd while written); its data
+ * lives in the ring at pos % ring_size, and tail moves past the bytes
+ * the writer is about to overwrite before it does, so a reader checks
+ * both after its copy.  A slot carries the window's invalidation count
+ * (gen, never 0 when live): a reader takes only entries of its own.
+ */
+#define KVSHM_RMA_SLOTS 4096u
+
+struct kvshm_rma_segment {
+    uint64_t tail;              /* ring bytes before this are reused */
+    uint64_t head;              /* bytes ever published: the writer's */
+    uint64_t ring_size;
+    uint64_t ready;             /* the segment is laid out */
+    uint8_t  pad[64 - 32];
+};
+
+struct kvshm_rma_slot {
+    uint32_t seq;
+    int32_t  target;
+    uint32_t len;
+    uint32_t gen;
+    uint64_t disp;
+    uint64_t pos;
+};
+
+_Static_assert(sizeof(struct kvshm_rma_segment) == KVSHM_CACHELINE,
+               "a segment's header is a cache line");
+_Static_assert(sizeof(struct kvshm_rma_slot) == 32,
+               "two rma slots a cache line");
 
 /*
  * The format id: a hash of the size and placement of everything in the

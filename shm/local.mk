@@ -23,6 +23,8 @@ shm_libkvshm_la_SOURCES = \
 	shm/region.h \
 	shm/region_name.c \
 	shm/region_name.h \
+	shm/rma_region.c \
+	shm/rma_region.h \
 	shm/scan.c \
 	shm/scan.h \
 	shm/slot_read.h \

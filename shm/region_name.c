@@ -21,6 +21,7 @@ static const char *const kind_ending[] = {
     [KVSHM_KIND_TIER_INDEX]   = "-index",
     [KVSHM_KIND_TIER_ENTRIES] = "-entries",
     [KVSHM_KIND_LAYOUT]       = "layout",
+    [KVSHM_KIND_RMA_WINDOW]   = "-rma",
 };
 
 _Static_assert(sizeof(kind_ending) / sizeof(kind_ending[0]) ==
@@ -83,6 +84,19 @@ int kvshm_region_name(char *buf, size_t len, const char *job,
         return kvshm_fail(err, MPIKVS_ERR_NAME,
                           "region name buffer of %zu bytes is too small", len);
     return MPIKVS_OK;
+}
+
+void kvshm_this_node_part(char *buf, size_t len)
+{
+    const char *name = getenv("SLURMD_NODENAME");
+    char host[KVSHM_NODE_MAX] = "";
+
+    if (!name || !*name) {
+        gethostname(host, sizeof(host) - 1);
+        host[strcspn(host, ".")] = '\0';
+        name = host;
+    }
+    kvshm_name_part_from(name, buf, len);
 }
 
 void kvshm_unique_id(char *buf, size_t len)
@@ -164,6 +178,20 @@ int kvshm_tier_tags(const char *prefix, char index_tag[KVSHM_TAG_MAX],
     snprintf(index_tag, KVSHM_TAG_MAX, "%s%s", prefix,
              kind_ending[KVSHM_KIND_TIER_INDEX]);
     snprintf(entries_tag, KVSHM_TAG_MAX, "%s%s", prefix, longest);
+    return MPIKVS_OK;
+}
+
+int kvshm_rma_tag(const char *window_id, char tag[KVSHM_TAG_MAX],
+                  mpikvs_error_t *err)
+{
+    const char *ending = kind_ending[KVSHM_KIND_RMA_WINDOW];
+
+    if (!kvshm_name_part_ok(window_id, KVSHM_TAG_MAX - strlen(ending)))
+        return kvshm_fail(err, MPIKVS_ERR_NAME,
+                          "invalid window id '%s': use 1 to %zu characters "
+                          "of [A-Za-z0-9_-]",
+                          window_id, KVSHM_TAG_MAX - strlen(ending) - 1);
+    snprintf(tag, KVSHM_TAG_MAX, "%s%s", window_id, ending);
     return MPIKVS_OK;
 }
 

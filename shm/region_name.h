@@ -13,6 +13,7 @@
  *           [s<step>-]<table>-data      a table's buckets
  *           [s<step>-]<table>-index     its tier's index
  *           [s<step>-]<table>-entries   its tier's entries
+ *           <window id>-rma             a libmpikvs-rmacache window
  *         "[s<step>-]<table>" is the table's tier prefix.
  *
  * Each part is 1 to its _MAX - 1 characters of [A-Za-z0-9_-]: dots
@@ -66,6 +67,11 @@ bool kvshm_name_part_ok(const char *s, size_t max);
  * character outside [A-Za-z0-9_-] becomes '_', cut to len - 1. */
 void kvshm_name_part_from(const char *text, char *buf, size_t len);
 
+/* This node's name part: SLURMD_NODENAME when set (Slurm's name of the
+ * node, which the plugin's regions carry), else the host name up to its
+ * first dot. */
+void kvshm_this_node_part(char *buf, size_t len);
+
 /* A job id for runs outside Slurm: "u" + pid + time + random, unique on a
  * node.  buf must hold KVSHM_JOB_MAX bytes. */
 void kvshm_unique_id(char *buf, size_t len);
@@ -95,6 +101,12 @@ int kvshm_table_tags(enum kvshm_scope scope, uint32_t step,
  * that leaves no room for "-entries". */
 int kvshm_tier_tags(const char *prefix, char index_tag[KVSHM_TAG_MAX],
                     char entries_tag[KVSHM_TAG_MAX], mpikvs_error_t *err);
+
+/* The tag of a libmpikvs-rmacache window's region: "<window_id>-rma";
+ * the id (kvshm_unique_id() of the window's first rank) is a name part
+ * that leaves room for the ending, else MPIKVS_ERR_NAME. */
+int kvshm_rma_tag(const char *window_id, char tag[KVSHM_TAG_MAX],
+                  mpikvs_error_t *err);
 
 /* Region names of the tier's two parts (tags as kvshm_tier_tags); each
  * buffer must hold KVSHM_NAME_MAX + 1 bytes. */

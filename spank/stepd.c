@@ -36,9 +36,6 @@
 
 static int get_step(spank_t sp, struct step *s)
 {
-    const char *name = getenv("SLURMD_NODENAME");   /* slurmstepd's own */
-    char host[KVSHM_NODE_MAX] = "";
-
     if (spank_get_item(sp, S_JOB_ID, &s->job) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &s->step) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_UID, &s->uid) != ESPANK_SUCCESS ||
@@ -50,12 +47,8 @@ static int get_step(spank_t sp, struct step *s)
         plugin_error("cannot get the step's ids from Slurm");
         return -1;
     }
-    if (!name || !*name) {
-        gethostname(host, sizeof(host) - 1);
-        host[strcspn(host, ".")] = '\0';
-        name = host;
-    }
-    kvshm_name_part_from(name, s->node, sizeof(s->node));
+    /* slurmstepd's SLURMD_NODENAME */
+    kvshm_this_node_part(s->node, sizeof(s->node));
     kvshm_slurm_job_part(s->job, s->job_text, sizeof(s->job_text));
     return 0;
 }

@@ -3,7 +3,9 @@
  * (rmacache/index.h): lookups, the memory budget, eviction when full,
  * clearing, range invalidation, and a long random run against a model;
  * the node tier's segments (rmacache/node.h): publish, read, gen,
- * withdraw, overwrite, and a reader racing the writer.
+ * withdraw, overwrite, and a reader racing the writer; the window's
+ * region that holds them (shm/rma_region.h): its layout and the checks
+ * of its control block.
  */
 #include <check.h>
 #include <pthread.h>
@@ -14,6 +16,26 @@
 
 #include "index.h"
 #include "node.h"
+#include "rma_region.h"
+
+/* A window's region of nranks segments in memory (zero, as a new file
+ * is), laid out; *c its checked control block. */
+static void *new_region(uint64_t nranks, uint64_t ring, struct kvshm_rma_control *c,
+                        uint64_t *size)
+{
+    struct kvshm_rma_layout l;
+    mpikvs_error_t          err;
+    void                   *base;
+
+    ck_assert_int_eq(kvshm_rma_layout(nranks, ring, &l, &err), MPIKVS_OK);
+    base = calloc(1, l.region_size);
+    ck_assert_ptr_nonnull(base);
+    kvshm_rma_init(base, &l, nranks, nranks + 1, ring);
+    ck_assert_int_eq(kvshm_rma_read_control(base, l.region_size, "r", c, &err), MPIKVS_OK);
+    if (size)
+        *size = l.region_size;
+    return base;
+}
 
 static void fill(unsigned char *buf, size_t len, uint32_t seed)
 {
@@ -201,14 +223,16 @@ END_TEST
 
 START_TEST(test_node_publish_read)
 {
-    size_t         ring = 1 << 16;
-    void          *seg = calloc(1, rc_node_seg_size(ring));
-    unsigned char  b[256], out[256];
+    struct kvshm_rma_control c;
+    void          *base = new_region(2, 1 << 16, &c, NULL);
+    void          *seg = kvshm_rma_segment(base, &c, 1);
+    unsigned char  b[256], out[256], big[(1 << 14) + 8];
 
-    rc_node_seg_init(seg, ring);
     fill(b, sizeof b, 9);
     ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 0);
-    rc_node_publish(seg, 1, 64, sizeof b, 1, b);
+    ck_assert_int_eq(rc_node_publish(seg, 1, 64, sizeof b, 1, b), 1);
+    /* more than a quarter of the ring is not published */
+    ck_assert_int_eq(rc_node_publish(seg, 1, 0, sizeof big, 1, big), 0);
     ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 1);
     ck_assert(!memcmp(out, b, sizeof b));
     /* another gen, target, displacement or length is not it */
@@ -224,7 +248,76 @@ START_TEST(test_node_publish_read)
     for (uint32_t i = 0; i < 2000; i++)
         rc_node_publish(seg, 3, (uint64_t)i * 4096, sizeof b, 1, b);
     ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 0);
-    free(seg);
+    /* the other rank's segment saw none of it */
+    ck_assert_int_eq(rc_node_read(kvshm_rma_segment(base, &c, 0), 3, 0, sizeof b, 1, out),
+                     0);
+    free(base);
+}
+END_TEST
+
+/* The region's layout, the bounds of its inputs, and a control block a
+ * reader refuses. */
+START_TEST(test_rma_region)
+{
+    struct kvshm_rma_control c, got;
+    struct kvshm_rma_layout  l;
+    mpikvs_error_t           err;
+    uint64_t                 size;
+    char                     name[64];
+    unsigned char           *base = new_region(3, 4096, &c, &size);
+
+    ck_assert_uint_eq(c.nranks, 3);
+    ck_assert_uint_eq(c.win_ranks, 4);
+    ck_assert_uint_eq(c.segments_offset % KVSHM_RMA_PAGE, 0);
+    ck_assert_uint_eq(c.segment_size % KVSHM_RMA_PAGE, 0);
+    ck_assert_uint_eq(size, c.segments_offset + 3 * c.segment_size);
+    for (uint64_t r = 0; r < 3; r++) {
+        struct kvshm_rma_segment *s = kvshm_rma_segment(base, &c, r);
+        ck_assert_uint_eq(s->ring_size, 4096);
+        ck_assert_uint_eq(s->ready, 1);
+        ck_assert_ptr_eq(&kvshm_rma_rank(base, &c, r)->counters,
+                         (void *)(base + c.ranks_offset + r * sizeof(struct kvshm_rma_rank)));
+    }
+    /* inputs out of bounds */
+    ck_assert_int_eq(kvshm_rma_layout(0, 4096, &l, &err), MPIKVS_ERR_INVAL);
+    ck_assert_int_eq(kvshm_rma_layout(KVSHM_RMA_MAX_RANKS + 1, 4096, &l, &err),
+                     MPIKVS_ERR_INVAL);
+    ck_assert_int_eq(kvshm_rma_layout(1, 4097, &l, &err), MPIKVS_ERR_INVAL);
+    ck_assert_int_eq(kvshm_rma_layout(1, 0, &l, &err), MPIKVS_ERR_INVAL);
+    /* a file shorter than its control block claims */
+    ck_assert_int_eq(kvshm_rma_read_control(base, size - 1, "r", &got, &err),
+                     MPIKVS_ERR_CORRUPT);
+    ck_assert_int_eq(kvshm_rma_read_control(base, 100, "r", &got, &err),
+                     MPIKVS_ERR_CORRUPT);
+    /* fields that disagree with the layout */
+    struct kvshm_rma_control *live = (struct kvshm_rma_control *)(base + KVSHM_HEADER_SIZE);
+    live->nranks = UINT64_MAX;
+    ck_assert_int_eq(kvshm_rma_read_control(base, size, "r", &got, &err),
+                     MPIKVS_ERR_CORRUPT);
+    live->nranks = 4;
+    ck_assert_int_eq(kvshm_rma_read_control(base, size, "r", &got, &err),
+                     MPIKVS_ERR_CORRUPT);
+    live->nranks = 3;
+    live->segments_offset += 8;
+    ck_assert_int_eq(kvshm_rma_read_control(base, size, "r", &got, &err),
+                     MPIKVS_ERR_CORRUPT);
+    ck_assert(strstr(err.text, "segments_offset"));
+    live->segments_offset -= 8;
+    live->win_ranks = 2;
+    ck_assert_int_eq(kvshm_rma_read_control(base, size, "r", &got, &err),
+                     MPIKVS_ERR_CORRUPT);
+    live->win_ranks = 4;
+    ck_assert_int_eq(kvshm_rma_read_control(base, size, "r", &got, &err), MPIKVS_OK);
+    /* the name, cut to its field, and the modes */
+    kvshm_rma_set_name(base, "halo");
+    kvshm_rma_name(base, name, sizeof name);
+    ck_assert_str_eq(name, "halo");
+    kvshm_rma_set_name(base, "0123456789012345678901234567890123456789012345678901234567890123456789");
+    kvshm_rma_name(base, name, sizeof name);
+    ck_assert_uint_eq(strlen(name), 63);
+    ck_assert_str_eq(kvshm_rma_mode_name(KVSHM_RMA_READONLY), "readonly");
+    ck_assert_str_eq(kvshm_rma_mode_name(7), "?");
+    free(base);
 }
 END_TEST
 
@@ -256,11 +349,12 @@ static void *race_reader(void *arg)
 /* A reader never accepts an entry torn by the writer's next ones. */
 START_TEST(test_node_race)
 {
-    struct race   r = {.seg = calloc(1, rc_node_seg_size(8192))};
+    struct kvshm_rma_control c;
+    void          *base = new_region(1, 8192, &c, NULL);
+    struct race   r = {.seg = kvshm_rma_segment(base, &c, 0)};
     pthread_t     th;
     unsigned char b[512];
 
-    rc_node_seg_init(r.seg, 8192);
     pthread_create(&th, NULL, race_reader, &r);
     for (uint32_t i = 0; i < 400000; i++) {
         memset(b, (int)(i & 0xff), sizeof b);
@@ -269,7 +363,7 @@ START_TEST(test_node_race)
     atomic_store(&r.stop, 1);
     pthread_join(th, NULL);
     ck_assert_int_eq(r.torn, 0);
-    free(r.seg);
+    free(base);
 }
 END_TEST
 
@@ -289,6 +383,7 @@ static Suite *index_suite(void)
     tc = tcase_create("node");
     tcase_add_test(tc, test_node_publish_read);
     tcase_add_test(tc, test_node_race);
+    tcase_add_test(tc, test_rma_region);
     suite_add_tcase(s, tc);
     return s;
 }

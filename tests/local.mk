@@ -63,9 +63,9 @@ tests_check_region_name_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 # sources: no MPI
 tests_check_rmacache_index_SOURCES = tests/check_rmacache_index.c rmacache/index.c \
 	rmacache/node.c
-tests_check_rmacache_index_CPPFLAGS = -I$(top_srcdir)/rmacache
+tests_check_rmacache_index_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/rmacache
 tests_check_rmacache_index_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
-tests_check_rmacache_index_LDADD = $(CHECK_LIBS) -lpthread
+tests_check_rmacache_index_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lpthread
 
 tests_check_round_SOURCES = tests/check_round.c
 tests_check_round_CPPFLAGS = $(TESTS_CPPFLAGS)

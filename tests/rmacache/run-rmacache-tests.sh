@@ -8,7 +8,10 @@
 # cache served what it may; MPIKVS_RMACACHE_VERIFY counts the lies of a
 # wrong readonly claim; a bad MPIKVS_RMACACHE stops the job naming it;
 # libmpikvs's own window (tests/mpi/test_basic, the mpi transport) is
-# not cached.
+# not cached; mpikvs-stat reads a live window's node tier (its counters
+# while the job runs), the region's name goes with the window (freed,
+# or left to MPI_Finalize), and a job killed by MPI_Abort leaves a
+# region that mpikvs-stat --gc removes.
 # In the sanitizer build the sanitizer runtime is preloaded first.
 
 LC_ALL=C
@@ -18,6 +21,11 @@ plain_mpirun_env
 plain_mpirun_prog ../rmacache/test_rmacache
 plain_mpirun_scratch rmacache
 plain_mpirun_tally
+# regions named after a run of its own, not after a Slurm job the suite
+# may run in
+unset SLURM_JOB_ID SLURM_STEP_ID
+stat_bin="${top_builddir:-.}/mpikvs-stat/mpikvs-stat"
+json_get="${top_builddir:-.}/tests/stat/json_get"
 lib="${top_builddir:-.}/rmacache/.libs/libmpikvs-rmacache.so"
 if [ ! -f "$lib" ]; then
     echo "FAIL: $lib is missing (make builds it)" >&2
@@ -66,6 +74,19 @@ expect_stat() { # NAME RANK WINDOW FIELD OP VALUE
     fi
 }
 
+# refused VAR VALUE TEXT PART: the job with VAR=VALUE stops, saying
+# "VAR: 'VALUE' TEXT"
+refused() {
+    eval "$1=\$2"
+    export "$1"
+    if ! run "bad-$1" 2 "$1" -- "$4" && grep -q "$1: '$2' $3" "$tmp/bad-$1"; then
+        ok
+    else
+        bad "$1=$2 is not refused by name" "$tmp/bad-$1"
+    fi
+    unset "$1"
+}
+
 if run all 2 -- && grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/all"; then
     ok
     echo "PASS np=2 all parts"
@@ -93,6 +114,104 @@ fi
 # the node tier: rank 2 is served what rank 0 fetched
 expect_stat three 2 node node-hits -gt 0
 expect_stat three 2 node misses -eq 0
+
+# virtual nodes: ranks 0 and 1 are one node, rank 2 another, so rank 2
+# fetches for itself; a count that is not one stops the job naming it
+MPIKVS_VIRTUAL_NODES=2
+export MPIKVS_VIRTUAL_NODES
+if run vnodes 3 MPIKVS_VIRTUAL_NODES -- node &&
+    grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/vnodes"; then
+    ok
+else
+    bad "MPIKVS_VIRTUAL_NODES=2" "$tmp/vnodes"
+fi
+expect_stat vnodes 2 node node-hits -eq 0
+expect_stat vnodes 2 node misses -gt 0
+refused MPIKVS_VIRTUAL_NODES two "is not a node count" node
+
+# no_region WHAT: the shm directory holds no region after WHAT
+no_region() {
+    if [ -z "$(ls -A "$MPIKVS_SHM_DIR")" ]; then
+        ok
+    else
+        bad "$1 left $(ls -A "$MPIKVS_SHM_DIR") in $MPIKVS_SHM_DIR"
+    fi
+}
+no_region "np=3 (windows freed)"
+
+# jfield FIELD: a value of the window's report (mpikvs-stat --json)
+jfield() {
+    "$json_get" "nodes.0.rmacache.0.$1" <"$tmp/hold.json"
+}
+
+expect_json() { # FIELD VALUE
+    got=$(jfield "$1")
+    if [ "$got" = "$2" ]; then
+        ok
+    else
+        bad "mpikvs-stat --json: $1 is '$got', expected '$2'" "$tmp/hold.json"
+    fi
+}
+
+# mpikvs-stat while the job runs: the job holds its window until the
+# script has looked (bounded polls on the files it writes and reads)
+hold=$tmp/hold.d
+mkdir "$hold"
+RMACACHE_HOLD=$hold
+export RMACACHE_HOLD
+run hold 3 RMACACHE_HOLD -- node-hold &
+hold_pid=$!
+i=0
+while [ ! -e "$hold/ready" ] && [ $i -lt 600 ] && kill -0 $hold_pid 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+done
+job=
+for f in "$MPIKVS_SHM_DIR"/mpikvs.*-rma; do
+    [ -e "$f" ] && job=$(basename "$f" | cut -d. -f2)
+done
+if [ -e "$hold/ready" ] && [ -n "$job" ] &&
+    "$stat_bin" -d "$MPIKVS_SHM_DIR" --json "$job" >"$tmp/hold.json" 2>&1 &&
+    "$stat_bin" -d "$MPIKVS_SHM_DIR" "$job" >"$tmp/hold.txt" 2>&1 &&
+    grep -q "rmacache window 'node-hold'" "$tmp/hold.txt"; then
+    ok
+    echo "PASS mpikvs-stat reads the live window"
+else
+    bad "mpikvs-stat on the live window (job '$job')" "$tmp/hold.txt"
+fi
+touch "$hold/go"
+if wait $hold_pid && grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/hold"; then
+    ok
+else
+    bad "node-hold" "$tmp/hold"
+fi
+expect_json window node-hold
+expect_json nranks 3
+expect_json ranks.2.mode readonly
+expect_json ranks.2.window_rank 2
+expect_json counters.ranks.0.misses 1
+expect_json counters.ranks.0.published 1
+expect_json counters.ranks.2.node_hits 1
+expect_json counters.node.gets 2
+no_region "node-hold (window freed)"
+
+if run unfreed 3 -- node-unfreed &&
+    grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/unfreed"; then
+    ok
+else
+    bad "node-unfreed" "$tmp/unfreed"
+fi
+no_region "node-unfreed (MPI_Finalize)"
+
+# MPI_Abort: the region stays, as any crash leaves it; --gc finds no
+# process that maps it and removes it
+if ! run abort 3 -- node-abort && [ -n "$(ls -A "$MPIKVS_SHM_DIR")" ] &&
+    "$stat_bin" -d "$MPIKVS_SHM_DIR" --gc >"$tmp/gc" 2>&1; then
+    ok
+else
+    bad "node-abort: no region left, or --gc failed" "$tmp/abort"
+fi
+no_region "node-abort and mpikvs-stat --gc"
 
 # a readonly claim that is wrong: the verification counts it (and gives
 # the program MPI's data)
@@ -124,14 +243,7 @@ if run env 2 MPIKVS_RMACACHE -- fence free-pending &&
 else
     bad "MPIKVS_RMACACHE=$MPIKVS_RMACACHE" "$tmp/env"
 fi
-MPIKVS_RMACACHE=bogus
-if ! run badenv 2 MPIKVS_RMACACHE -- fence &&
-    grep -q "MPIKVS_RMACACHE: 'bogus' is not a mode" "$tmp/badenv"; then
-    ok
-else
-    bad "MPIKVS_RMACACHE=bogus is not refused by name" "$tmp/badenv"
-fi
-unset MPIKVS_RMACACHE
+refused MPIKVS_RMACACHE bogus "is not a mode" fence
 
 # libmpikvs's own window (its mpi transport, 2 virtual nodes) goes past
 # the cache: PMPI_ calls, so no window of the library is in the

@@ -5,11 +5,16 @@
  * it with MPI_Get and must see every change, whatever the cache keeps.
  * argv[1..]: the parts to run (all when none); "ro-lie" (a readonly
  * window whose data does change) is run only when named, under
- * MPIKVS_RMACACHE_VERIFY=1.  Windows are named after their part, so
- * the script can read their statistics.
+ * MPIKVS_RMACACHE_VERIFY=1, and so are the parts that show the node
+ * tier's region to the script (node-hold, node-unfreed, node-abort).
+ * Windows are named after their part, so the script can read their
+ * statistics.
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mpitest.h"
 
@@ -592,10 +597,97 @@ static void t_node(void)
     MPI_Win_free(&win);
 }
 
+/* One round of the node tier: rank 0 fetches, then the ranks past 1
+ * read what it published. */
+static void node_round(MPI_Win win, const char *what)
+{
+    int a[N];
+
+    MPI_Win_fence(0, win);
+    if (rank == 0)
+        MPI_Get(a, N, MPI_INT, 1, 0, N, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_fence(0, win);
+    if (rank > 1)
+        MPI_Get(a, N, MPI_INT, 1, 0, N, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    if (rank != 1)
+        check(a, 0, N, 0, what);
+}
+
+/* Whether path exists within 60 s (polled every 10 ms). */
+static int appears(const char *path)
+{
+    struct timespec ms10 = {0, 10 * 1000 * 1000};
+
+    for (int i = 0; i < 6000; i++) {
+        if (access(path, F_OK) == 0)
+            return 1;
+        nanosleep(&ms10, NULL);
+    }
+    return 0;
+}
+
+/* The window's region while it lives, for mpikvs-stat: after a round,
+ * rank 0 writes $RMACACHE_HOLD/ready, and every rank waits for
+ * $RMACACHE_HOLD/go before the window is freed. */
+static void t_node_hold(void)
+{
+    const char *dir = getenv("RMACACHE_HOLD");
+    char        path[4096];
+    int        *base;
+    MPI_Win     win = make_win("node-hold", "readonly", &base);
+
+    if (!dir)
+        mt_abort("node-hold needs RMACACHE_HOLD");
+    node_round(win, "node-hold");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        snprintf(path, sizeof path, "%s/ready", dir);
+        FILE *f = fopen(path, "w");
+        EXPECT(f && fclose(f) == 0, "node-hold: %s written", path);
+    }
+    snprintf(path, sizeof path, "%s/go", dir);
+    EXPECT(appears(path), "node-hold: %s appeared", path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+}
+
+/* A window never freed: MPI_Finalize removes its region's name. */
+static void t_node_unfreed(void)
+{
+    int    *base;
+    MPI_Win win = make_win("node-unfreed", "readonly", &base);
+
+    node_round(win, "node-unfreed");
+}
+
+/* A job that ends in MPI_Abort leaves its window's region behind
+ * (mpikvs-stat --gc removes it). */
+static void t_node_abort(void)
+{
+    int    *base;
+    MPI_Win win = make_win("node-abort", "readonly", &base);
+
+    node_round(win, "node-abort");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static int wanted(int argc, char **argv, const char *part)
 {
-    if (argc < 2)
-        return strcmp(part, "ro-lie") != 0;
+    static const char *const only_named[] = {"ro-lie", "node-hold", "node-unfreed",
+                                             "node-abort"};
+
+    if (argc < 2) {
+        for (size_t i = 0; i < sizeof only_named / sizeof only_named[0]; i++)
+            if (!strcmp(part, only_named[i]))
+                return 0;
+        return 1;
+    }
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], part))
             return 1;
@@ -635,5 +727,8 @@ int main(int argc, char **argv)
     PART("ro-lie", t_random("ro-lie", "readonly", 1));
     PART("threads", t_threads(provided));
     PART("node", t_node());
+    PART("node-hold", t_node_hold());
+    PART("node-unfreed", t_node_unfreed());
+    PART("node-abort", t_node_abort());
     return mt_finish() == 0 ? (MPI_Finalize(), 0) : (MPI_Finalize(), 1);
 }
