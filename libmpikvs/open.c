@@ -503,14 +503,8 @@ static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
         return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast of the job id");
     if ((rc = data_tag(kvs, tag, sizeof(tag))) != MPIKVS_OK)
         return rc;
-    if (kvs->layout) {
-        const char *slash = strrchr(env->layout, '/');
-        snprintf(kvs->shm_dir, sizeof(kvs->shm_dir), "%.*s",
-                 (int)(slash - env->layout), env->layout);
-    } else {
-        snprintf(kvs->shm_dir, sizeof(kvs->shm_dir), "%s",
-                 env->shm_dir ? env->shm_dir : "");
-    }
+    kvshm_job_dir(kvs->layout ? env->layout : NULL, env->shm_dir,
+                  kvs->shm_dir, sizeof(kvs->shm_dir));
     rc = kvshm_region_name(kvs->region_name, sizeof(kvs->region_name), job,
                            node, tag, &err);
     if (rc != MPIKVS_OK)

@@ -12,8 +12,8 @@
  *   MPIKVS_RMACACHE_VERIFY   1: also do every get served from the cache
  *   MPIKVS_RMACACHE_STATS    1: statistics per window at MPI_Finalize
  *   MPIKVS_RMACACHE_NODE     0: no node tier for readonly windows
- *   MPIKVS_SHM_DIR           where the node tier's regions go (else the
- *                            directory of MPIKVS_LAYOUT, else /dev/shm)
+ *   MPIKVS_SHM_DIR           where the node tier's regions go (the
+ *                            directory of MPIKVS_LAYOUT first, else /dev/shm)
  *   MPIKVS_VIRTUAL_NODES     V: a window's ranks are V nodes (blocks of
  *                            consecutive ranks), as libmpikvs takes it
  */
@@ -150,21 +150,6 @@ static int env_flag(const char *var)
     return 0;
 }
 
-/* The directory libmpikvs would use: the node tier's regions live with
- * the job's others, where mpikvs-stat and the plugin's cleanup look. */
-static void shm_dir_read(void)
-{
-    const char *dir = getenv("MPIKVS_SHM_DIR"), *layout = getenv("MPIKVS_LAYOUT");
-    const char *slash = layout ? strrchr(layout, '/') : NULL;
-
-    if (dir && *dir)
-        snprintf(rc_cfg.shm_dir, sizeof rc_cfg.shm_dir, "%s", dir);
-    else if (slash && slash != layout)
-        snprintf(rc_cfg.shm_dir, sizeof rc_cfg.shm_dir, "%.*s", (int)(slash - layout), layout);
-    else
-        snprintf(rc_cfg.shm_dir, sizeof rc_cfg.shm_dir, "%s", KVSHM_DEFAULT_DIR);
-}
-
 static void config_read(void)
 {
     const char *r = getenv("MPIKVS_RMACACHE");
@@ -177,7 +162,10 @@ static void config_read(void)
     rc_cfg.stats = env_flag("MPIKVS_RMACACHE_STATS");
     rc_cfg.node = getenv("MPIKVS_RMACACHE_NODE") ? env_flag("MPIKVS_RMACACHE_NODE") : 1;
     rc_cfg.virtual_nodes = env_nodes();
-    shm_dir_read();
+    /* the node tier's regions go where libmpikvs puts the job's, where
+     * mpikvs-stat and the plugin's cleanup look */
+    kvshm_job_dir(getenv("MPIKVS_LAYOUT"), getenv("MPIKVS_SHM_DIR"), rc_cfg.shm_dir,
+                  sizeof rc_cfg.shm_dir);
     if (r && *r)
         parse_rules(r);
 }

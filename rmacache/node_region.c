@@ -121,8 +121,9 @@ static int attach(struct rc_win *w, mpikvs_error_t *err)
     return MPIKVS_OK;
 }
 
-static void leave(struct rc_win *w)
+void rc_node_close(struct rc_win *w)
 {
+    w->node_on = 0;
     if (w->node_rank) {
         w->own_st = *w->st;
         w->st = &w->own_st;
@@ -176,7 +177,7 @@ int rc_node_open(struct rc_win *w, MPI_Comm comm)
     if ((rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, w->node_comm)) != MPI_SUCCESS)
         return rc;
     if (all != MPIKVS_OK) {
-        leave(w);
+        rc_node_close(w);
         return MPI_SUCCESS;
     }
     w->node_on = 1;
@@ -190,10 +191,4 @@ void rc_node_describe(struct rc_win *w)
     __atomic_store_n(&w->node_rank->mode, (uint64_t)w->mode, __ATOMIC_RELAXED);
     if (w->node_me == 0)
         kvshm_rma_set_name(w->node_region->base, w->name);
-}
-
-void rc_node_close(struct rc_win *w)
-{
-    leave(w);
-    w->node_on = 0;
 }

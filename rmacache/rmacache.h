@@ -100,8 +100,7 @@ struct rc_config {
     int    stats;    /* MPIKVS_RMACACHE_STATS */
     int    node;     /* MPIKVS_RMACACHE_NODE */
     unsigned virtual_nodes; /* MPIKVS_VIRTUAL_NODES; 0: the real ones */
-    char   shm_dir[4096]; /* where node tiers go: MPIKVS_SHM_DIR, the
-                           * job layout's directory, or /dev/shm */
+    char   shm_dir[4096]; /* where node tiers go (kvshm_job_dir) */
 };
 extern struct rc_config rc_cfg;
 

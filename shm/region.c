@@ -623,6 +623,19 @@ void kvshm_region_close(struct kvshm_region **rp)
     *rp = NULL;
 }
 
+void kvshm_job_dir(const char *layout, const char *shm_dir, char *buf,
+                   size_t len)
+{
+    const char *slash = layout ? strrchr(layout, '/') : NULL;
+
+    if (slash)
+        snprintf(buf, len, "%.*s", slash == layout ? 1 : (int)(slash - layout),
+                 layout);
+    else
+        snprintf(buf, len, "%s", shm_dir && *shm_dir ? shm_dir
+                                                     : KVSHM_DEFAULT_DIR);
+}
+
 int kvshm_region_unlink(const char *dir, const char *name)
 {
     char *path;

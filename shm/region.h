@@ -117,6 +117,12 @@ int kvshm_region_refresh(struct kvshm_region *r);
 /* Unmap and close; *r becomes NULL.  The file stays. */
 void kvshm_region_close(struct kvshm_region **r);
 
+/* The directory of a job's regions: the job layout's (the plugin makes
+ * a job's regions beside it), else shm_dir (MPIKVS_SHM_DIR), else
+ * KVSHM_DEFAULT_DIR; layout and shm_dir may be NULL or empty. */
+void kvshm_job_dir(const char *layout, const char *shm_dir, char *buf,
+                   size_t len);
+
 /* Remove the file of region name from dir.  MPIKVS_OK, MPIKVS_ERR_NOTFOUND
  * or -errno. */
 int kvshm_region_unlink(const char *dir, const char *name);

@@ -412,6 +412,25 @@ END_TEST
 
 /* -------------------------------------------------------------- lifecycle */
 
+/* Where a job's regions live: the layout's directory wins, then the
+ * environment's, then /dev/shm. */
+START_TEST(test_job_dir)
+{
+    char dir[256];
+
+    kvshm_job_dir("/run/mpikvs/mpikvs.7.n1.layout", "/tmp/x", dir, sizeof(dir));
+    ck_assert_str_eq(dir, "/run/mpikvs");
+    kvshm_job_dir("/mpikvs.7.n1.layout", NULL, dir, sizeof(dir));
+    ck_assert_str_eq(dir, "/");
+    kvshm_job_dir(NULL, "/tmp/x", dir, sizeof(dir));
+    ck_assert_str_eq(dir, "/tmp/x");
+    kvshm_job_dir(NULL, "", dir, sizeof(dir));
+    ck_assert_str_eq(dir, KVSHM_DEFAULT_DIR);
+    kvshm_job_dir(NULL, NULL, dir, sizeof(dir));
+    ck_assert_str_eq(dir, KVSHM_DEFAULT_DIR);
+}
+END_TEST
+
 START_TEST(test_lifecycle)
 {
     const uint64_t size = MiB;
@@ -1641,6 +1660,7 @@ static Suite *region_suite(bool root, bool have_tmpfs)
     tcase_add_test(tc, test_name_reject);
     tcase_add_test(tc, test_name_parse);
     tcase_add_test(tc, test_unique_id);
+    tcase_add_test(tc, test_job_dir);
     suite_add_tcase(s, tc);
 
     tc = region_tcase("lifecycle");
