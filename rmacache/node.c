@@ -101,6 +101,10 @@ int rc_node_read(const void *seg, int target, uint64_t disp, size_t len,
         LOAD(&s->len, RELAXED) != len)
         return 0;
     pos = LOAD(&s->pos, RELAXED);
+    /* fields of a write begun after s1 may mix with the old ones: an
+     * entry that would run past the ring is never copied */
+    if (size == 0 || len > size || pos % size > size - len)
+        return 0;
     memcpy(out, ring(seg) + pos % size, len);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (LOAD(&s->seq, RELAXED) != s1 || pos < LOAD(&h->tail, RELAXED))

@@ -248,6 +248,22 @@ START_TEST(test_node_publish_read)
     for (uint32_t i = 0; i < 2000; i++)
         rc_node_publish(seg, 3, (uint64_t)i * 4096, sizeof b, 1, b);
     ck_assert_int_eq(rc_node_read(seg, 1, 64, sizeof b, 1, out), 0);
+    /* a slot whose fields a writer is changing (its new pos, the old
+     * len) names data past the ring's end: not read */
+    {
+        struct kvshm_rma_slot *s = (struct kvshm_rma_slot *)((char *)seg +
+                                                             sizeof(struct kvshm_rma_segment));
+
+        for (uint32_t i = 0; i < KVSHM_RMA_SLOTS; i++)
+            if (s[i].gen && s[i].len == sizeof b) {
+                uint64_t tail = ((struct kvshm_rma_segment *)seg)->tail;
+
+                s[i].pos = (tail / (1 << 16) + 2) * (1 << 16) - 8; /* past tail */
+                ck_assert_int_eq(rc_node_read(seg, s[i].target, s[i].disp, sizeof b, 1,
+                                              out), 0);
+                break;
+            }
+    }
     /* the other rank's segment saw none of it */
     ck_assert_int_eq(rc_node_read(kvshm_rma_segment(base, &c, 0), 3, 0, sizeof b, 1, out),
                      0);
