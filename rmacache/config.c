@@ -12,8 +12,8 @@
  *   MPIKVS_RMACACHE_VERIFY   1: also do every get served from the cache
  *   MPIKVS_RMACACHE_STATS    1: statistics per window at MPI_Finalize
  *   MPIKVS_RMACACHE_NODE     0: no node tier for readonly windows
- *   MPIKVS_SHM_DIR           where the node tier's regions go (the
- *                            directory of MPIKVS_LAYOUT first, else /dev/shm)
+ *   MPIKVS_SHM_DIR           where the node tier's regions go without
+ *                            MPIKVS_LAYOUT (kvshm_job_dir), else /dev/shm
  *   MPIKVS_VIRTUAL_NODES     V: a window's ranks are V nodes (blocks of
  *                            consecutive ranks), as libmpikvs takes it
  */

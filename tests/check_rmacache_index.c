@@ -253,16 +253,15 @@ START_TEST(test_node_publish_read)
     {
         struct kvshm_rma_slot *s = (struct kvshm_rma_slot *)((char *)seg +
                                                              sizeof(struct kvshm_rma_segment));
+        const uint64_t ring = c.ring_size, tail = ((struct kvshm_rma_segment *)seg)->tail;
+        uint32_t       i = 0;
 
-        for (uint32_t i = 0; i < KVSHM_RMA_SLOTS; i++)
-            if (s[i].gen && s[i].len == sizeof b) {
-                uint64_t tail = ((struct kvshm_rma_segment *)seg)->tail;
-
-                s[i].pos = (tail / (1 << 16) + 2) * (1 << 16) - 8; /* past tail */
-                ck_assert_int_eq(rc_node_read(seg, s[i].target, s[i].disp, sizeof b, 1,
-                                              out), 0);
-                break;
-            }
+        while (i < KVSHM_RMA_SLOTS && !(s[i].gen && s[i].len == sizeof b))
+            i++;
+        ck_assert_uint_lt(i, KVSHM_RMA_SLOTS); /* the ring's entries are in slots */
+        ck_assert_int_eq(rc_node_read(seg, s[i].target, s[i].disp, sizeof b, 1, out), 1);
+        s[i].pos = (tail / ring + 2) * ring - 8; /* past the tail, 8 bytes before the end */
+        ck_assert_int_eq(rc_node_read(seg, s[i].target, s[i].disp, sizeof b, 1, out), 0);
     }
     /* the other rank's segment saw none of it */
     ck_assert_int_eq(rc_node_read(kvshm_rma_segment(base, &c, 0), 3, 0, sizeof b, 1, out),
