@@ -7,7 +7,8 @@
  * MPIKVS_VIRTUAL_NODES are the ones a user sets by hand (under it, an
  * MPIKVS_CONFIG must name the job's config, whose --dht-config path the
  * plugin's SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH tells for messages);
- * MPIKVS_CLOSE_TIMEOUT bounds mpikvs_close, MPIKVS_TRANSPORT picks
+ * MPIKVS_CLOSE_TIMEOUT bounds mpikvs_close, MPIKVS_TIMEOUT a wait for
+ * another node's answer, MPIKVS_TRANSPORT picks
  * the transport to other nodes (MPIKVS_UCX_OPS how ucx reaches them), and
  * MPIKVS_POPULATE bounds what open faults in, in either case.
  */
@@ -30,6 +31,7 @@ void kvs_env_read(struct mpikvs_env *env)
     env->config = nonempty("MPIKVS_CONFIG");
     env->job_config_path = nonempty("SLURM_SPANK_" KVSHM_JOB_CONFIG_PATH_VAR);
     env->close_timeout = nonempty("MPIKVS_CLOSE_TIMEOUT");
+    env->timeout = nonempty("MPIKVS_TIMEOUT");
     env->transport = nonempty("MPIKVS_TRANSPORT");
     env->ucx_ops = nonempty("MPIKVS_UCX_OPS");
     env->populate = nonempty("MPIKVS_POPULATE");

@@ -19,6 +19,7 @@
 #define MPIKVS_CHECKSUM_RETRIES 3      /* reads of a slot before invalidating */
 #define MPIKVS_LOCK_TIMEOUT_MS  30000u /* a bucket lock held longer: stalled */
 #define MPIKVS_CLOSE_TIMEOUT_S  60u    /* for the other ranks in mpikvs_close */
+#define MPIKVS_TIMEOUT_S        30u    /* for another node's answer */
 #define BATCH_CHUNK             64u    /* buckets a batch reads at once */
 
 /* How the ucx transport reaches another host's node: MPIKVS_UCX_OPS
@@ -38,6 +39,7 @@ struct mpikvs_env {
                                  * job's --dht-config, for messages */
     unsigned    virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, 0 if unset */
     const char *close_timeout;  /* MPIKVS_CLOSE_TIMEOUT, or NULL */
+    const char *timeout;        /* MPIKVS_TIMEOUT, or NULL */
     const char *transport;      /* MPIKVS_TRANSPORT, or NULL */
     const char *ucx_ops;        /* MPIKVS_UCX_OPS, or NULL */
     const char *populate;       /* MPIKVS_POPULATE, or NULL */
@@ -110,6 +112,8 @@ struct mpikvs {
     unsigned                  ncounters;   /* global counters (counters.c) */
 
     unsigned                  close_timeout; /* s mpikvs_close waits */
+    unsigned                  timeout;     /* s an operation waits for
+                                            * another node (ucx) */
     mpikvs_error_t            err;
 };
 

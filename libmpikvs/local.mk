@@ -42,6 +42,7 @@ libmpikvs_libmpikvs_la_LIBADD = $(LIBMPIKVS_LIBS)
 if MPIKVS_HAVE_UCX
 libmpikvs_libmpikvs_la_SOURCES += libmpikvs/transport_ucx.c \
 	libmpikvs/transport_ucx.h \
+	libmpikvs/transport_ucx_mem.c \
 	libmpikvs/transport_ucx_ship.c \
 	libmpikvs/transport_ucx_wait.c
 endif

@@ -609,26 +609,43 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* MPIKVS_CLOSE_TIMEOUT: whole seconds mpikvs_close waits for the others. */
-static int set_close_timeout(mpikvs_t *kvs, const struct mpikvs_env *env)
+/* A whole number of seconds from the environment variable name (value v,
+ * or NULL for dflt) into *secs; what: what it bounds, for the error. */
+static int set_seconds(mpikvs_t *kvs, const char *name, const char *v,
+                       unsigned dflt, const char *what, unsigned *secs)
 {
-    const char *v = env->close_timeout;
     char *end;
-    unsigned long secs;
+    unsigned long n;
 
-    kvs->close_timeout = MPIKVS_CLOSE_TIMEOUT_S;
+    *secs = dflt;
     if (!v)
         return MPIKVS_OK;
     errno = 0;
-    secs = strtoul(v, &end, 10);
-    if (*v < '0' || *v > '9' || *end || errno || secs < 1 || secs > 86400)
+    n = strtoul(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > 86400)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
-                        "MPIKVS_CLOSE_TIMEOUT='%s' is not a number of "
-                        "seconds from 1 to 86400 (how long mpikvs_close "
-                        "waits for the other ranks); unset it for the "
-                        "default of %u s", v, MPIKVS_CLOSE_TIMEOUT_S);
-    kvs->close_timeout = (unsigned)secs;
+                        "%s='%s' is not a number of seconds from 1 to 86400 "
+                        "(%s); unset it for the default of %u s",
+                        name, v, what, dflt);
+    *secs = (unsigned)n;
     return MPIKVS_OK;
+}
+
+/* MPIKVS_CLOSE_TIMEOUT and MPIKVS_TIMEOUT. */
+static int set_timeouts(mpikvs_t *kvs, const struct mpikvs_env *env)
+{
+    int rc = set_seconds(kvs, "MPIKVS_CLOSE_TIMEOUT", env->close_timeout,
+                         MPIKVS_CLOSE_TIMEOUT_S,
+                         "how long mpikvs_close waits for the other ranks",
+                         &kvs->close_timeout);
+
+    return rc != MPIKVS_OK
+               ? rc
+               : set_seconds(kvs, "MPIKVS_TIMEOUT", env->timeout,
+                             MPIKVS_TIMEOUT_S,
+                             "how long an operation waits for another "
+                             "node's answer",
+                             &kvs->timeout);
 }
 
 /* MPIKVS_UCX_OPS: how the ucx transport reaches another host's node. */
@@ -838,7 +855,7 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     MPI_Comm_rank(kvs->comm, &kvs->rank);
     MPI_Comm_size(kvs->comm, &kvs->size);
     kvs_env_read(&env);
-    rc = set_close_timeout(kvs, &env);
+    rc = set_timeouts(kvs, &env);
     if (rc == MPIKVS_OK)
         rc = set_ucx_ops(kvs, &env);
     if (rc == MPIKVS_OK)

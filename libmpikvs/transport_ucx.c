@@ -9,15 +9,30 @@
  * The leaders exchange their serving workers' addresses and the packed
  * rkeys once, at open, among themselves; each tells its node.
  *
- * Why a helper thread: in UCX 1.13, RMA and atomics on memory UCX did not
- * allocate are emulated with active messages on every transport of a
- * machine without RDMA (cma offers zero-copy get/put only, which 1.13
- * does not pick for RMA lanes; sysv and posix reach only memory UCX
- * allocated; tcp has no get), and an active message is served by the
- * target worker's progress.  So the leader runs a thread that progresses
- * the serving worker and sleeps on its event descriptor when idle; the
+ * Why no RMA: a UCX worker accepts a connection from any process that
+ * reaches one of its addresses (over TCP, any user of any host of the
+ * network), and where UCX emulates RMA and atomics with active messages
+ * (every transport of a machine without RDMA: cma offers zero-copy
+ * get/put only, which 1.13 does not pick for RMA lanes; sysv and posix
+ * reach only memory UCX allocated; tcp has no get), its handlers read and
+ * write whatever address a message names, for any peer, on any context
+ * made with UCP_FEATURE_RMA.  So by default the context has active
+ * messages only: the lock-free mode ships its keys whole to their node
+ * (transport_ucx_ship.c), everything else (atomics, the lock modes'
+ * buckets and lock words, the probe at open) is a memory operation the
+ * node's serving worker performs (transport_ucx_mem.c), and every one of
+ * those messages carries the open's secret (transport_ucx.h).  Where the
+ * network checks what a peer may touch (RDMA, whose NIC checks rkeys)
+ * and every process that can reach the job is trusted,
+ * MPIKVS_UCX_OPS=rma asks for UCX's RMA and atomics instead: mpikvs(7)
+ * says what that trusts.
+ *
+ * Why a helper thread: the messages above are served by the target
+ * worker's progress.  So the leader runs a thread that progresses the
+ * serving worker and sleeps on its event descriptor when idle; the
  * library's own calls on the leader progress it too.  The thread never
- * calls MPI.  On InfiniBand the same calls are RDMA and the thread sleeps.
+ * calls MPI.  With MPIKVS_UCX_OPS=rma on InfiniBand the operations are
+ * RDMA and the thread sleeps.
  *
  * A node of the same host (virtual nodes; nodes that share a machine) is
  * not reached through UCX at all where the user's UCX_TLS allows shared
@@ -28,14 +43,12 @@
  * their own segments), and a region UCX allocated would be UCX's, not
  * the plugin's to create, name and remove.
  *
- * cpu_atomic is true: the context runs with UCX_ATOMIC_MODE=cpu, so that
- * the atomics are executed by the target's CPU (UCX's software atomics,
+ * cpu_atomic is true: the serving worker's atomics are the CPU's, and
+ * with RMA the context runs with UCX_ATOMIC_MODE=cpu, so that the
+ * atomics are executed by the target's CPU (UCX's software atomics,
  * locked instructions on the serving worker's host, or a transport's CPU
  * atomics), never by a NIC, whose atomics are not atomic with the locked
  * instructions of the ranks that use the region directly.
- *
- * Where UCX has no RMA of its own to a node, the lock-free mode's keys are
- * shipped whole to it instead (transport_ucx_ship.c).
  *
  * Every wait is bounded (transport_ucx_wait.c), and a lost node is an
  * error, not a hang: endpoints to other hosts run with UCX's peer error
@@ -49,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <ucp/api/ucp.h>
@@ -163,7 +177,7 @@ static bool ucx_poll(mpikvs_t *kvs)
         if (UCS_PTR_IS_PTR(s->gets[i].req) &&
             !ucx_request_done(s->gets[i].req))
             return false;
-    return ucx_ship_answered(kvs);
+    return ucx_ship_answered(kvs) && ucx_mem_answered(kvs);
 }
 
 /* A get or a put, completed by the flush (which waits for every
@@ -182,6 +196,9 @@ static int rma(mpikvs_t *kvs, uint32_t node, uint64_t disp, void *buf,
             memcpy(buf, n->direct + disp, len);
         return MPIKVS_OK;
     }
+    if (!ucx_state(kvs)->rma)
+        return put ? ucx_mem_write(kvs, node, disp, buf, len)
+                   : ucx_mem_read(kvs, node, disp, buf, len);
     if (n->lost != UCS_OK)
         return ucx_node_lost(kvs, node);
     req = put ? ucp_put_nbx(n->ep, buf, len, n->base + disp, n->rkey, &p)
@@ -234,6 +251,10 @@ static int atomic64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
         }
         return MPIKVS_OK;
     }
+    if (!ucx_state(kvs)->rma)
+        return op == UCP_ATOMIC_OP_CSWAP
+                   ? ucx_mem_cas(kvs, node, disp, operand, *reply, reply)
+                   : ucx_mem_add(kvs, node, disp, (int64_t)operand, reply);
     if (n->lost != UCS_OK)
         return ucx_node_lost(kvs, node);
     return ucx_wait_done(kvs,
@@ -270,9 +291,11 @@ static int ucx_flush(mpikvs_t *kvs, uint32_t node)
     if (!s->caller)   /* no node is ever remote */
         return MPIKVS_OK;
     if ((rc = wait_gets(kvs)) != MPIKVS_OK ||
-        (rc = ucx_ship_flush(kvs)) != MPIKVS_OK)
+        (rc = ucx_ship_flush(kvs)) != MPIKVS_OK ||
+        (rc = ucx_mem_flush(kvs, node)) != MPIKVS_OK)
         return rc;
-    /* Shipped keys, gets and atomics are complete by now; only puts
+    /* Shipped keys, memory operations, gets and atomics are complete by
+     * now; only RMA puts
      * need UCX's flush, which costs a wait for the target even where
      * none is in flight (over tcp, a remote get took 1.6x as long with
      * it). */
@@ -313,14 +336,15 @@ static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 }
 
 /* The context and the calling worker; the leader's serving worker, its
- * region's registration, and the helper. */
+ * region's registration (with RMA), and the helper. */
 static int open_local(mpikvs_t *kvs, struct ucx_transport *s)
 {
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES |
                       UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_NAME,
-        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 |
+        /* no RMA unless asked for: see the top of this file */
+        .features = (s->rma ? UCP_FEATURE_RMA | UCP_FEATURE_AMO64 : 0) |
                     UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
         .mt_workers_shared = 1,
         .name = "mpikvs"};
@@ -346,7 +370,8 @@ static int open_local(mpikvs_t *kvs, struct ucx_transport *s)
         return ucx_fail(kvs, "ucp_init", st);
     if ((st = ucp_worker_create(s->context, &wp, &s->caller)) != UCS_OK)
         return ucx_fail(kvs, "creating a worker", st);
-    if ((rc = ucx_shipping_open(kvs, s)) != MPIKVS_OK)
+    if ((rc = ucx_shipping_open(kvs, s)) != MPIKVS_OK ||
+        (rc = ucx_mem_open(kvs, s)) != MPIKVS_OK)
         return rc;
     if (kvs->local_rank != 0)
         return MPIKVS_OK;
@@ -362,10 +387,11 @@ static int open_local(mpikvs_t *kvs, struct ucx_transport *s)
                       UCP_MEM_MAP_PARAM_FIELD_LENGTH,
         .address = kvs->region->base,
         .length = kvs->region->size};
-    if ((st = ucp_mem_map(s->context, &mp, &s->memh)) != UCS_OK)
+    if (s->rma && (st = ucp_mem_map(s->context, &mp, &s->memh)) != UCS_OK)
         return ucx_fail(kvs, "registering the node's region (ucp_mem_map)",
                         st);
-    if ((rc = ucx_serving_open(kvs, s)) != MPIKVS_OK)
+    if ((rc = ucx_serving_open(kvs, s)) != MPIKVS_OK ||
+        (rc = ucx_mem_serve(kvs, s)) != MPIKVS_OK)
         return rc;
     int e = pthread_create(&s->helper, NULL, helper_main, s);
     if (e)
@@ -406,8 +432,9 @@ static int pack_node(mpikvs_t *kvs, struct ucx_transport *s, void **row,
     pthread_mutex_unlock(&s->server_lock);
     if (st != UCS_OK)
         return ucx_fail(kvs, "ucp_worker_get_address", st);
-    if ((st = ucp_rkey_pack(s->context, s->memh, &rkey, &rkey_len)) !=
-        UCS_OK) {
+    if (s->memh &&   /* with RMA only */
+        (st = ucp_rkey_pack(s->context, s->memh, &rkey, &rkey_len)) !=
+            UCS_OK) {
         ucp_worker_release_address(s->server, addr);
         return ucx_fail(kvs, "ucp_rkey_pack", st);
     }
@@ -424,7 +451,8 @@ static int pack_node(mpikvs_t *kvs, struct ucx_transport *s, void **row,
         memcpy((char *)*row + sizeof(h), addr, addr_len);
         memcpy((char *)*row + sizeof(h) + addr_len, rkey, rkey_len);
     }
-    ucp_rkey_buffer_release(rkey);
+    if (rkey)
+        ucp_rkey_buffer_release(rkey);
     pthread_mutex_lock(&s->server_lock);
     ucp_worker_release_address(s->server, addr);
     pthread_mutex_unlock(&s->server_lock);
@@ -599,9 +627,12 @@ static int connect_nodes(mpikvs_t *kvs, struct ucx_transport *s,
                             "MPIKVS_TRANSPORT=auto falls back to mpi)",
                             n, kvs->leaders[n], ucs_status_string(st));
         }
-        st = ucp_ep_rkey_unpack(s->nodes[n].ep,
-                                row + sizeof(h) + h.addr_len,
-                                &s->nodes[n].rkey);
+        if (!s->rma)
+            continue;
+        st = h.rkey_len ? ucp_ep_rkey_unpack(s->nodes[n].ep,
+                                             row + sizeof(h) + h.addr_len,
+                                             &s->nodes[n].rkey)
+                        : UCS_ERR_NO_ELEM;   /* its leader has no RMA */
         if (st != UCS_OK) {
             s->nodes[n].rkey = NULL;
             return ucx_fail(kvs, "ucp_ep_rkey_unpack", st);
@@ -703,6 +734,8 @@ static bool ucx_close(mpikvs_t *kvs, bool together)
         ucp_cleanup(s->context);
     pthread_mutex_destroy(&s->server_lock);
     ucx_shipping_close(s);
+    ucx_mem_close(s);
+    explicit_bzero(s->secret, sizeof(s->secret));
     free(s->gets);
     free(s->nodes);
     free(s);
@@ -727,6 +760,40 @@ static const struct kvs_transport ucx_transport = {
     .close = ucx_close,
 };
 
+/* What every rank of an open shares before UCX starts: rank 0's secret
+ * (getrandom) and its MPIKVS_UCX_OPS, which decides the context's
+ * features for the whole job (a leader without RMA has no rkey to give). */
+static int agree_secret(mpikvs_t *kvs, struct ucx_transport *s)
+{
+    struct {
+        int32_t  rc, ops;
+        uint64_t secret[KVS_UCX_SECRET_WORDS];
+    } shared = {.rc = MPIKVS_OK, .ops = (int32_t)kvs->ucx_ops};
+    int rank;
+
+    MPI_Comm_rank(kvs->comm, &rank);
+    if (rank == 0 &&
+        getrandom(shared.secret, sizeof(shared.secret), 0) !=
+            (ssize_t)sizeof(shared.secret))
+        shared.rc = kvs_fail(kvs, MPIKVS_ERR_TRANSPORT,
+                             "UCX: getrandom(2) could not draw the open's "
+                             "secret: %s",
+                             strerror(errno));
+    if (MPI_Bcast(&shared, (int)sizeof(shared), MPI_BYTE, 0, kvs->comm) !=
+        MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI,
+                        "MPI_Bcast of the UCX secret failed");
+    if (shared.rc != MPIKVS_OK)
+        return rank == 0 ? shared.rc
+                         : kvs_fail(kvs, shared.rc,
+                                    "UCX: rank 0 could not draw the open's "
+                                    "secret");
+    memcpy(s->secret, shared.secret, sizeof(s->secret));
+    s->rma = shared.ops == KVS_UCX_OPS_RMA;
+    memset(&shared, 0, sizeof(shared));
+    return MPIKVS_OK;
+}
+
 int kvs_transport_ucx_open(mpikvs_t *kvs)
 {
     struct ucx_transport *s = calloc(1, sizeof(*s));
@@ -738,12 +805,15 @@ int kvs_transport_ucx_open(mpikvs_t *kvs)
         return kvs_fail(kvs, -ENOMEM, "out of memory for the UCX transport");
     s->kvs = kvs;
     s->efd = -1;
+    s->wait_ms = kvs->timeout * 1000u;
     pthread_mutex_init(&s->server_lock, NULL);
     kvs->tp_state = s;
     kvs->tp = &ucx_transport;
     /* On one node the lock-free mode reads and writes shared memory only */
     if (kvs->nnodes == 1 && kvs->mode == KVSHM_MODE_LOCKFREE)
         return MPIKVS_OK;
+    if ((rc = agree_secret(kvs, s)) != MPIKVS_OK)
+        return rc;
     s->nodes = calloc(kvs->nnodes, sizeof(*s->nodes));
     rc = s->nodes ? open_local(kvs, s)
                   : kvs_fail(kvs, -ENOMEM, "out of memory for UCX");

@@ -1,8 +1,16 @@
 /*
  * transport_ucx.h - what the files of the ucx transport share:
- * transport_ucx.c (setup, the progress helper, RMA and atomics, flush,
- * close), transport_ucx_ship.c (keys shipped whole to their node) and
- * transport_ucx_wait.c (bounded waits, and the errors).
+ * transport_ucx.c (setup, the progress helper, the operations, flush,
+ * close), transport_ucx_ship.c (keys shipped whole to their node),
+ * transport_ucx_mem.c (reads, writes and atomics as messages, where the
+ * context has no RMA) and transport_ucx_wait.c (bounded waits, and the
+ * errors).
+ *
+ * Every message between the library's workers carries the open's secret
+ * (KVS_UCX_SECRET_WORDS words drawn by rank 0 and broadcast over MPI):
+ * a UCX worker accepts connections from any process that reaches its
+ * address, so a message without the secret is dropped, never applied
+ * and never answered.
  */
 #ifndef MPIKVS_TRANSPORT_UCX_H
 #define MPIKVS_TRANSPORT_UCX_H
@@ -17,11 +25,23 @@
 
 #include "transport.h"
 
+/* The active message ids of the library's workers. */
+enum ucx_am_id {
+    UCX_AM_SHIP = 1,        /* to a serving worker: keys to apply */
+    UCX_AM_SHIP_ANSWER,     /* to a calling worker: what they gave */
+    UCX_AM_MEM,             /* to a serving worker: a memory operation */
+    UCX_AM_MEM_ANSWER       /* to a calling worker: its outcome */
+};
+
+#define KVS_UCX_SECRET_WORDS 2   /* 128 bits */
+
 struct ucx_node {
     ucp_ep_h     ep;
     ucp_rkey_h   rkey;
     uint64_t     base;
     ucs_status_t lost;   /* UCS_OK while the peer is there */
+    uint64_t     stalled_ms; /* when a wait for it was last given up on
+                              * (transport_ucx_wait.c), else 0 */
     bool         puts;   /* puts issued since its last flush */
     bool         ships;  /* its keys are shipped whole (transport.h) */
     pid_t        pid;    /* of its leader, when on this host; else 0 */
@@ -37,6 +57,9 @@ struct pending_get {
 };
 
 struct ucx_transport {
+    uint64_t         secret[KVS_UCX_SECRET_WORDS];
+    bool             rma;        /* the context has UCX's RMA and atomics
+                                  * (MPIKVS_UCX_OPS=rma): transport_ucx.c */
     ucp_context_h    context;
     ucp_worker_h     caller;     /* this rank's operations */
     struct ucx_node *nodes;      /* [nnodes] */
@@ -46,11 +69,16 @@ struct ucx_transport {
 
     struct ucx_shipping *ship;   /* keys shipped whole, queued until
                                   * the flush (transport_ucx_ship.c) */
+    struct ucx_mem  *mem;        /* memory operations as messages, until
+                                  * the flush (transport_ucx_mem.c) */
+    unsigned         wait_ms;    /* a wait's bound (MPIKVS_TIMEOUT) */
 
     /* the leader */
     ucp_worker_h     server;     /* serves the node's region */
     mpikvs_t        *served;     /* the node as the keys shipped to it
                                   * see it (transport_ucx_ship.c) */
+    unsigned char   *region;     /* the node's region, for the memory */
+    uint64_t         region_size;/* operations (transport_ucx_mem.c) */
     ucp_mem_h        memh;
     pthread_mutex_t  server_lock;/* one thread progresses server at a time */
     pthread_t        helper;
@@ -64,6 +92,22 @@ static inline struct ucx_transport *ucx_state(const mpikvs_t *kvs)
 {
     return kvs->tp_state;
 }
+
+/* Whether a message's secret is the open's: every word compared, so that
+ * the time taken tells nothing of where a guess went wrong. */
+static inline bool ucx_secret_ok(const struct ucx_transport *s,
+                                 const uint64_t secret[KVS_UCX_SECRET_WORDS])
+{
+    uint64_t diff = 0;
+
+    for (int i = 0; i < KVS_UCX_SECRET_WORDS; i++)
+        diff |= secret[i] ^ s->secret[i];
+    return diff == 0;
+}
+
+/* Set the handler of an active message id on a worker. */
+ucs_status_t ucx_set_am_handler(ucp_worker_h worker, unsigned id,
+                                ucp_am_recv_callback_t cb, void *arg);
 
 /* transport_ucx_wait.c.  ucx_fail: a failed UCX call, MPIKVS_ERR_TRANSPORT.
  * ucx_node_lost: the error of a node that is gone.  ucx_wait_until:
@@ -93,5 +137,26 @@ int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s);
 int ucx_serving_open(mpikvs_t *kvs, struct ucx_transport *s);
 void ucx_shipping_choose(mpikvs_t *kvs, struct ucx_transport *s);
 void ucx_shipping_close(struct ucx_transport *s);
+
+/* transport_ucx_mem.c: where the context has no RMA, a read or write of
+ * len bytes at disp of node's region, or an atomic on the word there
+ * (ucx_mem_cas: *seen the word before, swapped if it was expect;
+ * ucx_mem_add: *before the word before the add), each completed by
+ * ucx_mem_flush of its node (or of KVS_ALL_NODES).  At open, every
+ * rank's means to send them and take the answers (ucx_mem_open), the
+ * leader's to serve them (ucx_mem_serve); ucx_mem_close frees. */
+int ucx_mem_read(mpikvs_t *kvs, uint32_t node, uint64_t disp, void *buf,
+                 size_t len);
+int ucx_mem_write(mpikvs_t *kvs, uint32_t node, uint64_t disp,
+                  const void *buf, size_t len);
+int ucx_mem_cas(mpikvs_t *kvs, uint32_t node, uint64_t disp,
+                uint64_t expect, uint64_t desired, uint64_t *seen);
+int ucx_mem_add(mpikvs_t *kvs, uint32_t node, uint64_t disp, int64_t add,
+                uint64_t *before);
+int ucx_mem_flush(mpikvs_t *kvs, uint32_t node);
+bool ucx_mem_answered(const mpikvs_t *kvs);
+int ucx_mem_open(mpikvs_t *kvs, struct ucx_transport *s);
+int ucx_mem_serve(mpikvs_t *kvs, struct ucx_transport *s);
+void ucx_mem_close(struct ucx_transport *s);
 
 #endif /* MPIKVS_TRANSPORT_UCX_H */

@@ -1,9 +1,9 @@
 /*
  * transport_ucx_ship.c - keys shipped whole to their node over UCX.
  *
- * Where UCX emulates RMA (TCP, and every transport without RDMA), each
- * read or write is a message that the node's helper must be woken for:
- * a put is two round trips (its bucket, then its slot), a batch one
+ * Without RMA (the context's default, transport_ucx.c), each read or
+ * write is a message that the node's helper must be woken for: a put
+ * would be two round trips (its bucket, then its slot), a batch one
  * message per bucket.  A shipped key is applied by the node's serving
  * worker itself, with the lock-free path its own ranks use: a flush sends
  * each node one active message with every key queued for it, and the
@@ -16,7 +16,6 @@
  * server_lock; the rank's calls go on using the handle meanwhile.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,11 +23,9 @@
 #include "slot.h"
 #include "transport_ucx.h"
 
-#define SHIP_AM_ID   1  /* to a serving worker: keys to apply */
-#define ANSWER_AM_ID 2  /* to a calling worker: what they gave */
-
 /* The header of a shipment of keys and of its answer. */
 struct ship_head {
+    uint64_t secret[KVS_UCX_SECRET_WORDS];   /* the open's */
     uint64_t token;   /* the sender's, echoed: which of its messages */
     uint32_t count;   /* keys */
     uint32_t kind;    /* enum kvs_ship_kind: keys for a get, answered
@@ -118,7 +115,7 @@ int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
 }
 
 /* Group the queued entries into one message per node, in their order. */
-static void pack_shipments(const mpikvs_t *kvs, struct ucx_shipping *q)
+static void pack_shipments(mpikvs_t *kvs, struct ucx_shipping *q)
 {
     size_t stride = ship_stride(kvs, q->queued);
     size_t full = ship_stride(kvs, KVS_SHIP_PUT);
@@ -144,6 +141,8 @@ static void pack_shipments(const mpikvs_t *kvs, struct ucx_shipping *q)
             .token = (uint64_t)q->round << 32 | q->nmsgs,
             .count = m->count,
             .kind = q->queued};
+        memcpy(m->head.secret, ucx_state(kvs)->secret,
+               sizeof(m->head.secret));
         q->nmsgs++;
     }
 }
@@ -182,7 +181,7 @@ int ucx_ship_post(mpikvs_t *kvs)
             /* the node answers on the reply endpoint; eager: the data
              * is in the message, which the handler reads in place */
             .flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER};
-        m->req = ucp_am_send_nbx(s->nodes[m->node].ep, SHIP_AM_ID, &m->head,
+        m->req = ucp_am_send_nbx(s->nodes[m->node].ep, UCX_AM_SHIP, &m->head,
                                  sizeof(m->head),
                                  q->outbox + m->first * stride,
                                  m->count * stride, &p);
@@ -280,8 +279,9 @@ static ucs_status_t take_answer(void *arg, const void *header,
         (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
         return UCS_OK;
     memcpy(&h, header, sizeof(h));
-    if (h.token >> 32 != q->round || (uint32_t)h.token >= q->nmsgs)
-        return UCS_OK;   /* an answer given up on */
+    if (!ucx_secret_ok(s, h.secret) || h.token >> 32 != q->round ||
+        (uint32_t)h.token >= q->nmsgs)
+        return UCS_OK;   /* not ours, or an answer given up on */
     m = &q->msgs[(uint32_t)h.token];
     if (m->answered)
         return UCS_OK;
@@ -318,8 +318,8 @@ static void answer_sent(void *req, ucs_status_t status, void *buf)
 /* The serving worker's handler of shipped keys (in the helper, or in the
  * leader's own progress; under server_lock): apply them to the node's
  * region, as the node's ranks do, and answer on the sender's endpoint.
- * A message that is not what the sender's library sends is answered
- * with errors, never applied. */
+ * A message without the open's secret is dropped; one that is not what
+ * the sender's library sends is answered with errors, never applied. */
 static ucs_status_t serve_keys(void *arg, const void *header,
                                size_t header_length, void *data,
                                size_t length,
@@ -337,6 +337,8 @@ static ucs_status_t serve_keys(void *arg, const void *header,
         (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
         return UCS_OK;   /* nobody to answer: the sender's wait fails */
     memcpy(&h, header, sizeof(h));
+    if (!ucx_secret_ok(s, h.secret))
+        return UCS_OK;
     if (h.count > BATCH_CHUNK)
         h.count = 0;   /* answered with a length the sender refuses */
     if (h.kind > KVS_SHIP_PUT_ABSENT)
@@ -375,7 +377,7 @@ static ucs_status_t serve_keys(void *arg, const void *header,
         .flags = UCP_AM_SEND_FLAG_EAGER,
         .cb.send = answer_sent,
         .user_data = answer};
-    ucs_status_ptr_t req = ucp_am_send_nbx(param->reply_ep, ANSWER_AM_ID,
+    ucs_status_ptr_t req = ucp_am_send_nbx(param->reply_ep, UCX_AM_SHIP_ANSWER,
                                            answer, sizeof(h),
                                            answer + sizeof(h), len, &p);
     if (!UCS_PTR_IS_PTR(req))   /* done, or failed: no callback comes */
@@ -383,8 +385,8 @@ static ucs_status_t serve_keys(void *arg, const void *header,
     return UCS_OK;
 }
 
-static ucs_status_t set_am_handler(ucp_worker_h worker, unsigned id,
-                                   ucp_am_recv_callback_t cb, void *arg)
+ucs_status_t ucx_set_am_handler(ucp_worker_h worker, unsigned id,
+                                ucp_am_recv_callback_t cb, void *arg)
 {
     ucp_am_handler_param_t hp = {
         .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
@@ -409,7 +411,7 @@ int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s)
         !(q->payload = malloc(BATCH_CHUNK * ship_stride(kvs, true))) ||
         !(q->outbox = malloc(BATCH_CHUNK * ship_stride(kvs, true))))
         return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
-    st = set_am_handler(s->caller, ANSWER_AM_ID, take_answer, s);
+    st = ucx_set_am_handler(s->caller, UCX_AM_SHIP_ANSWER, take_answer, s);
     if (st != UCS_OK)
         return ucx_fail(kvs, "setting the answers' handler", st);
     return MPIKVS_OK;
@@ -459,43 +461,21 @@ int ucx_serving_open(mpikvs_t *kvs, struct ucx_transport *s)
         return MPIKVS_OK;
     if (!(s->served = serving_view(kvs)))
         return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
-    st = set_am_handler(s->server, SHIP_AM_ID, serve_keys, s);
+    st = ucx_set_am_handler(s->server, UCX_AM_SHIP, serve_keys, s);
     if (st != UCS_OK)
         return ucx_fail(kvs, "setting the shipped keys' handler", st);
     return MPIKVS_OK;
 }
 
-/* Whether UCX reaches a node with RMA of its own (RDMA) rather than
- * emulating it with messages that the node's helper must serve.  UCX 1.13
- * tells it only in an endpoint's printed configuration, where each RMA
- * lane has a "put[lane]" and a "get[lane]" line. */
-static bool ep_has_rma(ucp_ep_h ep)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    bool rma = true;   /* unknown: RMA, the path that needs no answer */
-
-    if (!f)
-        return rma;
-    ucp_ep_print_info(ep, f);
-    if (fclose(f) == 0 && text)
-        rma = strstr(text, " get[") != NULL;
-    free(text);
-    return rma;
-}
-
-/* Which nodes get their keys shipped whole (MPIKVS_UCX_OPS; lock-free
- * mode; nodes reached through UCX). */
+/* Which nodes get their keys shipped whole: in the lock-free mode, every
+ * node reached through UCX, unless the context has RMA (MPIKVS_UCX_OPS=
+ * rma: buckets read and slots written). */
 void ucx_shipping_choose(mpikvs_t *kvs, struct ucx_transport *s)
 {
     for (uint32_t n = 0; n < kvs->nnodes; n++) {
         struct ucx_node *nd = &s->nodes[n];
         nd->ships = kvs->mode == KVSHM_MODE_LOCKFREE && nd->ep &&
-                    !nd->direct &&
-                    (kvs->ucx_ops == KVS_UCX_OPS_SHIP ||
-                     (kvs->ucx_ops == KVS_UCX_OPS_AUTO &&
-                      !ep_has_rma(nd->ep)));
+                    !nd->direct && !s->rma;
     }
 }
 

@@ -2,19 +2,31 @@
  * transport_ucx_wait.c - waiting for UCX, bounded, and the errors of the
  * ucx transport: every wait progresses this rank's workers (the calling
  * one, and on a leader the serving one when its helper is not at it),
- * gives up after UCX_WAIT_MS, and fails at once for a node found lost
- * (UCX's peer error handling, or the pid of a leader on this host).
+ * gives up after MPIKVS_TIMEOUT seconds, and fails at once for a node
+ * found lost (UCX's peer error handling, or the pid of a leader on this
+ * host).
+ *
+ * A node given up on is remembered: for UCX_STALLED_RETRY_MS after, a
+ * wait for it fails at once instead of waiting its bound again (close
+ * with a thousand batches in flight would wait a thousand times); a
+ * leader of this host is waited for again as soon as it is no longer
+ * stopped, and any node once the period is over, so that the job's later
+ * operations work when the node is back.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "transport_ucx.h"
 
-#define UCX_WAIT_MS     30000u  /* an operation not done by then: stalled */
 #define UCX_SPINS_BEFORE_YIELD 16 /* progress calls before a wait yields */
+#define UCX_STALLED_RETRY_MS  10000u /* a node given up on fails at once */
+#define UCX_NAP_AFTER_MS      10u    /* a wait this long naps between polls */
+#define UCX_NAP_NS            100000 /* for 0.1 ms: no core spun away */
 
 int ucx_fail(mpikvs_t *kvs, const char *what, ucs_status_t st)
 {
@@ -59,6 +71,63 @@ static void check_alive(struct ucx_transport *s, uint32_t node)
         n->lost = UCS_ERR_ENDPOINT_TIMEOUT;
 }
 
+/* Whether the process pid is stopped (SIGSTOP, a debugger): its state in
+ * /proc/PID/stat, the letter after the command's closing parenthesis. */
+static bool process_stopped(pid_t pid)
+{
+    char path[64], buf[512];
+    const char *paren;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return false;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
+}
+
+/* Whether a wait for node fails at once: it was given up on lately, and
+ * (for a leader of this host) its leader is still stopped. */
+static bool still_stalled(struct ucx_transport *s, uint32_t node,
+                          uint64_t now)
+{
+    struct ucx_node *n = &s->nodes[node];
+
+    if (!n->stalled_ms)
+        return false;
+    if (now - n->stalled_ms < UCX_STALLED_RETRY_MS &&
+        (n->pid <= 0 || process_stopped(n->pid)))
+        return true;
+    n->stalled_ms = 0;   /* try it again */
+    return false;
+}
+
+/* again: not waited for, given up on a moment ago (still_stalled). */
+static int stalled_error(mpikvs_t *kvs, const char *what, uint32_t node,
+                         bool again)
+{
+    unsigned secs = ucx_state(kvs)->wait_ms / 1000;
+
+    if (node == KVS_ALL_NODES)
+        return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                        "UCX: %s did not complete in %u s: a node's "
+                        "leader does not answer (MPIKVS_TIMEOUT)",
+                        what, secs);
+    if (again)
+        return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                        "UCX: %s to node %u not tried: its leader (rank %d) "
+                        "did not answer in %u s a moment ago",
+                        what, node, kvs->leaders[node], secs);
+    return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                    "UCX: %s to node %u did not complete in %u s: its "
+                    "leader (rank %d) does not answer (MPIKVS_TIMEOUT)",
+                    what, node, secs, kvs->leaders[node]);
+}
+
 int ucx_node_lost(mpikvs_t *kvs, uint32_t node)
 {
     const struct ucx_node *n = &ucx_state(kvs)->nodes[node];
@@ -74,21 +143,30 @@ int ucx_node_lost(mpikvs_t *kvs, uint32_t node)
                     node, kvs->leaders[node], ucs_status_string(n->lost));
 }
 
-/* Progress until ready(arg), bounded by UCX_WAIT_MS; a lost node (node,
- * or any with KVS_ALL_NODES) fails the wait. */
+/* Progress until ready(arg), bounded by MPIKVS_TIMEOUT; a lost node
+ * (node, or any with KVS_ALL_NODES) fails the wait, and so does a node
+ * given up on lately (see the top of this file). */
 int ucx_wait_until(mpikvs_t *kvs, bool (*ready)(void *), void *arg,
                    uint32_t node, const char *what)
 {
     struct ucx_transport *s = ucx_state(kvs);
     uint64_t deadline = 0;
+    bool nap = false;
 
+    if (node != KVS_ALL_NODES && !ready(arg) &&
+        still_stalled(s, node, now_ms()))
+        return stalled_error(kvs, what, node, true);
     for (unsigned spins = 0; !ready(arg); spins++) {
         progress(s);
         /* The answer may need a thread of this host that waits for a
          * core (a node's helper, woken by the request): let it have
          * ours rather than spin it away. */
-        if (spins >= UCX_SPINS_BEFORE_YIELD)
+        if (nap) {
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = UCX_NAP_NS};
+            nanosleep(&ts, NULL);
+        } else if (spins >= UCX_SPINS_BEFORE_YIELD) {
             sched_yield();
+        }
         if ((spins & 1023) != 1023)
             continue;
         uint64_t t = now_ms();
@@ -100,20 +178,19 @@ int ucx_wait_until(mpikvs_t *kvs, bool (*ready)(void *), void *arg,
             if ((n == node || node == KVS_ALL_NODES) &&
                 s->nodes[n].lost != UCS_OK)
                 return ucx_node_lost(kvs, n);
-        if (!deadline)
-            deadline = t + UCX_WAIT_MS;
-        else if (t >= deadline && node == KVS_ALL_NODES)
-            return kvs_fail(kvs, MPIKVS_ERR_STALLED,
-                            "UCX: %s did not complete in %u s: a node's "
-                            "leader does not answer",
-                            what, UCX_WAIT_MS / 1000);
-        else if (t >= deadline)
-            return kvs_fail(kvs, MPIKVS_ERR_STALLED,
-                            "UCX: %s to node %u did not complete in %u s: "
-                            "its leader (rank %d) does not answer",
-                            what, node, UCX_WAIT_MS / 1000,
-                            kvs->leaders[node]);
+        if (!deadline) {
+            deadline = t + s->wait_ms;
+        } else if (t + s->wait_ms >= deadline + UCX_NAP_AFTER_MS) {
+            nap = true;   /* no quick answer: stop spinning a core */
+        }
+        if (t >= deadline) {
+            if (node != KVS_ALL_NODES)
+                s->nodes[node].stalled_ms = t;
+            return stalled_error(kvs, what, node, false);
+        }
     }
+    if (node != KVS_ALL_NODES)
+        s->nodes[node].stalled_ms = 0;
     return MPIKVS_OK;
 }
 

@@ -21,6 +21,7 @@ TESTS += \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-fault-tests.sh \
+	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-nodes-test.sh \
 	tests/mpi/run-persist-tests.sh \
@@ -84,6 +85,19 @@ tests_mpi_test_thread_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_thread_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 tests_mpi_test_thread_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lpthread
 
+# built from the library's sources: it publishes its UCX workers'
+# addresses for the intruder (a plain UCX program, run as another user)
+if MPIKVS_HAVE_UCX
+check_PROGRAMS += tests/mpi/test_intruder tests/mpi/ucx_intruder
+tests_mpi_test_intruder_SOURCES = tests/mpi/test_intruder.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_intruder_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_intruder_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_intruder_LDADD = $(LIBMPIKVS_LIBS)
+tests_mpi_ucx_intruder_SOURCES = tests/mpi/ucx_intruder.c
+tests_mpi_ucx_intruder_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS)
+tests_mpi_ucx_intruder_LDADD = $(UCX_LIBS)
+endif
+
 # built from the library's sources: it holds bucket locks itself
 tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -95,6 +109,7 @@ EXTRA_DIST += \
 	tests/mpi/mt_key_home.h \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-fault-tests.sh \
+	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-nodes-test.sh \

@@ -39,6 +39,13 @@
 #              --enable-recovery (orte_enable_recovery, Open MPI 4.1)
 #              asks it to let the job run on; without it, it kills rank
 #              0 at once, a race with rank 0's checks.
+#   stopped    rank 0 stops rank 1, node 1's leader (SIGSTOP), for
+#              longer than MPIKVS_TIMEOUT (2 s): its calls on node 1's
+#              keys return MPIKVS_ERR_STALLED, the first after the
+#              timeout, the rest at once; once rank 1 is resumed they
+#              work again, and an answer given up on lands nowhere;
+#              over UCX_TLS=tcp,self, in the lock-free mode (shipped
+#              keys) and the fine-lock mode (memory operations).
 #
 # Skipped (77) when libmpikvs is built without UCX.  Each mpirun has a
 # hard time limit (MPITEST_TIMEOUT, default 120 s); the runs take some
@@ -213,6 +220,10 @@ done
 ucx_ops=rma
 killed lockfree tcp,self
 ucx_ops=
+
+for mode in lockfree fine-lock; do
+    run ucx tcp,self - "$mode" stopped
+done
 
 ucx_shm >"$dir/ucx-after"
 new=$(comm -13 "$dir/ucx-before" "$dir/ucx-after")

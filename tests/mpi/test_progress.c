@@ -32,6 +32,18 @@
  *       DIR/result ("PASS ..."/"FAIL ..." lines, then "done P passed F
  *       failed") before it ends, and the script asserts on that file:
  *       mpirun may end rank 0 any time after rank 1's death.
+ *   test_progress MODE stopped
+ *       with MPIKVS_TIMEOUT=2, rank 0 stops rank 1 (SIGSTOP: node 1's
+ *       leader and its helper) while rank 1 waits in a barrier, and calls
+ *       a get, a second get, a put, a put-if-absent, a batch and a batch
+ *       started then waited for, on keys of node 1: each returns
+ *       MPIKVS_ERR_STALLED naming node 1, the first after the timeout,
+ *       the others at once ("not tried": the node is remembered); a key
+ *       of node 0 still works.  Then rank 0 resumes rank 1 (SIGCONT):
+ *       gets and puts of node 1's keys work again, and the buffer of the
+ *       first get, given up on, still holds what it held (its late
+ *       answer is dropped).  Everything after resuming is checked by
+ *       both ranks' counts.
  *
  * Built from the library's sources (tests/mpi/local.mk) for kvs_key_make,
  * to pick keys by their home node.  See mpitest.h for the output.
@@ -579,6 +591,141 @@ out:
     _exit(0);
 }
 
+/* Poll until pid is stopped (or no longer, as wanted), bounded. */
+static bool await_stopped(int pid, bool want)
+{
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000000};
+    uint64_t t0 = now_ns();
+    char p[64], st[512];
+
+    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    while (now_ns() - t0 < WAIT_S * 1000000000ull) {
+        FILE *f = fopen(p, "r");
+        size_t n = f ? fread(st, 1, sizeof st - 1, f) : 0;
+        if (f)
+            fclose(f);
+        st[n] = '\0';
+        const char *paren = strrchr(st, ')');
+        bool is = paren && (paren[2] == 'T' || paren[2] == 't');
+        if (is == want)
+            return true;
+        nanosleep(&pause, NULL);
+    }
+    return false;
+}
+
+/* A call on a key of the stopped node 1: MPIKVS_ERR_STALLED naming it;
+ * remembered: not even tried. */
+static void on_stopped_node(mpikvs_t *kvs, const char *what, int rc,
+                            bool remembered, uint64_t t0)
+{
+    const char *msg = mpikvs_last_error(kvs);
+
+    EXPECT(rc == MPIKVS_ERR_STALLED && strstr(msg, "node 1") &&
+               (!remembered || strstr(msg, "not tried")),
+           "%s of a key of the stopped node 1: %s after %.0f ms: %s", what,
+           mpikvs_strerror(rc), ms_since(t0), msg);
+    mt_note("%s of a key of the stopped node 1: %s after %.0f ms", what,
+            mpikvs_strerror(rc), ms_since(t0));
+}
+
+static void stopped(void)
+{
+    unsigned char keys[8][KS], own[KS], v[VS], first[VS], want[VS];
+    unsigned char vals[4][VS];
+    int status[4], rc, pid = (int)getpid(), pids[2] = {0, 0};
+    mpikvs_request_t req;
+    mpikvs_t *kvs;
+    uint64_t t0;
+
+    setenv("MPIKVS_TIMEOUT", "2", 1);
+    kvs = open_table();
+    MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < 8; i++)
+        key_on(kvs, 17, (uint32_t)i, 1, keys[i]);
+    key_on(kvs, 17, 9, 0, own);
+    mt_phase("each rank puts keys of its node");
+    if (rank == 1)
+        for (int i = 0; i < 4; i++) {
+            mt_make_value(keys[i], KS, 1, v, VS);
+            EXPECT(mpikvs_put(kvs, keys[i], v) == MPIKVS_OK, "put %d", i);
+        }
+    else {
+        mt_make_value(own, KS, 1, v, VS);
+        EXPECT(mpikvs_put(kvs, own, v) == MPIKVS_OK, "put of node 0's");
+    }
+    if (mpikvs_fence(kvs) != MPIKVS_OK)
+        mt_abort("the fence failed");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        mt_phase("rank 0 stops rank 1");
+        kill(pids[1], SIGSTOP);
+        if (!await_stopped(pids[1], true))
+            mt_abort("rank 1 did not stop");
+        memset(first, 0xab, VS);
+        t0 = now_ns();
+        on_stopped_node(kvs, "a get", mpikvs_get(kvs, keys[0], first),
+                        false, t0);
+        t0 = now_ns();
+        on_stopped_node(kvs, "a second get", mpikvs_get(kvs, keys[1], v),
+                        true, t0);
+        mt_make_value(keys[4], KS, 2, v, VS);
+        t0 = now_ns();
+        on_stopped_node(kvs, "a put", mpikvs_put(kvs, keys[4], v), true,
+                        t0);
+        mt_make_value(keys[5], KS, 2, v, VS);
+        t0 = now_ns();
+        on_stopped_node(kvs, "a put-if-absent",
+                        mpikvs_put_if_absent(kvs, keys[5], v, NULL), true,
+                        t0);
+        t0 = now_ns();
+        on_stopped_node(kvs, "a get_batch",
+                        mpikvs_get_batch(kvs, 4, keys, vals, status), true,
+                        t0);
+        t0 = now_ns();
+        rc = mpikvs_get_batch_start(kvs, 4, keys, vals, status, &req);
+        if (rc == MPIKVS_OK)
+            rc = mpikvs_wait(kvs, &req);
+        on_stopped_node(kvs, "a started batch", rc, true, t0);
+        mt_make_value(own, KS, 1, want, VS);
+        rc = mpikvs_get(kvs, own, v);
+        EXPECT(rc == MPIKVS_OK && memcmp(v, want, VS) == 0,
+               "a get of node 0's key while node 1 is stopped: %s",
+               mpikvs_strerror(rc));
+
+        mt_phase("rank 0 resumes rank 1");
+        kill(pids[1], SIGCONT);
+        if (!await_stopped(pids[1], false))
+            mt_abort("rank 1 did not resume");
+        mt_make_value(keys[2], KS, 1, want, VS);
+        rc = mpikvs_get(kvs, keys[2], v);
+        EXPECT(rc == MPIKVS_OK && memcmp(v, want, VS) == 0,
+               "a get of node 1's key once it is resumed: %s: %s",
+               mpikvs_strerror(rc), mpikvs_last_error(kvs));
+        mt_make_value(keys[6], KS, 3, want, VS);
+        rc = mpikvs_put(kvs, keys[6], want);
+        EXPECT(rc == MPIKVS_OK, "a put to node 1 once it is resumed: %s",
+               mpikvs_strerror(rc));
+        rc = mpikvs_get(kvs, keys[6], v);
+        EXPECT(rc == MPIKVS_OK && memcmp(v, want, VS) == 0,
+               "reading it back: %s", mpikvs_strerror(rc));
+        rc = mpikvs_get_batch(kvs, 2, keys[2], vals, status);
+        EXPECT(rc == MPIKVS_OK && status[0] == MPIKVS_OK,
+               "a batch of node 1's keys once it is resumed: %s",
+               mpikvs_strerror(rc));
+        unsigned char untouched[VS];
+        memset(untouched, 0xab, VS);
+        EXPECT(memcmp(first, untouched, VS) == 0,
+               "the buffer of the get given up on holds what it held");
+    }
+    mt_phase("the ranks meet again");
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT(mpikvs_fence(kvs) == MPIKVS_OK, "fence: %s",
+           mpikvs_last_error(kvs));
+    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close: %s",
+           mpikvs_last_error(NULL));
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 2 ? argv[2] : "";
@@ -586,11 +733,12 @@ int main(int argc, char **argv)
 
     mode = argc > 1 ? argv[1] : "";
     dir = argc > 3 ? argv[3] : NULL;
-    if ((strcmp(what, "no-ucx") && !dir) ||
+    if ((strcmp(what, "no-ucx") && strcmp(what, "stopped") && !dir) ||
         (strcmp(what, "compute") && strcmp(what, "contrast") &&
-         strcmp(what, "no-ucx") && strcmp(what, "killed"))) {
+         strcmp(what, "no-ucx") && strcmp(what, "killed") &&
+         strcmp(what, "stopped"))) {
         fprintf(stderr, "usage: %s MODE compute|contrast|killed DIR, "
-                        "%s MODE no-ucx\n", argv[0], argv[0]);
+                        "%s MODE no-ucx|stopped\n", argv[0], argv[0]);
         return 2;
     }
     /* the UCX transport's progress helper is a second thread, which
@@ -608,6 +756,8 @@ int main(int argc, char **argv)
         compute(false);
     else if (!strcmp(what, "no-ucx"))
         no_ucx();
+    else if (!strcmp(what, "stopped"))
+        stopped();
     else
         killed();
 
