@@ -11,7 +11,10 @@
  * with a thousand batches in flight would wait a thousand times); a
  * leader of this host is waited for again as soon as it is no longer
  * stopped, and any node once the period is over, so that the job's later
- * operations work when the node is back.
+ * operations work when the node is back.  With RMA (MPIKVS_UCX_OPS=rma)
+ * a node given up on is lost for good instead: its endpoint is closed at
+ * once, which cancels its requests, so that no late get or atomic lands
+ * in a buffer (or on a stack) that has moved on.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -132,6 +135,12 @@ int ucx_node_lost(mpikvs_t *kvs, uint32_t node)
 {
     const struct ucx_node *n = &ucx_state(kvs)->nodes[node];
 
+    if (n->lost == UCS_ERR_CANCELED)   /* forget_node */
+        return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                        "UCX: node %u (its leader is rank %d) did not "
+                        "answer in time earlier, and its endpoint was "
+                        "closed (MPIKVS_UCX_OPS=rma)",
+                        node, kvs->leaders[node]);
     if (n->pid > 0)   /* check_alive found it gone */
         return kvs_fail(kvs, MPIKVS_ERR_STALLED,
                         "UCX: node %u is unreachable: its leader (rank %d, "
@@ -199,6 +208,27 @@ bool ucx_request_done(void *req)
     return ucp_request_check_status(req) != UCS_INPROGRESS;
 }
 
+/* With RMA, a node given up on: close its endpoint (forced, which
+ * cancels every request on it) and never use it again. */
+static void forget_node(struct ucx_transport *s, uint32_t node)
+{
+    struct ucx_node *n = &s->nodes[node];
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                             .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucs_status_ptr_t req;
+
+    if (!s->rma || !n->ep)
+        return;
+    if (n->rkey)
+        ucp_rkey_destroy(n->rkey);
+    n->rkey = NULL;
+    req = ucp_ep_close_nbx(n->ep, &p);
+    if (UCS_PTR_IS_PTR(req))
+        ucp_request_free(req);   /* released once complete */
+    n->ep = NULL;
+    n->lost = UCS_ERR_CANCELED;
+}
+
 /* Wait for req (what an _nbx call returned) to complete.  A request given
  * up on is not freed: UCX may still complete it into its buffers, which
  * belong to the handle. */
@@ -216,6 +246,8 @@ int ucx_wait_done(mpikvs_t *kvs, ucs_status_ptr_t req, uint32_t node,
         goto failed;
     }
     rc = ucx_wait_until(kvs, ucx_request_done, req, node, what);
+    if (rc == MPIKVS_ERR_STALLED && node != KVS_ALL_NODES)
+        forget_node(s, node);
     if (rc != MPIKVS_OK)
         return rc;
     st = ucp_request_check_status(req);

@@ -45,7 +45,8 @@
 #              timeout, the rest at once; once rank 1 is resumed they
 #              work again, and an answer given up on lands nowhere;
 #              over UCX_TLS=tcp,self, in the lock-free mode (shipped
-#              keys) and the fine-lock mode (memory operations).
+#              keys) and the fine-lock mode (memory operations); with
+#              MPIKVS_UCX_OPS=rma node 1 stays given up on.
 #
 # Skipped (77) when libmpikvs is built without UCX.  Each mpirun has a
 # hard time limit (MPITEST_TIMEOUT, default 120 s); the runs take some
@@ -224,6 +225,9 @@ ucx_ops=
 for mode in lockfree fine-lock; do
     run ucx tcp,self - "$mode" stopped
 done
+ucx_ops=rma
+run ucx tcp,self - lockfree stopped
+ucx_ops=
 
 ucx_shm >"$dir/ucx-after"
 new=$(comm -13 "$dir/ucx-before" "$dir/ucx-after")
