@@ -16,11 +16,13 @@ top=$(pwd)
 
 # gdb: a stat test stops mpikvs-stat in mid-read to truncate a tier under it;
 # libcoarrays-openmpi-dev: its test programs are unchanged clients of
-# libmpikvs-rmacache (tests/rmacache/run-coarrays.sh)
+# libmpikvs-rmacache (tests/rmacache/run-coarrays.sh); libfiu-dev and
+# fiu-utils: tests that make system calls fail (tests/region-fiu.sh)
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libopenmpi-dev openmpi-bin libslurm-dev libjansson-dev
           libxxhash-dev libucx-dev check groff-base libsundials-dev gnuplot-nox
-          slurmctld slurmd slurm-client munge gdb libcoarrays-openmpi-dev"
+          slurmctld slurmd slurm-client munge gdb libcoarrays-openmpi-dev
+          libfiu-dev fiu-utils"
 
 started=$(date +%s)
 say() { printf 'quickstart: [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }

@@ -43,6 +43,20 @@ AC_DEFUN([MPIKVS_CHECK_CHECK], [
   AM_CONDITIONAL([MPIKVS_HAVE_CHECK], [test "$have_check" = yes])
 ])
 
+# libfiu, for the tests that make system calls fail (fiu-run -x and its
+# preloaded POSIX wrappers).  Optional: without it those tests are built
+# no more and say so.
+AC_DEFUN([MPIKVS_CHECK_FIU], [
+  AC_CHECK_HEADER([fiu-control.h],
+    [AC_CHECK_LIB([fiu], [fiu_enable], [have_fiu=yes], [have_fiu=no])],
+    [have_fiu=no])
+  AS_IF([test "$have_fiu" = yes], [AC_PATH_PROG([FIU_RUN], [fiu-run])])
+  AS_IF([test "$have_fiu" = yes && test -z "$FIU_RUN"], [have_fiu=no])
+  AS_IF([test "$have_fiu" != yes],
+    [AC_MSG_WARN([libfiu not found: the fault-injection tests need it; install libfiu-dev fiu-utils])])
+  AM_CONDITIONAL([MPIKVS_HAVE_FIU], [test "$have_fiu" = yes])
+])
+
 # libslurm, for mpikvs-stat to ask slurmctld whether a region's job is
 # still alive.  Optional: without it mpikvs-stat judges by mappings only.
 AC_DEFUN([MPIKVS_CHECK_LIBSLURM], [

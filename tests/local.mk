@@ -32,6 +32,16 @@ TESTS += \
 	tests/mpikvs-config.sh
 # End of TESTS
 
+# regions whose system calls fail, under fiu-run (tests/region-fiu.sh)
+if MPIKVS_HAVE_FIU
+check_PROGRAMS += tests/check_region_fiu
+TESTS += tests/region-fiu.sh
+tests_check_region_fiu_SOURCES = tests/check_region_fiu.c tests/shm_check.h
+tests_check_region_fiu_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_check_region_fiu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_region_fiu_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lfiu
+endif
+
 tests_check_config_SOURCES = tests/check_config.c
 tests_check_config_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
@@ -80,7 +90,8 @@ tests_check_tier_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lpthread
 EXTRA_DIST += \
 	tests/check-exports.sh \
 	tests/config \
-	tests/mpikvs-config.sh
+	tests/mpikvs-config.sh \
+	tests/region-fiu.sh
 # End of EXTRA_DIST (tests)
 
 ##
