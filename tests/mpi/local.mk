@@ -14,7 +14,8 @@ check_PROGRAMS += \
 	tests/mpi/test_persist \
 	tests/mpi/test_populate \
 	tests/mpi/test_progress \
-	tests/mpi/test_thread
+	tests/mpi/test_thread \
+	tests/mpi/test_killed_writer
 # End of check_PROGRAMS (mpi)
 
 TESTS += \
@@ -22,6 +23,7 @@ TESTS += \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
+	tests/mpi/run-killed-writer-test.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-nodes-test.sh \
 	tests/mpi/run-persist-tests.sh \
@@ -98,6 +100,12 @@ tests_mpi_ucx_intruder_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS)
 tests_mpi_ucx_intruder_LDADD = $(UCX_LIBS)
 endif
 
+# built from the library's sources: it picks keys by their home node
+tests_mpi_test_killed_writer_SOURCES = tests/mpi/test_killed_writer.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_killed_writer_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_killed_writer_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_killed_writer_LDADD = $(LIBMPIKVS_LIBS)
+
 # built from the library's sources: it holds bucket locks itself
 tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -110,6 +118,7 @@ EXTRA_DIST += \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
+	tests/mpi/run-killed-writer-test.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-nodes-test.sh \
