@@ -24,6 +24,8 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/ops.h \
 	libmpikvs/osc.c \
 	libmpikvs/persist.c \
+	libmpikvs/persist_file.c \
+	libmpikvs/persist_file.h \
 	libmpikvs/round_key.c \
 	libmpikvs/slot.c \
 	libmpikvs/slot.h \
