@@ -11,6 +11,8 @@
 #   mpikvstest, made if missing; skipped, saying so, as another user)
 #   two saves of one path at once, each several times: every save
 #   succeeds and the file loads whole
+#   a rank killed (SIGKILL) in the middle of a save: the file at path
+#   still loads whole
 #   a full file system (a 700 KiB tmpfs mounted here; skipped, saying
 #   so, where mount is not permitted): the save fails, the old save
 #   stays and loads, no partial file is left
@@ -141,6 +143,37 @@ fi
 run "after two saves at once, the file loads" 2 2 -- check "$file" $n
 left=$(ls "$tmp" | grep '\.partial' || true)
 [ -z "$left" ] || bad "partial files left in $tmp: $left"
+
+# ---- a rank killed in the middle of a save ----
+# the first job's save is at $file; a second saves it over and over, and
+# its rank 1 gets SIGKILL while a partial file of it exists
+mkdir "$tmp/pids"
+job "save-loop" 2 2 -- save-loop "$file" $n "$tmp/pids" &
+loop=$!
+seen=
+for i in $(seq 1 600); do    # up to a minute: the job starts slowly
+    if [ -s "$tmp/pids/rank.1" ] && ls "$tmp" | grep -q 'table\.kvs\.partial\.'
+    then
+        seen=$(ls "$tmp" | grep 'table\.kvs\.partial\.' | head -1)
+        kill -KILL "$(cat "$tmp/pids/rank.1")"
+        break
+    fi
+    sleep 0.1
+done
+wait $loop
+if [ -z "$seen" ]; then
+    bad "a rank killed in a save: no save of the loop was seen" \
+        "$tmp/out.save-loop"
+else
+    echo "PASS rank 1 killed while $seen existed"
+    ok
+    run "after a rank was killed in a save, the file loads" 2 1 -- \
+        check "$file" $n
+fi
+# a killed save leaves its partial file (mpikvs(3)), and the killed
+# job's regions: neither is ours to judge here
+rm -f "$tmp"/table.kvs.partial.*
+rm -f "$MPIKVS_SHM_DIR"/*
 
 # ---- a full file system ----
 full="$tmp/full"

@@ -5,6 +5,8 @@
  *
  *   save FILE N K      puts keys 0..N-1 and saves to FILE K times (two
  *                      such jobs at once: each save whole, none damaged)
+ *   save-loop FILE N DIR  puts keys 0..N-1, writes each rank's pid to
+ *                      DIR/rank.R and saves to FILE until killed
  *   check FILE N       FILE loads, and holds the N entries
  *   full FILE N        saves to FILE on a file system with room for one
  *                      save only: the second save fails, FILE still
@@ -122,6 +124,27 @@ static void phase_save(const char *file, uint32_t n, int times)
     if (rank == 0)
         mt_note("saved %u entries to %s %d times", n, file, times);
     EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
+}
+
+/* Saves to file until killed (the script kills a rank in the middle of
+ * one); each rank's pid in piddir/rank.R first. */
+static void phase_save_loop(const char *file, uint32_t n, const char *piddir)
+{
+    mpikvs_t *kvs = open_table();
+    char name[1100];
+    FILE *f;
+
+    put_keys(kvs, n);
+    snprintf(name, sizeof(name), "%s/rank.%d", piddir, rank);
+    f = fopen(name, "w");
+    if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f))
+        mt_abort("cannot write the pid file");
+    mt_phase("save-loop");
+    for (;;) {
+        int rc = mpikvs_save(kvs, file);
+        if (rc != MPIKVS_OK)
+            mt_abort(mpikvs_last_error(kvs));
+    }
 }
 
 static void phase_check(const char *file, uint32_t n)
@@ -335,6 +358,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc >= 5 && !strcmp(argv[1], "save"))
         phase_save(argv[2], (uint32_t)atoi(argv[3]), atoi(argv[4]));
+    else if (argc >= 5 && !strcmp(argv[1], "save-loop"))
+        phase_save_loop(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
     else if (argc >= 4 && !strcmp(argv[1], "check"))
         phase_check(argv[2], (uint32_t)atoi(argv[3]));
     else if (argc >= 4 && !strcmp(argv[1], "full"))
@@ -348,7 +373,7 @@ int main(int argc, char **argv)
     else if (argc >= 4 && !strcmp(argv[1], "fiu"))
         phase_fiu(argv[2], (uint32_t)atoi(argv[3]));
     else
-        mt_abort("usage: test_persist_fault save|check|full|crafted|"
+        mt_abort("usage: test_persist_fault save|save-loop|check|full|crafted|"
                  "open-fifo|noclose|fiu ...");
     int status = mt_finish();
     MPI_Finalize();
