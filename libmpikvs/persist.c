@@ -478,8 +478,15 @@ static int check_header(mpikvs_t *kvs, const char *path,
         h->entries > h->blocks * h->block_entries)
         return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
                         "mpikvs_load: the header of %s is inconsistent "
-                        "(block shape or counts): the file is damaged",
-                        path);
+                        "(blocks of %llu entries and %llu bytes, %llu "
+                        "blocks, %llu entries; a save writes blocks of %llu "
+                        "entries of %zu bytes here): the file is damaged "
+                        "or crafted", path,
+                        (unsigned long long)h->block_entries,
+                        (unsigned long long)h->block_bytes,
+                        (unsigned long long)h->blocks,
+                        (unsigned long long)h->entries,
+                        (unsigned long long)mine.block_entries, esize);
     want = SAVE_HEADER_SIZE + h->blocks * h->block_bytes;
     if (size < want)
         return kvs_fail(kvs, MPIKVS_ERR_TRUNCATED,

@@ -4,6 +4,7 @@
 # system, another user or another rank lets them down
 # (tests/mpi/test_persist_fault.c), under plain mpirun:
 #
+#   the save's mode: 0600 under umask 022
 #   another user's files in a shared save directory (a group's project
 #   directory, a sticky one): a link at <path>.partial to a file of the
 #   saver's, and a 0666 file of theirs there; the save writes neither,
@@ -80,7 +81,11 @@ run() {
 
 wrap=
 file="$tmp/table.kvs"
+# the save's mode is 0600 whatever the umask
+umask 022
 run save 2 2 -- save "$file" $n 1
+mode=$(stat -c %a "$file")
+[ "$mode" = 600 ] || bad "the save is mode $mode under umask 022, not 600"
 
 # ---- another user's files at the save's partial name ----
 user=mpikvstest
