@@ -44,55 +44,10 @@
 #include "local.h"
 #include "ops.h"
 #include "persist_file.h"
+#include "save_format.h"
 #include "round.h"
 
-#define SAVE_MAGIC        "MPIKVSsv"
-#define SAVE_VERSION      1u
-#define SAVE_HEADER_SIZE  256u
-#define SAVE_BYTE_ORDER   UINT64_C(0x0102030405060708)
-#define SAVE_BLOCK_SEED   UINT64_C(0x6d70696b76736276)   /* "mpikvsbv" */
-#define SAVE_BLOCK_TARGET (UINT64_C(1) << 18)   /* entry bytes of a block */
 #define SAVE_ROUND_BLOCKS 32u                   /* blocks a rank has at once */
-
-struct save_header {
-    char     magic[8];          /* SAVE_MAGIC */
-    uint32_t version;           /* SAVE_VERSION */
-    uint32_t header_size;       /* SAVE_HEADER_SIZE */
-    uint64_t byte_order;        /* SAVE_BYTE_ORDER as the writer stores it */
-    uint64_t key_size, value_size;
-    uint64_t key_rules, value_rules;   /* kvshm_record_rules_id() */
-    uint64_t block_entries, block_bytes;
-    uint64_t blocks, entries;
-    uint64_t nbuckets;          /* of the table saved, for the curious */
-    uint32_t slots_per_bucket, nnodes;
-    int64_t  created;           /* seconds since the epoch */
-    char     table[32];
-    uint8_t  pad[104];
-    uint64_t checksum;          /* XXH3-64 of the bytes before it */
-};
-
-struct save_block {
-    uint64_t count;
-    uint64_t checksum;
-};
-
-_Static_assert(sizeof(struct save_header) == SAVE_HEADER_SIZE,
-               "a save file's header is 256 bytes");
-
-static uint64_t header_sum(const struct save_header *h)
-{
-    return XXH3_64bits(h, offsetof(struct save_header, checksum));
-}
-
-/* Of the whole block past its count and checksum, zeroes included: a
- * flipped bit anywhere in the file is found. */
-static uint64_t block_sum(const struct save_block *b, uint64_t index,
-                          size_t block_bytes)
-{
-    return XXH3_64bits_withSeed(b + 1, block_bytes - sizeof(*b),
-                                SAVE_BLOCK_SEED ^ (index * UINT64_C(
-                                    0x9e3779b97f4a7c15)) ^ b->count);
-}
 
 static size_t entry_size(const mpikvs_t *kvs)
 {
@@ -118,8 +73,7 @@ static void header_make(const mpikvs_t *kvs, struct save_header *h)
     h->value_size = kvs->value_size;
     h->key_rules = rules(kvs->table ? &kvs->table->key : NULL);
     h->value_rules = rules(kvs->table ? &kvs->table->value : NULL);
-    h->block_entries = SAVE_BLOCK_TARGET / esize ? SAVE_BLOCK_TARGET / esize
-                                                 : 1;
+    h->block_entries = kvs_save_block_entries(esize);
     h->block_bytes = sizeof(struct save_block) + h->block_entries * esize;
     h->nbuckets = kvs->nbuckets;
     h->slots_per_bucket = (uint32_t)kvs->slots;
@@ -282,7 +236,8 @@ static int save_rounds(mpikvs_t *kvs, MPI_File fh, const char *name,
             unsigned char *tail = (unsigned char *)(b + 1) + b->count *
                                                                  r->esize;
             memset(tail, 0, (r->block_entries - b->count) * r->esize);
-            b->checksum = block_sum(b, base + before + i, r->block_bytes);
+            b->checksum = kvs_save_block_sum(b, base + before + i,
+                                             r->block_bytes);
         }
         {   /* collective: a rank that failed writes nothing */
             MPI_Offset at = (MPI_Offset)(SAVE_HEADER_SIZE +
@@ -383,7 +338,7 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
         MPI_Status st;
         h.blocks = blocks;
         h.entries = entries;
-        h.checksum = header_sum(&h);
+        h.checksum = kvs_save_header_sum(&h);
         mrc = MPI_File_write_at(fh, 0, &h, sizeof(h), MPI_BYTE, &st);
         rc = write_done(kvs, part.name, 0, sizeof(h), mrc, &st);
     }
@@ -419,87 +374,18 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
 /* ---- load ---- */
 
 /* Rank 0: the header of the file of size bytes, and whether this table
- * can take its entries. */
+ * can take its entries (save_format.c). */
 static int check_header(mpikvs_t *kvs, const char *path,
                         const struct save_header *h, uint64_t size)
 {
     struct save_header mine;
-    uint64_t want;
-    size_t esize = entry_size(kvs);
+    char why[400];
+    int rc;
 
-    if (size < SAVE_HEADER_SIZE)
-        return kvs_fail(kvs, size && memcmp(h->magic, SAVE_MAGIC, 8) == 0
-                                 ? MPIKVS_ERR_TRUNCATED
-                                 : MPIKVS_ERR_FOREIGN,
-                        "mpikvs_load: %s is %llu bytes, shorter than a "
-                        "save file's header: not a whole mpikvs save file",
-                        path, (unsigned long long)size);
-    if (memcmp(h->magic, SAVE_MAGIC, 8) != 0)
-        return kvs_fail(kvs, MPIKVS_ERR_FOREIGN,
-                        "mpikvs_load: %s is not an mpikvs save file (it "
-                        "does not start with %s)", path, SAVE_MAGIC);
-    if (h->byte_order != SAVE_BYTE_ORDER || h->version != SAVE_VERSION)
-        return kvs_fail(kvs, MPIKVS_ERR_VERSION,
-                        "mpikvs_load: %s was saved in another format "
-                        "(version %u, or another byte order); this "
-                        "library reads version %u", path, h->version,
-                        SAVE_VERSION);
-    if (h->checksum != header_sum(h))
-        return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
-                        "mpikvs_load: the header of %s does not verify "
-                        "(its checksum): the file is damaged", path);
-    if (h->key_size != kvs->key_size || h->value_size != kvs->value_size)
-        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
-                        "mpikvs_load: %s holds keys of %llu and values of "
-                        "%llu bytes, this table keys of %zu and values of "
-                        "%zu: load it into a table of its sizes",
-                        path, (unsigned long long)h->key_size,
-                        (unsigned long long)h->value_size, kvs->key_size,
-                        kvs->value_size);
     header_make(kvs, &mine);
-    if (h->key_rules != mine.key_rules || h->value_rules != mine.value_rules)
-        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
-                        "mpikvs_load: %s was saved from a table whose %s "
-                        "rules differ from this table's (fields, types, "
-                        "digits or zero_below in the config): its keys "
-                        "would not be the keys this job makes; load it "
-                        "into a table with the config it was saved with",
-                        path, h->key_rules != mine.key_rules ? "key"
-                                                            : "value");
-    /* block_entries is at most what a writer ever puts in a block (its
-     * bytes near SAVE_BLOCK_TARGET, or one entry), so the products below
-     * and a round's buffer stay small: a crafted header cannot wrap
-     * block_bytes around to a block that claims more than it holds */
-    if (h->header_size != SAVE_HEADER_SIZE || !h->block_entries ||
-        h->block_entries > mine.block_entries ||
-        h->block_bytes !=
-            sizeof(struct save_block) + h->block_entries * esize ||
-        h->blocks > (UINT64_MAX - SAVE_HEADER_SIZE) / h->block_bytes ||
-        h->entries > h->blocks * h->block_entries)
-        return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
-                        "mpikvs_load: the header of %s is inconsistent "
-                        "(blocks of %llu entries and %llu bytes, %llu "
-                        "blocks, %llu entries; a save writes blocks of %llu "
-                        "entries of %zu bytes here): the file is damaged "
-                        "or crafted", path,
-                        (unsigned long long)h->block_entries,
-                        (unsigned long long)h->block_bytes,
-                        (unsigned long long)h->blocks,
-                        (unsigned long long)h->entries,
-                        (unsigned long long)mine.block_entries, esize);
-    want = SAVE_HEADER_SIZE + h->blocks * h->block_bytes;
-    if (size < want)
-        return kvs_fail(kvs, MPIKVS_ERR_TRUNCATED,
-                        "mpikvs_load: %s is %llu bytes, its header says "
-                        "%llu: the file was cut short (a copy or a save "
-                        "that did not finish)", path,
-                        (unsigned long long)size, (unsigned long long)want);
-    if (size > want)
-        return kvs_fail(kvs, MPIKVS_ERR_SIZE,
-                        "mpikvs_load: %s is %llu bytes, its header says "
-                        "%llu: something was appended or the header is "
-                        "wrong", path, (unsigned long long)size,
-                        (unsigned long long)want);
+    rc = kvs_save_header_check(h, size, &mine, why, sizeof(why));
+    if (rc != MPIKVS_OK)
+        return kvs_fail(kvs, rc, "mpikvs_load: %s %s", path, why);
     return MPIKVS_OK;
 }
 
@@ -580,7 +466,8 @@ static int read_round(mpikvs_t *kvs, MPI_File fh, const char *path,
         struct save_block *b =
             (struct save_block *)(buf + j * h->block_bytes);
         if (b->count > h->block_entries ||
-            b->checksum != block_sum(b, first + j, h->block_bytes))
+            b->checksum !=
+                kvs_save_block_sum(b, first + j, h->block_bytes))
             return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
                             "mpikvs_load: block %llu of %s (at byte %llu) "
                             "does not verify: the file is damaged; nothing "
