@@ -203,7 +203,10 @@ int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out);
 
 /* Close the cache (collective): frees the window, unmaps, removes what
  * open created (a region made by the SPANK plugin stays for later steps).
- * *kvs becomes NULL.  Returns MPIKVS_OK or the first error. */
+ * *kvs becomes NULL.  The waits for the other ranks are bounded by
+ * MPIKVS_CLOSE_TIMEOUT (MPIKVS_ERR_STALLED); with the config's
+ * persist.save the table is saved only once every rank came to close
+ * within it.  Returns MPIKVS_OK or the first error. */
 int mpikvs_close(mpikvs_t **kvs);
 
 /*
@@ -225,8 +228,13 @@ int mpikvs_foreach_local(mpikvs_t *kvs, mpikvs_entry_fn fn, void *arg);
  * Save and load (mpikvs_save(3)), collective.  mpikvs_save writes every
  * verified live entry of every node to one file at path, with MPI-IO
  * from every rank (across nodes path must be on a file system they all
- * share), through "<path>.partial", synced, then renamed to path.
- * mpikvs_load puts the entries of such a file into this table, of any
+ * share), through a new file "<path>.partial.XXXXXX" of rank 0's own
+ * (mode 0600, never another user's file or link), every write's count
+ * and the file's size checked, synced, then renamed to path: path is
+ * the old file or the whole new one.  A failed save removes only its own
+ * partial file.  mpikvs_load refuses a path that is not a regular file
+ * (a FIFO, a device) before opening it, and puts the entries of such a
+ * file into this table, of any
  * size, slot or node count: each through the normal put; an entry that
  * evicts another (its bucket was full) counts as not fitting.  The whole
  * file is verified before anything is put: a truncated, foreign or

@@ -24,7 +24,11 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/ops.h \
 	libmpikvs/osc.c \
 	libmpikvs/persist.c \
+	libmpikvs/persist_file.c \
+	libmpikvs/persist_file.h \
 	libmpikvs/round_key.c \
+	libmpikvs/save_format.c \
+	libmpikvs/save_format.h \
 	libmpikvs/slot.c \
 	libmpikvs/slot.h \
 	libmpikvs/stats.c \

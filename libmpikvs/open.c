@@ -733,28 +733,36 @@ static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
     }
 }
 
-/* Undo whatever open did; collective only where every rank got as far.
- * The waits for the other ranks are bounded (bounded_barrier); a rank
- * that gives up frees nothing that another rank could still be waiting
- * for, and returns MPIKVS_ERR_STALLED.  report: its error also goes to
- * mpikvs_last_error(NULL), as kvs is gone. */
-static int teardown(mpikvs_t *kvs, bool report)
+/* Every rank of the handle is here, each within the timeout.  Twice:
+ * after the first every rank has come, and no RMA is in flight; after
+ * the second every rank knows that, so either all of them go on to a
+ * collective that waits for every rank (freeing the window, the config's
+ * save) or, but for one that is descheduled for a whole timeout between
+ * the two, none does. */
+static int all_at_close(mpikvs_t *kvs)
 {
-    int rc = MPIKVS_OK;
-    bool together = true, exposed;
+    int rc = bounded_barrier(kvs, now_ms() + kvs->close_timeout * 1000ull);
+
+    if (rc == MPIKVS_OK)
+        rc = bounded_barrier(kvs, now_ms() + kvs->close_timeout * 1000ull);
+    return rc;
+}
+
+/* Undo whatever open did; collective only where every rank got as far.
+ * The waits for the other ranks are bounded (all_at_close); a rank that
+ * gives up, or had given up already (stalled), frees nothing that
+ * another rank could still be waiting for, and returns
+ * MPIKVS_ERR_STALLED.  report: its error also goes to
+ * mpikvs_last_error(NULL), as kvs is gone. */
+static int teardown(mpikvs_t *kvs, bool report, bool stalled)
+{
+    int rc = stalled ? MPIKVS_ERR_STALLED : MPIKVS_OK;
+    bool together = !stalled, exposed;
 
     if (kvs->tp && kvs->tp->release)
         kvs->tp->release(kvs);
-    if (kvs->comm != MPI_COMM_NULL) {
-        /* Twice: after the first every rank has come, and no RMA is in
-         * flight; after the second every rank knows that, so either all
-         * of them free the window (which waits for every rank) or, but
-         * for one that is descheduled for a whole timeout between the
-         * two, none does. */
-        rc = bounded_barrier(kvs, now_ms() + kvs->close_timeout * 1000ull);
-        if (rc == MPIKVS_OK)
-            rc = bounded_barrier(kvs,
-                                 now_ms() + kvs->close_timeout * 1000ull);
+    if (!stalled && kvs->comm != MPI_COMM_NULL) {
+        rc = all_at_close(kvs);
         together = rc == MPIKVS_OK;
     }
     /* a region the transport still exposes to the others stays mapped
@@ -900,17 +908,39 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         rc = kvs_load_at_open(kvs, kvs->table->persist.load);
     if (rc != MPIKVS_OK) {
         kvs_fail(NULL, rc, "%s", kvs->err.text);
-        teardown(kvs, false);
+        teardown(kvs, false, false);
         return rc;
     }
     *out = kvs;
     return MPIKVS_OK;
 }
 
+/* The config's save at close.  The save is collective, and MPI-IO
+ * cannot give up on a rank that never comes: so every rank must be at
+ * close first, within MPIKVS_CLOSE_TIMEOUT, or none saves and the close
+ * goes on as after a timeout (MPIKVS_ERR_STALLED). */
+static int close_save(mpikvs_t *kvs, const char *path, bool *stalled)
+{
+    char why[sizeof(kvs->err.text)];
+    int rc = all_at_close(kvs);
+
+    *stalled = rc != MPIKVS_OK;
+    if (rc != MPIKVS_OK) {
+        snprintf(why, sizeof(why), "%s", kvs->err.text);
+        return kvs_fail(kvs, rc, "mpikvs_close: the table was not saved to "
+                        "%s (persist.save): %s", path, why);
+    }
+    rc = mpikvs_save(kvs, path);
+    if (rc != MPIKVS_OK)
+        kvs_fail(NULL, rc, "%s", kvs->err.text);
+    return rc;
+}
+
 int mpikvs_close(mpikvs_t **kvsp)
 {
     const struct kvshm_table_config *t;
     int saved = MPIKVS_OK, rc;
+    bool stalled = false;
     unsigned unwaited;
 
     if (!kvsp || !*kvsp)
@@ -922,10 +952,9 @@ int mpikvs_close(mpikvs_t **kvsp)
     /* the config's save for the next run; the close goes on if it fails,
      * and returns its error */
     t = (*kvsp)->table;
-    if (t && t->persist.save[0] &&
-        (saved = mpikvs_save(*kvsp, t->persist.save)) != MPIKVS_OK)
-        kvs_fail(NULL, saved, "%s", (*kvsp)->err.text);
-    rc = teardown(*kvsp, true);
+    if (t && t->persist.save[0])
+        saved = close_save(*kvsp, t->persist.save, &stalled);
+    rc = teardown(*kvsp, true, stalled);
     if (rc == MPIKVS_OK)
         rc = saved;
     *kvsp = NULL;

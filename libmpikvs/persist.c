@@ -19,8 +19,9 @@
  * that verify, never a torn one) into a round of blocks; the ranks learn
  * each other's counts (one allgather) and write the round where it goes
  * with one collective write; the header comes last.  The file is written
- * as "<path>.partial", synced and renamed to path, so path is either the
- * old file or the whole new one.
+ * as "<path>.partial.XXXXXX", a new file of rank 0's own (persist_file.c),
+ * every write's count checked, synced, its size checked and renamed to
+ * path, so path is either the old file or the whole new one.
  *
  * Load: rank 0 checks the header and the file size, every rank then
  * verifies its share of the blocks, and only when the whole file
@@ -32,7 +33,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,56 +43,11 @@
 #include "key_hash.h"
 #include "local.h"
 #include "ops.h"
+#include "persist_file.h"
+#include "save_format.h"
 #include "round.h"
 
-#define SAVE_MAGIC        "MPIKVSsv"
-#define SAVE_VERSION      1u
-#define SAVE_HEADER_SIZE  256u
-#define SAVE_BYTE_ORDER   UINT64_C(0x0102030405060708)
-#define SAVE_BLOCK_SEED   UINT64_C(0x6d70696b76736276)   /* "mpikvsbv" */
-#define SAVE_BLOCK_TARGET (UINT64_C(1) << 18)   /* entry bytes of a block */
 #define SAVE_ROUND_BLOCKS 32u                   /* blocks a rank has at once */
-#define SAVE_PARTIAL      ".partial"
-
-struct save_header {
-    char     magic[8];          /* SAVE_MAGIC */
-    uint32_t version;           /* SAVE_VERSION */
-    uint32_t header_size;       /* SAVE_HEADER_SIZE */
-    uint64_t byte_order;        /* SAVE_BYTE_ORDER as the writer stores it */
-    uint64_t key_size, value_size;
-    uint64_t key_rules, value_rules;   /* kvshm_record_rules_id() */
-    uint64_t block_entries, block_bytes;
-    uint64_t blocks, entries;
-    uint64_t nbuckets;          /* of the table saved, for the curious */
-    uint32_t slots_per_bucket, nnodes;
-    int64_t  created;           /* seconds since the epoch */
-    char     table[32];
-    uint8_t  pad[104];
-    uint64_t checksum;          /* XXH3-64 of the bytes before it */
-};
-
-struct save_block {
-    uint64_t count;
-    uint64_t checksum;
-};
-
-_Static_assert(sizeof(struct save_header) == SAVE_HEADER_SIZE,
-               "a save file's header is 256 bytes");
-
-static uint64_t header_sum(const struct save_header *h)
-{
-    return XXH3_64bits(h, offsetof(struct save_header, checksum));
-}
-
-/* Of the whole block past its count and checksum, zeroes included: a
- * flipped bit anywhere in the file is found. */
-static uint64_t block_sum(const struct save_block *b, uint64_t index,
-                          size_t block_bytes)
-{
-    return XXH3_64bits_withSeed(b + 1, block_bytes - sizeof(*b),
-                                SAVE_BLOCK_SEED ^ (index * UINT64_C(
-                                    0x9e3779b97f4a7c15)) ^ b->count);
-}
 
 static size_t entry_size(const mpikvs_t *kvs)
 {
@@ -118,8 +73,7 @@ static void header_make(const mpikvs_t *kvs, struct save_header *h)
     h->value_size = kvs->value_size;
     h->key_rules = rules(kvs->table ? &kvs->table->key : NULL);
     h->value_rules = rules(kvs->table ? &kvs->table->value : NULL);
-    h->block_entries = SAVE_BLOCK_TARGET / esize ? SAVE_BLOCK_TARGET / esize
-                                                 : 1;
+    h->block_entries = kvs_save_block_entries(esize);
     h->block_bytes = sizeof(struct save_block) + h->block_entries * esize;
     h->nbuckets = kvs->nbuckets;
     h->slots_per_bucket = (uint32_t)kvs->slots;
@@ -165,10 +119,11 @@ static int check_path(mpikvs_t *kvs, const char *call, const char *path)
     if (!path || !*path)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL, "%s: path is NULL or empty",
                         call);
-    if (strlen(path) + sizeof(SAVE_PARTIAL) > KVSHM_PERSIST_PATH_MAX)
+    /* room for the save's partial name */
+    if (strlen(path) + KVS_PARTIAL_SUFFIX_LEN >= KVSHM_PERSIST_PATH_MAX)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "%s: the path is longer than %zu bytes", call,
-                        KVSHM_PERSIST_PATH_MAX - sizeof(SAVE_PARTIAL));
+                        KVSHM_PERSIST_PATH_MAX - 1 - KVS_PARTIAL_SUFFIX_LEN);
     return MPIKVS_OK;
 }
 
@@ -216,9 +171,29 @@ static uint64_t round_room(const struct round *r)
     return (SAVE_ROUND_BLOCKS - used) * r->block_entries - in_last;
 }
 
+/* A write of len bytes at offset at of file name returned mrc and st: all
+ * of them written?  A full file system can cut a write that MPI-IO does
+ * not fail (ompio says so on stderr only); the count shows it. */
+static int write_done(mpikvs_t *kvs, const char *name, MPI_Offset at,
+                      int len, int mrc, MPI_Status *st)
+{
+    int got = 0;
+
+    if (mrc != MPI_SUCCESS)
+        return file_fail(kvs, "mpikvs_save: writing", name, mrc);
+    if (MPI_Get_count(st, MPI_BYTE, &got) != MPI_SUCCESS || got != len)
+        return kvs_fail(kvs, -ENOSPC,
+                        "mpikvs_save: wrote %d of %d bytes at offset %lld "
+                        "of %s (a full file system or a quota, or an I/O "
+                        "error; MPI-IO may say which on stderr): the save "
+                        "failed and the file it replaces was left as it "
+                        "was", got, len, (long long)at, name);
+    return MPIKVS_OK;
+}
+
 /* Write the rounds of every rank; *blocks gets the count of all. */
-static int save_rounds(mpikvs_t *kvs, MPI_File fh, struct round *r,
-                       uint64_t *blocks, uint64_t *torn)
+static int save_rounds(mpikvs_t *kvs, MPI_File fh, const char *name,
+                       struct round *r, uint64_t *blocks, uint64_t *torn)
 {
     uint64_t first, end, base = 0, (*all)[2] = NULL;
     int rc = MPIKVS_OK;
@@ -261,17 +236,19 @@ static int save_rounds(mpikvs_t *kvs, MPI_File fh, struct round *r,
             unsigned char *tail = (unsigned char *)(b + 1) + b->count *
                                                                  r->esize;
             memset(tail, 0, (r->block_entries - b->count) * r->esize);
-            b->checksum = block_sum(b, base + before + i, r->block_bytes);
+            b->checksum = kvs_save_block_sum(b, base + before + i,
+                                             r->block_bytes);
         }
         {   /* collective: a rank that failed writes nothing */
             MPI_Offset at = (MPI_Offset)(SAVE_HEADER_SIZE +
                                          (base + before) * r->block_bytes);
             int len = rc == MPIKVS_OK ? (int)(r->nblocks * r->block_bytes)
                                       : 0;
+            MPI_Status st;
             int mrc = MPI_File_write_at_all(fh, at, r->buf, len, MPI_BYTE,
-                                            MPI_STATUS_IGNORE);
-            if (mrc != MPI_SUCCESS && rc == MPIKVS_OK)
-                rc = file_fail(kvs, "mpikvs_save: writing", "the file", mrc);
+                                            &st);
+            if (rc == MPIKVS_OK)
+                rc = write_done(kvs, name, at, len, mrc, &st);
         }
         /* a rank that failed stops the others at the next round */
         if ((rc = agree(kvs, rc)) != MPIKVS_OK)
@@ -285,23 +262,30 @@ static int save_rounds(mpikvs_t *kvs, MPI_File fh, struct round *r,
     return rc;
 }
 
-/* Sync the directory that holds path, so the rename is durable too. */
-static void sync_dir(const char *path)
+/* Rank 0, after every rank's writes and syncs: the file holds every
+ * byte of the save.  (A write cut short at its end, a full file system,
+ * that MPI-IO reported as whole would show here.) */
+static int check_size(mpikvs_t *kvs, MPI_File fh, const char *name,
+                      uint64_t want)
 {
-    char copy[KVSHM_PERSIST_PATH_MAX];
-    int fd;
+    MPI_Offset size = 0;
+    int mrc = MPI_File_get_size(fh, &size);
 
-    snprintf(copy, sizeof(copy), "%s", path);
-    fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
+    if (mrc != MPI_SUCCESS)
+        return file_fail(kvs, "mpikvs_save: size of", name, mrc);
+    if ((uint64_t)size != want)
+        return kvs_fail(kvs, -ENOSPC,
+                        "mpikvs_save: %s holds %lld bytes after the "
+                        "writes, the save is %llu (the file system is "
+                        "full, or a quota): the save failed and the file "
+                        "it replaces was left as it was", name,
+                        (long long)size, (unsigned long long)want);
+    return MPIKVS_OK;
 }
 
 int mpikvs_save(mpikvs_t *kvs, const char *path)
 {
-    char tmp[KVSHM_PERSIST_PATH_MAX];
+    struct kvs_partial part = {.fd = -1};
     struct save_header h;
     struct round r = {0};
     uint64_t blocks = 0, torn = 0, entries = 0;
@@ -312,8 +296,6 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
         return MPIKVS_ERR_INVAL;
     kvs_async_complete(kvs);   /* its puts in the file */
     rc = check_path(kvs, "mpikvs_save", path);
-    if (rc == MPIKVS_OK)
-        snprintf(tmp, sizeof(tmp), "%s%s", path, SAVE_PARTIAL);
     if ((rc = agree(kvs, rc)) != MPIKVS_OK)
         return rc;
     header_make(kvs, &h);
@@ -323,18 +305,27 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
     r.buf = malloc(SAVE_ROUND_BLOCKS * r.block_bytes);
     if (!r.buf)
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_save: out of memory");
-    /* the open is collective: every rank, or none */
+    /* rank 0 makes the file, a new one of its own (persist_file.c); the
+     * others open it by the name it made */
+    if (rc == MPIKVS_OK && kvs->rank == 0)
+        rc = kvs_partial_create(kvs, path, &part);
+    if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
+        MPI_Bcast(part.name, sizeof(part.name), MPI_CHAR, 0, kvs->comm) !=
+            MPI_SUCCESS)
+        rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast failed");
+    /* the open is collective: every rank, or none; no MPI_MODE_CREATE,
+     * which would make a file where rank 0's is not */
     if ((rc = agree(kvs, rc)) == MPIKVS_OK) {
-        mrc = MPI_File_open(kvs->comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+        mrc = MPI_File_open(kvs->comm, part.name, MPI_MODE_WRONLY,
                             MPI_INFO_NULL, &fh);
-        if (mrc != MPI_SUCCESS)
-            rc = file_fail(kvs, "mpikvs_save: cannot create", tmp, mrc);
-        else if ((mrc = MPI_File_set_size(fh, 0)) != MPI_SUCCESS)
-            rc = file_fail(kvs, "mpikvs_save: cannot empty", tmp, mrc);
+        if (mrc != MPI_SUCCESS) {
+            rc = file_fail(kvs, "mpikvs_save: cannot open", part.name, mrc);
+            fh = MPI_FILE_NULL;
+        }
     }
     rc = agree(kvs, rc);
     if (rc == MPIKVS_OK)
-        rc = save_rounds(kvs, fh, &r, &blocks, &torn);
+        rc = save_rounds(kvs, fh, part.name, &r, &blocks, &torn);
     if (rc == MPIKVS_OK) {
         uint64_t sum = 0;
         mrc = MPI_Allreduce(&r.entries, &sum, 1, MPI_UINT64_T, MPI_SUM,
@@ -344,31 +335,32 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
         entries = sum;
     }
     if (rc == MPIKVS_OK && kvs->rank == 0) {
+        MPI_Status st;
         h.blocks = blocks;
         h.entries = entries;
-        h.checksum = header_sum(&h);
-        mrc = MPI_File_write_at(fh, 0, &h, sizeof(h), MPI_BYTE,
-                                MPI_STATUS_IGNORE);
-        if (mrc != MPI_SUCCESS)
-            rc = file_fail(kvs, "mpikvs_save: writing the header of", tmp,
-                           mrc);
+        h.checksum = kvs_save_header_sum(&h);
+        mrc = MPI_File_write_at(fh, 0, &h, sizeof(h), MPI_BYTE, &st);
+        rc = write_done(kvs, part.name, 0, sizeof(h), mrc, &st);
     }
     rc = agree(kvs, rc);
-    if (fh != MPI_FILE_NULL) {
-        if (rc == MPIKVS_OK && (mrc = MPI_File_sync(fh)) != MPI_SUCCESS)
-            rc = file_fail(kvs, "mpikvs_save: cannot sync", tmp, mrc);
+    /* sync, agree, then the size: MPI-IO's rule for seeing the bytes
+     * other ranks wrote */
+    if (rc == MPIKVS_OK && (mrc = MPI_File_sync(fh)) != MPI_SUCCESS)
+        rc = file_fail(kvs, "mpikvs_save: cannot sync", part.name, mrc);
+    rc = agree(kvs, rc);
+    if (rc == MPIKVS_OK && kvs->rank == 0)
+        rc = check_size(kvs, fh, part.name,
+                        SAVE_HEADER_SIZE + blocks * h.block_bytes);
+    rc = agree(kvs, rc);
+    if (fh != MPI_FILE_NULL)
         MPI_File_close(&fh);
-    }
-    rc = agree(kvs, rc);
+    /* path is the old file or the whole new one; a failed save removes
+     * its own partial file and nothing else */
     if (kvs->rank == 0) {
-        if (rc == MPIKVS_OK && rename(tmp, path) != 0)
-            rc = kvs_fail(kvs, -errno,
-                          "mpikvs_save: cannot rename %s to %s: %s", tmp,
-                          path, strerror(errno));
         if (rc == MPIKVS_OK)
-            sync_dir(path);
-        else if (rc != MPIKVS_ERR_INVAL)
-            unlink(tmp);   /* nothing half written stays */
+            rc = kvs_partial_commit(kvs, &part, path);
+        else
+            kvs_partial_discard(&part);
     }
     rc = agree(kvs, rc);
     if (rc == MPIKVS_OK) {
@@ -382,75 +374,18 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
 /* ---- load ---- */
 
 /* Rank 0: the header of the file of size bytes, and whether this table
- * can take its entries. */
+ * can take its entries (save_format.c). */
 static int check_header(mpikvs_t *kvs, const char *path,
                         const struct save_header *h, uint64_t size)
 {
     struct save_header mine;
-    uint64_t want;
-    size_t esize = entry_size(kvs);
+    char why[400];
+    int rc;
 
-    if (size < SAVE_HEADER_SIZE)
-        return kvs_fail(kvs, size && memcmp(h->magic, SAVE_MAGIC, 8) == 0
-                                 ? MPIKVS_ERR_TRUNCATED
-                                 : MPIKVS_ERR_FOREIGN,
-                        "mpikvs_load: %s is %llu bytes, shorter than a "
-                        "save file's header: not a whole mpikvs save file",
-                        path, (unsigned long long)size);
-    if (memcmp(h->magic, SAVE_MAGIC, 8) != 0)
-        return kvs_fail(kvs, MPIKVS_ERR_FOREIGN,
-                        "mpikvs_load: %s is not an mpikvs save file (it "
-                        "does not start with %s)", path, SAVE_MAGIC);
-    if (h->byte_order != SAVE_BYTE_ORDER || h->version != SAVE_VERSION)
-        return kvs_fail(kvs, MPIKVS_ERR_VERSION,
-                        "mpikvs_load: %s was saved in another format "
-                        "(version %u, or another byte order); this "
-                        "library reads version %u", path, h->version,
-                        SAVE_VERSION);
-    if (h->checksum != header_sum(h))
-        return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
-                        "mpikvs_load: the header of %s does not verify "
-                        "(its checksum): the file is damaged", path);
-    if (h->key_size != kvs->key_size || h->value_size != kvs->value_size)
-        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
-                        "mpikvs_load: %s holds keys of %llu and values of "
-                        "%llu bytes, this table keys of %zu and values of "
-                        "%zu: load it into a table of its sizes",
-                        path, (unsigned long long)h->key_size,
-                        (unsigned long long)h->value_size, kvs->key_size,
-                        kvs->value_size);
     header_make(kvs, &mine);
-    if (h->key_rules != mine.key_rules || h->value_rules != mine.value_rules)
-        return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
-                        "mpikvs_load: %s was saved from a table whose %s "
-                        "rules differ from this table's (fields, types, "
-                        "digits or zero_below in the config): its keys "
-                        "would not be the keys this job makes; load it "
-                        "into a table with the config it was saved with",
-                        path, h->key_rules != mine.key_rules ? "key"
-                                                            : "value");
-    if (h->header_size != SAVE_HEADER_SIZE || !h->block_entries ||
-        h->block_bytes !=
-            sizeof(struct save_block) + h->block_entries * esize ||
-        h->blocks > (UINT64_MAX - SAVE_HEADER_SIZE) / h->block_bytes ||
-        h->entries > h->blocks * h->block_entries)
-        return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
-                        "mpikvs_load: the header of %s is inconsistent "
-                        "(block shape or counts): the file is damaged",
-                        path);
-    want = SAVE_HEADER_SIZE + h->blocks * h->block_bytes;
-    if (size < want)
-        return kvs_fail(kvs, MPIKVS_ERR_TRUNCATED,
-                        "mpikvs_load: %s is %llu bytes, its header says "
-                        "%llu: the file was cut short (a copy or a save "
-                        "that did not finish)", path,
-                        (unsigned long long)size, (unsigned long long)want);
-    if (size > want)
-        return kvs_fail(kvs, MPIKVS_ERR_SIZE,
-                        "mpikvs_load: %s is %llu bytes, its header says "
-                        "%llu: something was appended or the header is "
-                        "wrong", path, (unsigned long long)size,
-                        (unsigned long long)want);
+    rc = kvs_save_header_check(h, size, &mine, why, sizeof(why));
+    if (rc != MPIKVS_OK)
+        return kvs_fail(kvs, rc, "mpikvs_load: %s %s", path, why);
     return MPIKVS_OK;
 }
 
@@ -507,23 +442,32 @@ static int read_round(mpikvs_t *kvs, MPI_File fh, const char *path,
                       uint64_t *entries)
 {
     uint64_t first = s->first + i * SAVE_ROUND_BLOCKS;
-    int mrc;
+    MPI_Status st;
+    int mrc, len, got = 0;
 
     *n = first < s->end ? s->end - first : 0;
     if (*n > SAVE_ROUND_BLOCKS)
         *n = SAVE_ROUND_BLOCKS;
+    len = (int)(*n * h->block_bytes);   /* check_header bounds it */
     mrc = MPI_File_read_at_all(fh,
                                (MPI_Offset)(SAVE_HEADER_SIZE +
                                             first * h->block_bytes),
-                               buf, (int)(*n * h->block_bytes), MPI_BYTE,
-                               MPI_STATUS_IGNORE);
+                               buf, len, MPI_BYTE, &st);
     if (mrc != MPI_SUCCESS)
         return file_fail(kvs, "mpikvs_load: reading", path, mrc);
+    /* the file cut since its size was checked: never verify the bytes
+     * of an earlier round left in buf */
+    if (MPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS || got != len)
+        return kvs_fail(kvs, MPIKVS_ERR_TRUNCATED,
+                        "mpikvs_load: read %d of %d bytes of %s at block "
+                        "%llu: the file was cut while it was loaded",
+                        got, len, path, (unsigned long long)first);
     for (uint64_t j = 0; j < *n; j++) {
         struct save_block *b =
             (struct save_block *)(buf + j * h->block_bytes);
         if (b->count > h->block_entries ||
-            b->checksum != block_sum(b, first + j, h->block_bytes))
+            b->checksum !=
+                kvs_save_block_sum(b, first + j, h->block_bytes))
             return kvs_fail(kvs, MPIKVS_ERR_CORRUPT,
                             "mpikvs_load: block %llu of %s (at byte %llu) "
                             "does not verify: the file is damaged; nothing "
@@ -757,13 +701,16 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
                             "MPIKVS_LOAD_MERGE to load into it anyway",
                             path);
     }
-    mrc = MPI_File_open(kvs->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
-    if (mrc != MPI_SUCCESS) {
-        rc = access(path, R_OK) != 0
-                 ? kvs_fail(kvs, -errno, "mpikvs_load: cannot open %s: %s",
-                            path, strerror(errno))
-                 : file_fail(kvs, "mpikvs_load: cannot open", path, mrc);
-        fh = MPI_FILE_NULL;
+    /* a FIFO or a device would block MPI_File_open, or read something
+     * else: every rank looks at what its path names first */
+    rc = kvs_load_check_file(kvs, path);
+    if ((rc = agree(kvs, rc)) == MPIKVS_OK) {
+        mrc = MPI_File_open(kvs->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL,
+                            &fh);
+        if (mrc != MPI_SUCCESS) {
+            rc = file_fail(kvs, "mpikvs_load: cannot open", path, mrc);
+            fh = MPI_FILE_NULL;
+        }
     }
     if ((rc = agree(kvs, rc)) != MPIKVS_OK) {
         if (fh != MPI_FILE_NULL)

@@ -6,7 +6,8 @@
 #
 #   - text and JSON carry the entries, the file's bytes, the save and
 #     load times and rates, and how many did not fit (0: the same table);
-#   - the save file is gone afterwards, and so is its .partial;
+#   - the save file is gone afterwards, and so are its partial files
+#     (<file>.partial.XXXXXX);
 #   - a bad option is refused with its message and status 2;
 #   - nothing is left in the shm directory (private to this script).
 #
@@ -48,8 +49,8 @@ if grep -q "^  save (synced, renamed): $num s, $num GB/s$" "$tmp/t"; then ok
 else bad "text: no save line" "$tmp/t"; fi
 if grep -q "^  load (page cache warm): $num s, $num GB/s, 0 did not fit$" "$tmp/t"; then ok
 else bad "text: no load line" "$tmp/t"; fi
-if [ ! -e "$file" ] && [ ! -e "$file.partial" ]; then ok
-else bad "the save file is left"; fi
+if [ ! -e "$file" ] && ! ls "$file".partial.* >/dev/null 2>&1; then ok
+else bad "the save file or a partial file of it is left"; fi
 
 echo "# json"
 if run "$tmp/j" 2 --size 1M --reps 1 --file "$file" --json; then ok

@@ -16,6 +16,7 @@ check_PROGRAMS += \
 	tests/check_region_name \
 	tests/check_rmacache_index \
 	tests/check_round \
+	tests/check_save_header \
 	tests/check_tier
 # End of check_PROGRAMS
 
@@ -27,6 +28,7 @@ TESTS += \
 	tests/check_region_name \
 	tests/check_rmacache_index \
 	tests/check_round \
+	tests/check_save_header \
 	tests/check_tier \
 	tests/check-exports.sh \
 	tests/mpikvs-config.sh
@@ -63,6 +65,12 @@ tests_check_region_SOURCES = tests/check_region.c tests/shm_check.h
 tests_check_region_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_check_region_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
 tests_check_region_LDADD = shm/libkvshm.la $(CHECK_LIBS)
+
+# the save file's format, from the library's source (it has no MPI)
+tests_check_save_header_SOURCES = tests/check_save_header.c libmpikvs/save_format.c
+tests_check_save_header_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_check_save_header_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(XXHASH_CFLAGS)
+tests_check_save_header_LDADD = $(CHECK_LIBS) $(XXHASH_LIBS)
 
 tests_check_region_name_SOURCES = tests/check_region_name.c tests/shm_check.h
 tests_check_region_name_CPPFLAGS = $(TESTS_CPPFLAGS)

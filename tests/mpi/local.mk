@@ -12,6 +12,7 @@ check_PROGRAMS += \
 	tests/mpi/test_locks \
 	tests/mpi/test_nodes \
 	tests/mpi/test_persist \
+	tests/mpi/test_persist_fault \
 	tests/mpi/test_populate \
 	tests/mpi/test_progress \
 	tests/mpi/test_thread \
@@ -27,6 +28,7 @@ TESTS += \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-nodes-test.sh \
 	tests/mpi/run-persist-tests.sh \
+	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
 	tests/mpi/run-thread-test.sh
@@ -58,6 +60,12 @@ tests_mpi_test_persist_SOURCES = tests/mpi/test_persist.c
 tests_mpi_test_persist_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_persist_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_persist_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+# crafts a save file's header, checksum included (XXH3)
+tests_mpi_test_persist_fault_SOURCES = tests/mpi/test_persist_fault.c
+tests_mpi_test_persist_fault_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_persist_fault_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
+tests_mpi_test_persist_fault_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) $(XXHASH_LIBS)
 
 tests_mpi_test_torture_SOURCES = tests/mpi/test_torture.c
 tests_mpi_test_torture_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -123,6 +131,7 @@ EXTRA_DIST += \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-nodes-test.sh \
 	tests/mpi/run-persist-tests.sh \
+	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
 	tests/mpi/run-thread-test.sh

@@ -83,7 +83,10 @@ check "its open found no file to load: a cold start" \
 owner=$(stat -c %U "$work/saves/t.kvs" 2>&1)
 check "its close saved the file, owned by the user ($owner)" \
     [ "$owner" = "$user" ]
-check "no .partial file is left" [ ! -e "$work/saves/t.kvs.partial" ]
+check "its mode is 0600 ($(stat -c %a "$work/saves/t.kvs" 2>&1))" \
+    [ "$(stat -c %a "$work/saves/t.kvs" 2>&1)" = 600 ]
+check "no partial file is left" \
+    [ -z "$(ls "$work/saves" | grep '^t\.kvs\.partial')" ]
 batch_job "$work/second.out" 120 as_user sbatch -N2 -n2 -o "$work/second.out" \
     --dht-scope=step --dht-config="$work/good.json" "$work/warm.sh" read
 check "the second job completed ($state)" [ "$state" = COMPLETED ]

@@ -1,0 +1,381 @@
+/*
+ * test_persist_fault.c - mpikvs_save and mpikvs_load where the file
+ * system or the other ranks let them down.  run-persist-fault-tests.sh
+ * runs its phases as separate jobs and checks the files they leave:
+ *
+ *   save FILE N K      puts keys 0..N-1 and saves to FILE K times (two
+ *                      such jobs at once: each save whole, none damaged)
+ *   save-loop FILE N DIR  puts keys 0..N-1, writes each rank's pid to
+ *                      DIR/rank.R and saves to FILE until killed
+ *   check FILE N       FILE loads, and holds the N entries
+ *   full FILE N        saves to FILE on a file system with room for one
+ *                      save only: the second save fails, FILE still
+ *                      loads
+ *   crafted FILE DIR   loads refused: a header whose block size wraps
+ *                      around (a 16-byte block that claims 40 entries),
+ *                      a FIFO, a directory; nothing is put
+ *   open-fifo          MPIKVS_CONFIG's persist.load is a FIFO: the open
+ *                      fails, it does not wait for a writer
+ *   noclose N          MPIKVS_CONFIG has persist.save; the last rank
+ *                      does not come to mpikvs_close until the others
+ *                      returned from it: every close returns
+ *                      MPIKVS_ERR_STALLED within MPIKVS_CLOSE_TIMEOUT and
+ *                      nothing is saved
+ *   fiu FILE N         (under fiu-run -x) open, pwrite and fsync fail
+ *                      in turn during a save: each save fails naming
+ *                      what failed, FILE stays the last good save and no
+ *                      partial file is left
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "mpikvs.h"
+#include "mpitest.h"
+
+#define KSIZE 32
+#define VSIZE 64
+#define TAG   29u
+
+static int rank, size;
+
+static mpikvs_t *open_table(void)
+{
+    mpikvs_options_t o = {.key_size = KSIZE, .value_size = VSIZE,
+                          .size_per_node = 4u << 20};
+    mpikvs_t *kvs = NULL;
+    int rc = mpikvs_open(MPI_COMM_WORLD, getenv("MPIKVS_CONFIG") ? NULL : &o,
+                         &kvs);
+
+    EXPECT(rc == MPIKVS_OK, "open: %s: %s", mpikvs_strerror(rc),
+           mpikvs_last_error(NULL));
+    if (!kvs)
+        mt_abort("cannot open");
+    return kvs;
+}
+
+static void put_keys(mpikvs_t *kvs, uint32_t n)
+{
+    unsigned char k[KSIZE], v[VSIZE];
+
+    for (uint32_t i = (uint32_t)rank; i < n; i += (uint32_t)size) {
+        mt_make_key(TAG, i, 7, k, KSIZE);
+        mt_make_value(k, KSIZE, i + 1000u, v, VSIZE);
+        int rc = mpikvs_put(kvs, k, v);
+        EXPECT(rc == MPIKVS_OK, "put %u: %s", i, mpikvs_strerror(rc));
+    }
+    EXPECT(mpikvs_fence(kvs) == MPIKVS_OK, "fence");
+}
+
+/* Load file (merged into what kvs holds): it verifies and has n. */
+static void expect_loads(mpikvs_t *kvs, const char *file, uint32_t n)
+{
+    mpikvs_load_report_t r = {0};
+    int rc = mpikvs_load(kvs, file, MPIKVS_LOAD_MERGE, &r);
+
+    EXPECT(rc == MPIKVS_OK && r.entries == n,
+           "load %s: %s (%s), %llu entries, want %u", file,
+           mpikvs_strerror(rc), mpikvs_last_error(kvs),
+           (unsigned long long)r.entries, n);
+}
+
+/* Rank 0: names in file's directory that start with file's name and
+ * ".partial". */
+static int partials_of(const char *file)
+{
+    char d[1024], b[1024], pre[1100];
+    struct dirent *e;
+    DIR *dir;
+    int found = 0;
+
+    snprintf(d, sizeof(d), "%s", file);
+    snprintf(b, sizeof(b), "%s", file);
+    snprintf(pre, sizeof(pre), "%s.partial", basename(b));
+    dir = opendir(dirname(d));
+    if (!dir)
+        mt_abort("cannot read the save's directory");
+    while ((e = readdir(dir)))
+        if (!strncmp(e->d_name, pre, strlen(pre))) {
+            mt_note("left behind: %s", e->d_name);
+            found++;
+        }
+    closedir(dir);
+    return found;
+}
+
+static void phase_save(const char *file, uint32_t n, int times)
+{
+    mpikvs_t *kvs = open_table();
+
+    put_keys(kvs, n);
+    for (int i = 0; i < times; i++) {
+        int rc = mpikvs_save(kvs, file);
+        EXPECT(rc == MPIKVS_OK, "save %d to %s: %s: %s", i, file,
+               mpikvs_strerror(rc), mpikvs_last_error(kvs));
+        if (rc != MPIKVS_OK)
+            break;
+    }
+    if (rank == 0)
+        mt_note("saved %u entries to %s %d times", n, file, times);
+    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
+}
+
+/* Saves to file until killed (the script kills a rank in the middle of
+ * one); each rank's pid in piddir/rank.R first. */
+static void phase_save_loop(const char *file, uint32_t n, const char *piddir)
+{
+    mpikvs_t *kvs = open_table();
+    char name[1100];
+    FILE *f;
+
+    put_keys(kvs, n);
+    snprintf(name, sizeof(name), "%s/rank.%d", piddir, rank);
+    f = fopen(name, "w");
+    if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f))
+        mt_abort("cannot write the pid file");
+    mt_phase("save-loop");
+    for (;;) {
+        int rc = mpikvs_save(kvs, file);
+        if (rc != MPIKVS_OK)
+            mt_abort(mpikvs_last_error(kvs));
+    }
+}
+
+static void phase_check(const char *file, uint32_t n)
+{
+    mpikvs_t *kvs = open_table();
+
+    expect_loads(kvs, file, n);
+    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
+}
+
+static void phase_full(const char *file, uint32_t n)
+{
+    mpikvs_t *kvs = open_table();
+    int rc;
+
+    put_keys(kvs, n);
+    rc = mpikvs_save(kvs, file);
+    EXPECT(rc == MPIKVS_OK, "the first save: %s: %s", mpikvs_strerror(rc),
+           mpikvs_last_error(kvs));
+    /* the old file and the new one do not fit together */
+    rc = mpikvs_save(kvs, file);
+    EXPECT(rc != MPIKVS_OK, "a save on a full file system returned OK");
+    if (rank == 0)
+        mt_note("the save on a full file system: %s: %s",
+                mpikvs_strerror(rc), mpikvs_last_error(kvs));
+    expect_loads(kvs, file, n);
+    if (rank == 0)
+        EXPECT(partials_of(file) == 0, "a partial file was left");
+    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
+}
+
+static void put64(unsigned char *h, size_t at, uint64_t v)
+{
+    memcpy(h + at, &v, sizeof(v));
+}
+
+/* Rank 0: dst is src's header with a block shape whose size wraps
+ * around (16 + block_entries * 96 == 2^64 * 3 + 16), its checksum right,
+ * and one 16-byte block that claims 40 entries and verifies. */
+static void write_wrapped(const char *src, const char *dst)
+{
+    unsigned char h[256 + 16];
+    uint64_t count = 40, sum;
+    FILE *in = fopen(src, "rb"), *out;
+
+    if (!in || fread(h, 1, 256, in) != 256)
+        mt_abort("cannot read the saved file's header");
+    fclose(in);
+    put64(h, 56, UINT64_C(1) << 59);        /* block_entries */
+    put64(h, 64, 16);                       /* block_bytes */
+    put64(h, 72, 1);                        /* blocks */
+    put64(h, 80, count);                    /* entries */
+    put64(h, 248, XXH3_64bits(h, 248));
+    /* block 0: its count, the checksum of its (no) bytes */
+    sum = XXH3_64bits_withSeed(h + 256 + 16, 0,
+                               UINT64_C(0x6d70696b76736276) ^ count);
+    put64(h, 256, count);
+    put64(h, 264, sum);
+    out = fopen(dst, "wb");
+    if (!out || fwrite(h, 1, sizeof(h), out) != sizeof(h) || fclose(out))
+        mt_abort("cannot write the crafted file");
+}
+
+static int count_local(const void *key, const void *value, void *arg)
+{
+    (void)key;
+    (void)value;
+    (*(long *)arg)++;
+    return 0;
+}
+
+static void phase_crafted(const char *file, const char *dir)
+{
+    char wrap[1100], fifo[1100], sub[1100];
+    mpikvs_t *kvs = open_table();
+    long local = 0;
+    int rc;
+
+    snprintf(wrap, sizeof(wrap), "%s/wrap.kvs", dir);
+    snprintf(fifo, sizeof(fifo), "%s/fifo.kvs", dir);
+    snprintf(sub, sizeof(sub), "%s/dir.kvs", dir);
+    if (rank == 0) {
+        write_wrapped(file, wrap);
+        if (mkfifo(fifo, 0600) != 0 || mkdir(sub, 0700) != 0)
+            mt_abort("cannot make the FIFO or the directory");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    mt_phase("crafted: wrapped block size");
+    rc = mpikvs_load(kvs, wrap, 0, NULL);
+    EXPECT(rc == MPIKVS_ERR_CORRUPT, "a header whose block size wraps: %s "
+           "(%s), want MPIKVS_ERR_CORRUPT", mpikvs_strerror(rc),
+           mpikvs_last_error(kvs));
+    if (rank == 0)
+        mt_note("wrapped block size refused: %s", mpikvs_last_error(kvs));
+    /* merged: whatever the load before did, these are refused for what
+     * they are */
+    mt_phase("crafted: FIFO");
+    rc = mpikvs_load(kvs, fifo, MPIKVS_LOAD_MERGE, NULL);
+    EXPECT(rc == MPIKVS_ERR_FOREIGN && strstr(mpikvs_last_error(kvs),
+                                              "FIFO"),
+           "a FIFO: %s (%s), want MPIKVS_ERR_FOREIGN naming a FIFO",
+           mpikvs_strerror(rc), mpikvs_last_error(kvs));
+    if (rank == 0)
+        mt_note("FIFO refused: %s", mpikvs_last_error(kvs));
+    mt_phase("crafted: directory");
+    rc = mpikvs_load(kvs, sub, MPIKVS_LOAD_MERGE, NULL);
+    EXPECT(rc == MPIKVS_ERR_FOREIGN, "a directory: %s (%s)",
+           mpikvs_strerror(rc), mpikvs_last_error(kvs));
+    mpikvs_foreach_local(kvs, count_local, &local);
+    EXPECT(local == 0, "%ld entries after refused loads", local);
+    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
+}
+
+static void phase_open_fifo(void)
+{
+    mpikvs_t *kvs = NULL;
+    int rc = mpikvs_open(MPI_COMM_WORLD, NULL, &kvs);
+
+    EXPECT(rc == MPIKVS_ERR_FOREIGN && !kvs,
+           "open with a FIFO to load: %s (%s), want MPIKVS_ERR_FOREIGN",
+           mpikvs_strerror(rc), mpikvs_last_error(NULL));
+    if (rank == 0)
+        mt_note("open refused the FIFO: %s", mpikvs_last_error(NULL));
+    if (kvs)
+        mpikvs_close(&kvs);
+}
+
+static void phase_noclose(uint32_t n)
+{
+    mpikvs_t *kvs = open_table();
+    int late = size - 1, rc, got;
+
+    put_keys(kvs, n);
+    mt_phase("noclose: close");
+    if (rank != late) {
+        rc = mpikvs_close(&kvs);
+        const char *msg = mpikvs_last_error(NULL);
+        EXPECT(rc == MPIKVS_ERR_STALLED, "close returned %d (%s: %s), "
+               "want MPIKVS_ERR_STALLED", rc, mpikvs_strerror(rc), msg);
+        EXPECT(strstr(msg, "not saved") &&
+                   strstr(msg, "MPIKVS_CLOSE_TIMEOUT"),
+               "the message says the table was not saved, and why: "
+               "\"%s\"", msg);
+        mt_note("returned from close: %s", msg);
+        MPI_Send(&rc, 1, MPI_INT, late, 7, MPI_COMM_WORLD);
+    } else {
+        for (int r = 0; r < size - 1; r++) {
+            MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            EXPECT(got == MPIKVS_ERR_STALLED, "a rank's close: %d", got);
+        }
+        mt_phase("noclose: the late close");
+        rc = mpikvs_close(&kvs);
+        EXPECT(rc == MPIKVS_ERR_STALLED,
+               "the late close returned %d (%s), want MPIKVS_ERR_STALLED",
+               rc, mpikvs_strerror(rc));
+        mt_note("the late close: %s", mpikvs_last_error(NULL));
+    }
+}
+
+/* libfiu's control, there when the program runs under fiu-run. */
+typedef int (*fiu_enable_fn)(const char *, int, void *, unsigned);
+typedef int (*fiu_disable_fn)(const char *);
+
+static void phase_fiu(const char *file, uint32_t n)
+{
+    static const char *const points[] = {"posix/io/oc/open",
+                                         "posix/io/rw/pwrite",
+                                         "posix/io/sync/fsync"};
+    fiu_enable_fn enable = (fiu_enable_fn)dlsym(RTLD_DEFAULT, "fiu_enable");
+    fiu_disable_fn disable =
+        (fiu_disable_fn)dlsym(RTLD_DEFAULT, "fiu_disable");
+    mpikvs_t *kvs;
+    int rc;
+
+    if (!enable || !disable)
+        mt_abort("fiu_enable is not there: run under fiu-run -x");
+    kvs = open_table();
+    put_keys(kvs, n);
+    rc = mpikvs_save(kvs, file);
+    EXPECT(rc == MPIKVS_OK, "the good save: %s: %s", mpikvs_strerror(rc),
+           mpikvs_last_error(kvs));
+    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+        mt_phase(points[i]);
+        /* every rank fails the call: the save's agreement is what is
+         * tested, not which rank saw it first */
+        enable(points[i], 1, NULL, 0);
+        rc = mpikvs_save(kvs, file);
+        disable(points[i]);
+        EXPECT(rc != MPIKVS_OK, "a save with %s failing returned OK",
+               points[i]);
+        EXPECT(strstr(mpikvs_last_error(kvs), "mpikvs_save") != NULL,
+               "the error names the save: \"%s\"", mpikvs_last_error(kvs));
+        if (rank == 0) {
+            mt_note("%s failing: %s: %s", points[i], mpikvs_strerror(rc),
+                    mpikvs_last_error(kvs));
+            EXPECT(partials_of(file) == 0, "%s failing: a partial file "
+                   "was left", points[i]);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        expect_loads(kvs, file, n);
+    }
+    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    mt_init(argv[0]);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc >= 5 && !strcmp(argv[1], "save"))
+        phase_save(argv[2], (uint32_t)atoi(argv[3]), atoi(argv[4]));
+    else if (argc >= 5 && !strcmp(argv[1], "save-loop"))
+        phase_save_loop(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
+    else if (argc >= 4 && !strcmp(argv[1], "check"))
+        phase_check(argv[2], (uint32_t)atoi(argv[3]));
+    else if (argc >= 4 && !strcmp(argv[1], "full"))
+        phase_full(argv[2], (uint32_t)atoi(argv[3]));
+    else if (argc >= 4 && !strcmp(argv[1], "crafted"))
+        phase_crafted(argv[2], argv[3]);
+    else if (argc >= 2 && !strcmp(argv[1], "open-fifo"))
+        phase_open_fifo();
+    else if (argc >= 3 && !strcmp(argv[1], "noclose"))
+        phase_noclose((uint32_t)atoi(argv[2]));
+    else if (argc >= 4 && !strcmp(argv[1], "fiu"))
+        phase_fiu(argv[2], (uint32_t)atoi(argv[3]));
+    else
+        mt_abort("usage: test_persist_fault save|save-loop|check|full|crafted|"
+                 "open-fifo|noclose|fiu ...");
+    int status = mt_finish();
+    MPI_Finalize();
+    return status;
+}
