@@ -221,7 +221,11 @@ if [ -n "$sanitized" ]; then
     echo "SKIP libfiu: not in a sanitizer build (fiu-run's preload and" \
         "the ASan runtime do not mix)"
 elif command -v fiu-run >/dev/null 2>&1; then
-    wrap="fiu-run -x -f $tmp/fiu-ctrl"
+    # no remote control: its thread blocks in open(2) of a FIFO, which
+    # the failure points reach as well
+    printf '#!/bin/sh\nexec fiu-run -x -f "" "$@"\n' >"$tmp/fiu-wrap"
+    chmod +x "$tmp/fiu-wrap"
+    wrap=$tmp/fiu-wrap
     run "libfiu failing open, pwrite and fsync" 2 1 -- \
         fiu "$tmp/fiu.kvs" $n
     wrap=
