@@ -7,6 +7,8 @@
  *                      such jobs at once: each save whole, none damaged)
  *   save-loop FILE N DIR  puts keys 0..N-1, writes each rank's pid to
  *                      DIR/rank.R and saves to FILE until killed
+ *   load-loop FILE DIR loads FILE once, writes each rank's pid to
+ *                      DIR/rank.R, and loads FILE until killed
  *   check FILE N       FILE loads, and holds the N entries
  *   full FILE N        saves to FILE on a file system with room for one
  *                      save only: the second save fails, FILE still
@@ -126,24 +128,50 @@ static void phase_save(const char *file, uint32_t n, int times)
     EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
 }
 
+/* This rank's pid in piddir/rank.R, for the script to kill it. */
+static void write_pid(const char *piddir)
+{
+    char name[1100];
+    FILE *f;
+
+    snprintf(name, sizeof(name), "%s/rank.%d", piddir, rank);
+    f = fopen(name, "w");
+    if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f))
+        mt_abort("cannot write the pid file");
+}
+
 /* Saves to file until killed (the script kills a rank in the middle of
  * one); each rank's pid in piddir/rank.R first. */
 static void phase_save_loop(const char *file, uint32_t n, const char *piddir)
 {
     mpikvs_t *kvs = open_table();
-    char name[1100];
-    FILE *f;
 
     put_keys(kvs, n);
-    snprintf(name, sizeof(name), "%s/rank.%d", piddir, rank);
-    f = fopen(name, "w");
-    if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f))
-        mt_abort("cannot write the pid file");
+    write_pid(piddir);
     mt_phase("save-loop");
     for (;;) {
         int rc = mpikvs_save(kvs, file);
         if (rc != MPIKVS_OK)
             mt_abort(mpikvs_last_error(kvs));
+    }
+}
+
+/* Loads file until killed (the script kills rank 1 in the middle of a
+ * load: loading is all the loop does); the pid files once one load
+ * worked. */
+static void phase_load_loop(const char *file, const char *piddir)
+{
+    mpikvs_t *kvs = open_table();
+    bool first = true;
+
+    mt_phase("load-loop");
+    for (;;) {
+        int rc = mpikvs_load(kvs, file, MPIKVS_LOAD_MERGE, NULL);
+        if (rc != MPIKVS_OK)
+            mt_abort(mpikvs_last_error(kvs));
+        if (first)
+            write_pid(piddir);
+        first = false;
     }
 }
 
@@ -360,6 +388,8 @@ int main(int argc, char **argv)
         phase_save(argv[2], (uint32_t)atoi(argv[3]), atoi(argv[4]));
     else if (argc >= 5 && !strcmp(argv[1], "save-loop"))
         phase_save_loop(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
+    else if (argc >= 4 && !strcmp(argv[1], "load-loop"))
+        phase_load_loop(argv[2], argv[3]);
     else if (argc >= 4 && !strcmp(argv[1], "check"))
         phase_check(argv[2], (uint32_t)atoi(argv[3]));
     else if (argc >= 4 && !strcmp(argv[1], "full"))
@@ -373,7 +403,8 @@ int main(int argc, char **argv)
     else if (argc >= 4 && !strcmp(argv[1], "fiu"))
         phase_fiu(argv[2], (uint32_t)atoi(argv[3]));
     else
-        mt_abort("usage: test_persist_fault save|save-loop|check|full|crafted|"
+        mt_abort("usage: test_persist_fault save|save-loop|load-loop|check|"
+                 "full|crafted|"
                  "open-fifo|noclose|fiu ...");
     int status = mt_finish();
     MPI_Finalize();
