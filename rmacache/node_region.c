@@ -160,13 +160,16 @@ int rc_node_open(struct rc_win *w, MPI_Comm comm)
         return rc;
     PMPI_Comm_size(w->node_comm, &w->node_n);
     PMPI_Comm_rank(w->node_comm, &w->node_me);
-    if (w->node_n == 1)
-        return MPI_SUCCESS; /* no neighbours (node_comm freed with w) */
-    /* one id for the window on every node: its first rank's */
+    /* one id for the window on every node: its first rank's (a bcast
+     * over comm, so every rank takes part, a node of one rank too: one
+     * that left it out would take a later bcast of the program's for
+     * this one) */
     if (w->rank == 0)
         kvshm_unique_id(window_id, sizeof window_id);
     if ((rc = PMPI_Bcast(window_id, sizeof window_id, MPI_CHAR, 0, comm)) != MPI_SUCCESS)
         return rc;
+    if (w->node_n == 1)
+        return MPI_SUCCESS; /* no neighbours (node_comm freed with w) */
     mine = make_or_open(w, window_id, &err);
     if (mine == MPIKVS_OK)
         mine = attach(w, &err);
