@@ -127,7 +127,46 @@ else
 fi
 expect_stat vnodes 2 node node-hits -eq 0
 expect_stat vnodes 2 node misses -gt 0
+
+# issue 29, H3 and H4 (ranks 0 and 1 one node, rank 2 the target): a
+# rank's local invalidations do not let it or a neighbour take an entry
+# from before MPI_Win_set_info; a rank reads back its own write, not a
+# neighbour's older copy.  The node tier still serves: after the
+# collective invalidation, and away from what the rank wrote.
+if run vnodes-h 3 MPIKVS_VIRTUAL_NODES -- node-local-inval node-own-write &&
+    grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/vnodes-h"; then
+    ok
+    echo "PASS node tier: local invalidations (H3), own writes (H4)"
+else
+    bad "node tier: local invalidations (H3), own writes (H4)" "$tmp/vnodes-h"
+fi
+expect_stat vnodes-h 1 node-local-inval node-hits -eq 1
+expect_stat vnodes-h 0 node-own-write node-hits -eq 1
 refused MPIKVS_VIRTUAL_NODES two "is not a node count" node
+
+# issue 29, H5: a transparent window's entries of an exclusively locked
+# target end at a barrier that orders the target's own store, or a put
+# through a second window over the same memory; under the default osc
+# (rdma) and under pt2pt
+for osc in default pt2pt; do
+    if [ $osc = default ]; then
+        run excl-$osc 3 -- excl-store excl-second-win
+    else
+        OMPI_MCA_osc=$osc
+        export OMPI_MCA_osc
+        run excl-$osc 3 OMPI_MCA_osc -- excl-store excl-second-win
+        unset OMPI_MCA_osc
+    fi
+    if grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/excl-$osc"; then
+        ok
+        echo "PASS exclusive lock, a store ordered by a barrier (H5), osc $osc"
+    else
+        bad "exclusive lock, a store ordered by a barrier (H5), osc $osc" "$tmp/excl-$osc"
+    fi
+    # what the test counts on: the repeat before the barrier was a hit
+    expect_stat excl-$osc 0 excl-store hits -eq 1
+    expect_stat excl-$osc 0 excl-store order -gt 0
+done
 
 # no_region WHAT: the shm directory holds no region after WHAT
 no_region() {
