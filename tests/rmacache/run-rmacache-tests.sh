@@ -11,7 +11,9 @@
 # not cached; mpikvs-stat reads a live window's node tier (its counters
 # while the job runs), the region's name goes with the window (freed,
 # or left to MPI_Finalize), and a job killed by MPI_Abort leaves a
-# region that mpikvs-stat --gc removes.
+# region that mpikvs-stat --gc removes; issue 29's H3, H4 (the node
+# tier) and H5 (an exclusive target's own store, under osc rdma and
+# pt2pt).
 # In the sanitizer build the sanitizer runtime is preloaded first.
 
 LC_ALL=C
