@@ -66,6 +66,10 @@ static int make_or_open(struct rc_win *w, const char *window_id, mpikvs_error_t 
     struct kvshm_open_opts oo = {.kind = KVSHM_KIND_RMA_WINDOW, .writable = true,
                                  .expect_uid = getuid()};
 
+    if (rc_cfg.shm_dir_rc != MPIKVS_OK) {
+        *err = rc_cfg.shm_dir_err;
+        return rc_cfg.shm_dir_rc;
+    }
     job_of(window_id, job, sizeof job, &spec.step);
     kvshm_this_node_part(host, 40);
     if (rc_cfg.virtual_nodes) /* the node part libmpikvs gives them */

@@ -116,7 +116,9 @@ struct rc_config {
     int    stats;    /* MPIKVS_RMACACHE_STATS */
     int    node;     /* MPIKVS_RMACACHE_NODE */
     unsigned virtual_nodes; /* MPIKVS_VIRTUAL_NODES; 0: the real ones */
-    char   shm_dir[4096]; /* where node tiers go (kvshm_job_dir) */
+    char   shm_dir[KVSHM_DIR_MAX + 1]; /* where node tiers go (kvshm_job_dir) */
+    int    shm_dir_rc;    /* and MPIKVS_OK, or why there is none */
+    mpikvs_error_t shm_dir_err;
 };
 extern struct rc_config rc_cfg;
 

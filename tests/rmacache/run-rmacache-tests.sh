@@ -306,5 +306,40 @@ else
     bad "libmpikvs under the preload: its window was cached, or its test failed" "$tmp/libmpikvs"
 fi
 
+# one rule for the regions' directory (issue 29): an MPIKVS_SHM_DIR of
+# more than 255 bytes is refused by both libraries, naming it: a window
+# goes without the node tier (it works), libmpikvs's open fails.
+# Before, libmpikvs cut it at 255 bytes and libmpikvs-rmacache took it
+# whole: their regions went to two directories.
+long_dir=$MPIKVS_SHM_DIR/$(printf '%0200d' 0)/$(printf '%0100d' 0)
+mkdir -p "$long_dir"
+too_long="MPIKVS_SHM_DIR is ${#long_dir} bytes long, more than 255"
+short_dir=$MPIKVS_SHM_DIR
+MPIKVS_SHM_DIR=$long_dir
+if run long-dir 3 MPIKVS_SHM_DIR -- node &&
+    grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/long-dir" &&
+    grep -q "window 0 has no node tier: $too_long" "$tmp/long-dir"; then
+    ok
+    echo "PASS rmacache: a too long MPIKVS_SHM_DIR, no node tier"
+else
+    bad "rmacache: a too long MPIKVS_SHM_DIR is not refused by name" "$tmp/long-dir"
+fi
+# shellcheck disable=SC2086
+if ! LD_LIBRARY_PATH="${top_builddir:-.}/libmpikvs/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    timeout -k 5 "$limit" "$mpirun" --oversubscribe -x OMPI_MCA_btl -x LD_LIBRARY_PATH \
+    -x MPIKVS_SHM_DIR -np 2 "$basic" lockfree >"$tmp/long-dir-basic" 2>&1 </dev/null &&
+    grep -q "mpikvs_open = .*(invalid region name): $too_long" "$tmp/long-dir-basic"; then
+    ok
+    echo "PASS libmpikvs: a too long MPIKVS_SHM_DIR, open refused"
+else
+    bad "libmpikvs: a too long MPIKVS_SHM_DIR is not refused by name" "$tmp/long-dir-basic"
+fi
+if [ -z "$(find "$long_dir" "$short_dir" -type f)" ]; then
+    ok
+else
+    bad "a too long MPIKVS_SHM_DIR: regions left: $(find "$short_dir" -type f)"
+fi
+MPIKVS_SHM_DIR=$short_dir
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
