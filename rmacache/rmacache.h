@@ -100,7 +100,7 @@ struct rc_win {
      * publishes node-tier entries until the next MPI_Win_set_info. */
     int              node_blind;
     /* nranks: per target, a range covering this rank's own writes since
-     * the last collective invalidation (empty: lo > hi).  A neighbour
+     * the last collective invalidation (empty: lo >= hi).  A neighbour
      * may hold what was there before them, so this rank takes no
      * node-tier entry that overlaps it.  Coarse (one range a target):
      * a miss too many, never a stale hit. */
