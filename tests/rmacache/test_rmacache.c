@@ -9,8 +9,9 @@
  * tier's region to the script (node-hold, node-unfreed, node-abort).
  * Windows are named after their part, so the script can read their
  * statistics.  The parts of issue 29 (node-local-inval, node-own-write:
- * H3, H4; excl-store, excl-second-win: H5) want 3 ranks, the first two
- * with MPIKVS_VIRTUAL_NODES=2, and skip otherwise.  MPI_THREAD_MULTIPLE
+ * H3, H4; excl-store, excl-second-win: H5) and node-lone-bcast want 3
+ * ranks, the node parts with MPIKVS_VIRTUAL_NODES=2, and skip
+ * otherwise.  MPI_THREAD_MULTIPLE
  * is asked for only when the threads part runs (osc pt2pt makes no
  * window under it).
  */
@@ -24,6 +25,8 @@
 
 #define N      256
 #define ROUNDS 6
+/* node-lone-bcast: no fewer bytes than the library's bcast of a window id */
+#define LONE_INTS 16
 
 static int rank, nprocs;
 
@@ -869,6 +872,27 @@ static void t_excl_second_win(void)
     MPI_Win_free(&win);
 }
 
+/* A readonly window whose node tier leaves a rank alone on its node
+ * (rank 2 under MPIKVS_VIRTUAL_NODES=2): the program's next bcast on
+ * the window's communicator gets its own data on every rank (a rank
+ * that left out the library's bcast would take that one for it). */
+static void t_node_lone_bcast(void)
+{
+    int    *base, x[LONE_INTS];
+    MPI_Win win;
+
+    if (!three_ranks("node-lone-bcast"))
+        return;
+    win = make_win("node-lone-bcast", "readonly", &base);
+    for (int i = 0; i < LONE_INTS; i++)
+        x[i] = rank == 0 ? 4242 + i : -1;
+    MPI_Bcast(x, LONE_INTS, MPI_INT, 0, MPI_COMM_WORLD);
+    EXPECT(x[0] == 4242 && x[LONE_INTS - 1] == 4242 + LONE_INTS - 1,
+           "node-lone-bcast: rank %d got %d ... %d from rank 0's bcast", rank, x[0],
+           x[LONE_INTS - 1]);
+    MPI_Win_free(&win);
+}
+
 static int wanted(int argc, char **argv, const char *part)
 {
     static const char *const only_named[] = {"ro-lie", "node-hold", "node-unfreed",
@@ -928,6 +952,7 @@ int main(int argc, char **argv)
     PART("node-abort", t_node_abort());
     PART("node-local-inval", t_node_local_inval());
     PART("node-own-write", t_node_own_write());
+    PART("node-lone-bcast", t_node_lone_bcast());
     PART("excl-store", t_excl_store());
     PART("excl-second-win", t_excl_second_win());
     return mt_finish() == 0 ? (MPI_Finalize(), 0) : (MPI_Finalize(), 1);
