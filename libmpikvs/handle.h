@@ -75,7 +75,7 @@ struct mpikvs {
     /* this node's data region */
     struct kvshm_region      *region;
     bool                      created;     /* by us: removed at close */
-    char                      shm_dir[256];
+    char                      shm_dir[KVSHM_DIR_MAX + 1];
     char                      region_name[KVSHM_NAME_MAX + 1];
     unsigned char            *buckets;     /* region base + buckets_offset */
     struct kvshm_rank_stats  *stats;       /* my block */

@@ -503,8 +503,10 @@ static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
         return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast of the job id");
     if ((rc = data_tag(kvs, tag, sizeof(tag))) != MPIKVS_OK)
         return rc;
-    kvshm_job_dir(kvs->layout ? env->layout : NULL, env->shm_dir,
-                  kvs->shm_dir, sizeof(kvs->shm_dir));
+    rc = kvshm_job_dir(kvs->layout ? env->layout : NULL, env->shm_dir,
+                       kvs->shm_dir, &err);
+    if (rc != MPIKVS_OK)
+        return kvs_fail(kvs, rc, "%s", err.text);
     rc = kvshm_region_name(kvs->region_name, sizeof(kvs->region_name), job,
                            node, tag, &err);
     if (rc != MPIKVS_OK)

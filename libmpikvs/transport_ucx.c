@@ -79,7 +79,7 @@ struct node_info_head {
     uint32_t rkey_len;
     int32_t  pid;        /* the leader's */
     char     boot_id[40];/* its kernel's (/proc/.../boot_id), or "" */
-    char     shm_dir[256];             /* where the region is, "" for */
+    char     shm_dir[KVSHM_DIR_MAX + 1];/* where the region is, "" for */
     char     region[KVSHM_NAME_MAX + 1];/* the default, and its name */
 };
 

@@ -375,23 +375,45 @@ static int read_tier(struct stat_job_report *rep, struct stat_node_report *n,
 
 struct rma_read {
     const struct kvshm_region *region;
+    const struct stat         *st;
+    const char                *dir;
     struct stat_rma_report    *t;
 };
 
 /* The control block, the ranks and their counters of the window's
- * region mapped at base. */
+ * region mapped at base.  As for a table (read_table), only a region
+ * whose file holds what its control block claims is read: a sparse one
+ * claiming 65536 ranks would make each rank's segment header a new page
+ * of the shm directory (256 MiB for one planted file). */
 static int read_rma_window(void *arg, mpikvs_error_t *err)
 {
     struct rma_read *a = arg;
     struct stat_rma_report *t = a->t;
     const void *base = a->region->base;
-    char name[sizeof(t->control.name)];
+    char name[sizeof(t->control.name)], need_s[32], held_s[32], ring_s[32];
+    uint64_t held = (uint64_t)a->st->st_blocks * 512;
+    struct kvshm_rma_layout l;
     int rc;
 
     rc = kvshm_rma_read_control(base, a->region->size, t->region->name,
                                 &t->control, err);
     if (rc != MPIKVS_OK)
         return rc;
+    /* the control block passed its check: its layout is valid */
+    kvshm_rma_layout(t->control.nranks, t->control.ring_size, &l, err);
+    if (l.region_size > held) {
+        kvshm_format_bytes(need_s, sizeof(need_s), l.region_size);
+        kvshm_format_bytes(held_s, sizeof(held_s), held);
+        kvshm_format_bytes(ring_s, sizeof(ring_s), t->control.ring_size);
+        return kvshm_fail(err, MPIKVS_ERR_CORRUPT,
+                          "%s/%s is sparse: its control block claims %llu "
+                          "ranks with rings of %s (%s), but only %s of the "
+                          "file is allocated (libmpikvs-rmacache reserves "
+                          "all of a region); not reading it",
+                          a->dir, t->region->name,
+                          (unsigned long long)t->control.nranks, ring_s,
+                          need_s, held_s);
+    }
     kvshm_rma_name(base, name, sizeof(name));
     stat_escape(t->name, sizeof(t->name), name, sizeof(name));
     t->ranks = calloc(t->control.nranks, sizeof(*t->ranks));
@@ -441,7 +463,8 @@ static int read_rma(struct stat_job_report *rep, struct stat_node_report *n,
     memset(t, 0, sizeof(*t));
     t->region = r;
     snprintf(what, sizeof(what), "%s/%s", opts->dir, r->name);
-    rc = guarded(read_rma_window, &(struct rma_read){region, t}, what, &err);
+    rc = guarded(read_rma_window, &(struct rma_read){region, &st, opts->dir, t},
+                 what, &err);
     kvshm_region_close(&region);
     if (rc == MPIKVS_OK) {
         n->nrma++;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Atomic uint64_t rc_order_gen;
+_Atomic uint64_t rc_order_gen, rc_acquire_gen;
 
 /* Pending primaries are found by key through ptab while there are at
  * most this many of them; beyond, a repeat simply goes to MPI. */
@@ -115,10 +115,12 @@ static void ptab_rebuild(struct rc_win *w)
             ptab_put(w, i);
 }
 
-/* Pending gets of targets w does not hold exclusively can no longer
- * enter the cache nor serve repeats: the process may now be ordered
- * after a write they did not see.  Entries of a transparent window exist
- * only for exclusive targets, whom no one else writes. */
+/* A flush or an unlock (rc_complete_event): pending gets of targets w
+ * does not hold exclusively can no longer enter the cache nor serve
+ * repeats (conservative: such a call orders nothing after another
+ * process; kept as the rule mpikvs-rmacache(7) states).  Entries of a
+ * transparent window exist only for exclusive targets, whom no RMA of
+ * this window but ours writes while we hold the lock. */
 static void rc_ordered(struct rc_win *w)
 {
     if (w->mode != RC_TRANSPARENT)
@@ -136,9 +138,18 @@ static void rc_ordered(struct rc_win *w)
 
 void rc_order_check(struct rc_win *w)
 {
+    uint64_t a = atomic_load_explicit(&rc_acquire_gen, memory_order_acquire);
     uint64_t g = atomic_load_explicit(&rc_order_gen, memory_order_acquire);
 
-    if (g != w->order_seen) {
+    if (a != w->acquire_seen) {
+        /* the process may now be ordered after any write, an exclusive
+         * target's own store too (rc_acquire_gen): a transparent window
+         * keeps nothing from before */
+        w->acquire_seen = a;
+        w->order_seen = g;
+        if (w->mode == RC_TRANSPARENT)
+            rc_drop_all(w, RC_INV_ORDER);
+    } else if (g != w->order_seen) {
         w->order_seen = g;
         rc_ordered(w);
     }
@@ -146,11 +157,6 @@ void rc_order_check(struct rc_win *w)
 
 void rc_drop_all(struct rc_win *w, enum rc_cause cause)
 {
-    /* what the neighbours published before is not for us any more, nor
-     * ours for them (MPI_Win_set_info is collective: their gen moves
-     * with ours) */
-    if (cause == RC_INV_USER && ++w->node_gen == 0)
-        w->node_gen = 1;
     if (w->ix_ready) {
         rc_count_dropped(w, cause, w->ix.entries);
         rc_index_clear(&w->ix);
@@ -160,6 +166,37 @@ void rc_drop_all(struct rc_win *w, enum rc_cause cause)
             w->pend[i].stale = 1;
             rc_count_dropped(w, cause, 1);
         }
+}
+
+static void written_clear(struct rc_win *w)
+{
+    for (int t = 0; t < w->nranks; t++)
+        w->node_written[t] = (struct rc_bound){UINT64_MAX, 0};
+}
+
+void rc_user_invalidate(struct rc_win *w, int collective)
+{
+    rc_drop_all(w, RC_INV_USER);
+    if (!collective) {
+        w->node_blind = 1;
+        return;
+    }
+    /* every rank of the node drops here too: what the neighbours
+     * published before is not for us any more, nor ours for them, and
+     * what any of them holds from now on was fetched after our writes */
+    if (++w->node_gen == 0)
+        w->node_gen = 1;
+    w->node_blind = 0;
+    written_clear(w);
+}
+
+int rc_node_may_take(const struct rc_win *w, int target, uint64_t disp,
+                     uint64_t len)
+{
+    const struct rc_bound *b = &w->node_written[target];
+
+    return !w->node_blind &&
+           (b->lo >= b->hi || disp >= b->hi || (disp < b->lo && b->lo - disp >= len));
 }
 
 void rc_complete(struct rc_win *w, int target, int keep)
@@ -179,7 +216,7 @@ void rc_complete(struct rc_win *w, int target, int keep)
                 (w->mode == RC_READONLY ||
                  (w->mode == RC_TRANSPARENT && w->lockmode[p->target] == RC_EXCLUSIVE))) {
                 rc_cache_insert(w, p->target, p->disp, p->len, p->buf);
-                if (w->node_on && w->mode == RC_READONLY &&
+                if (w->node_on && w->mode == RC_READONLY && !w->node_blind &&
                     rc_node_publish(w->node_seg[w->node_me], p->target, p->disp,
                                     p->len, w->node_gen, p->buf))
                     RC_COUNT(w, published, 1);
@@ -240,9 +277,8 @@ void rc_sync(struct rc_win *w, int what, int target)
     case RC_S_ORDER:
         break;
     }
-    /* every synchronization can order this process after another's
-     * write: for this window and for all others */
-    rc_order_event();
+    /* for this window and for all others */
+    rc_sync_event(what);
     rc_order_check(w);
     pthread_mutex_unlock(&w->lock);
 }
@@ -274,8 +310,15 @@ void rc_own_write(struct rc_win *w, int target, uint64_t disp, uint64_t len)
     if (w->ix_ready)
         rc_count_dropped(w, RC_INV_OWN_WRITE,
                          rc_index_invalidate(&w->ix, target, disp, len));
-    if (w->node_on)
+    if (w->node_on) {
+        struct rc_bound *b = &w->node_written[target];
+
         rc_node_withdraw(w->node_seg[w->node_me], target, disp, len);
+        if (disp < b->lo)
+            b->lo = disp;
+        if (end > b->hi)
+            b->hi = end;
+    }
     for (size_t i = 0; i < w->npend; i++) {
         struct rc_pend *p = &w->pend[i];
 

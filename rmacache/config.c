@@ -163,9 +163,10 @@ static void config_read(void)
     rc_cfg.node = getenv("MPIKVS_RMACACHE_NODE") ? env_flag("MPIKVS_RMACACHE_NODE") : 1;
     rc_cfg.virtual_nodes = env_nodes();
     /* the node tier's regions go where libmpikvs puts the job's, where
-     * mpikvs-stat and the plugin's cleanup look */
-    kvshm_job_dir(getenv("MPIKVS_LAYOUT"), getenv("MPIKVS_SHM_DIR"), rc_cfg.shm_dir,
-                  sizeof rc_cfg.shm_dir);
+     * mpikvs-stat and the plugin's cleanup look; a directory libmpikvs
+     * refuses leaves the windows without the tier (node_region.c) */
+    rc_cfg.shm_dir_rc = kvshm_job_dir(getenv("MPIKVS_LAYOUT"), getenv("MPIKVS_SHM_DIR"),
+                                      rc_cfg.shm_dir, &rc_cfg.shm_dir_err);
     if (r && *r)
         parse_rules(r);
 }

@@ -66,6 +66,10 @@ static int make_or_open(struct rc_win *w, const char *window_id, mpikvs_error_t 
     struct kvshm_open_opts oo = {.kind = KVSHM_KIND_RMA_WINDOW, .writable = true,
                                  .expect_uid = getuid()};
 
+    if (rc_cfg.shm_dir_rc != MPIKVS_OK) {
+        *err = rc_cfg.shm_dir_err;
+        return rc_cfg.shm_dir_rc;
+    }
     job_of(window_id, job, sizeof job, &spec.step);
     kvshm_this_node_part(host, 40);
     if (rc_cfg.virtual_nodes) /* the node part libmpikvs gives them */
@@ -160,13 +164,16 @@ int rc_node_open(struct rc_win *w, MPI_Comm comm)
         return rc;
     PMPI_Comm_size(w->node_comm, &w->node_n);
     PMPI_Comm_rank(w->node_comm, &w->node_me);
-    if (w->node_n == 1)
-        return MPI_SUCCESS; /* no neighbours (node_comm freed with w) */
-    /* one id for the window on every node: its first rank's */
+    /* one id for the window on every node: its first rank's (a bcast
+     * over comm, so every rank takes part, a node of one rank too: one
+     * that left it out would take a later bcast of the program's for
+     * this one) */
     if (w->rank == 0)
         kvshm_unique_id(window_id, sizeof window_id);
     if ((rc = PMPI_Bcast(window_id, sizeof window_id, MPI_CHAR, 0, comm)) != MPI_SUCCESS)
         return rc;
+    if (w->node_n == 1)
+        return MPI_SUCCESS; /* no neighbours (node_comm freed with w) */
     mine = make_or_open(w, window_id, &err);
     if (mine == MPIKVS_OK)
         mine = attach(w, &err);

@@ -77,7 +77,8 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
         pthread_mutex_unlock(&w->lock);
         return rc;
     }
-    if (w->node_on && w->mode == RC_READONLY && !rc_cfg.verify) {
+    if (w->node_on && w->mode == RC_READONLY && !rc_cfg.verify &&
+        rc_node_may_take(w, target_rank, disp, len)) {
         /* what a neighbour of this node fetched, when the window is
          * readonly there too and not invalidated since */
         for (int n = 0; n < w->node_n; n++)

@@ -68,7 +68,7 @@ struct rc_win {
     int              nexclusive;
     struct rc_index  ix;
     int              ix_ready;
-    uint64_t         order_seen;
+    uint64_t         order_seen, acquire_seen;
     struct rc_pend  *pend;
     size_t           npend, cap;
     uint32_t        *ptab;           /* pending primaries by key: index + 1 */
@@ -88,7 +88,23 @@ struct rc_win {
     struct kvshm_rma_rank *node_rank; /* this rank's block in it */
     char             node_name[KVSHM_NAME_MAX + 1];
     void           **node_seg;
-    uint32_t         node_gen;        /* MPI_Win_set_info invalidations + 1 */
+    /* What the node's ranks agree on: the collective invalidations only
+     * (MPI_Win_set_info), + 1.  A neighbour's entry is taken when its gen
+     * is the reader's, so a local invalidation (attach, detach, a mode
+     * change by name) must not move it: the ranks would drift apart, and
+     * one rank's gen after MPI_Win_set_info could equal what another's
+     * was before. */
+    uint32_t         node_gen;
+    /* A local invalidation since the last collective one: this rank
+     * dropped what its neighbours still hold, so it neither takes nor
+     * publishes node-tier entries until the next MPI_Win_set_info. */
+    int              node_blind;
+    /* nranks: per target, a range covering this rank's own writes since
+     * the last collective invalidation (empty: lo >= hi).  A neighbour
+     * may hold what was there before them, so this rank takes no
+     * node-tier entry that overlaps it.  Coarse (one range a target):
+     * a miss too many, never a stale hit. */
+    struct rc_bound *node_written;
     struct rc_win   *next;           /* the live windows (stats at finalize) */
 };
 
@@ -100,16 +116,35 @@ struct rc_config {
     int    stats;    /* MPIKVS_RMACACHE_STATS */
     int    node;     /* MPIKVS_RMACACHE_NODE */
     unsigned virtual_nodes; /* MPIKVS_VIRTUAL_NODES; 0: the real ones */
-    char   shm_dir[4096]; /* where node tiers go (kvshm_job_dir) */
+    char   shm_dir[KVSHM_DIR_MAX + 1]; /* where node tiers go (kvshm_job_dir) */
+    int    shm_dir_rc;    /* and MPIKVS_OK, or why there is none */
+    mpikvs_error_t shm_dir_err;
 };
 extern struct rc_config rc_cfg;
 
-/* Bumped (after the call) by every call that can order this process
- * after another's write; a window that sees it changed drops what such
- * an order ends (rc_sync). */
-extern _Atomic uint64_t rc_order_gen;
+/* Two counts of events, bumped after the call; a window that sees one
+ * changed drops what such an event ends (rc_order_check).
+ *
+ * rc_acquire_gen: the calls that can order this process after a write
+ * of another process: the calls of ordering.list, MPI_Win_sync, lock,
+ * fence and PSCW.  In MPI's unified model such a write need not be an
+ * RMA call on this window: the target's own store (made visible by its
+ * MPI_Win_sync, then ordered by a barrier or a message) or a put through
+ * another window over the same memory.  An exclusive lock keeps out only
+ * the RMA of this window, so these end even an exclusive target's
+ * entries.
+ * rc_order_gen: those and the calls that only complete this process's
+ * own operations (flush, unlock); they end the pending gets of targets
+ * not held exclusively (rc_ordered). */
+extern _Atomic uint64_t rc_order_gen, rc_acquire_gen;
 
 static inline void rc_order_event(void)
+{
+    atomic_fetch_add_explicit(&rc_acquire_gen, 1, memory_order_release);
+    atomic_fetch_add_explicit(&rc_order_gen, 1, memory_order_release);
+}
+
+static inline void rc_complete_event(void)
 {
     atomic_fetch_add_explicit(&rc_order_gen, 1, memory_order_release);
 }
@@ -137,6 +172,18 @@ int rc_rule_by_name(const char *name, int *mode);
 /* Drop every entry and mark every pending get stale.  Caller locks. */
 void rc_drop_all(struct rc_win *w, enum rc_cause cause);
 
+/* The program's invalidation of the window (rc_drop_all for
+ * RC_INV_USER).  collective: MPI_Win_set_info, made by every rank, which
+ * moves node_gen and brings the rank back into the node tier; else a
+ * call of this rank alone (attach, detach, a mode change by name), after
+ * which it stays out of the node tier (node_blind).  Caller locks. */
+void rc_user_invalidate(struct rc_win *w, int collective);
+
+/* Whether a node-tier entry of [disp, disp + len) of target may serve
+ * this rank: not blind, and not over its own writes (node_written). */
+int rc_node_may_take(const struct rc_win *w, int target, uint64_t disp,
+                     uint64_t len);
+
 /* Pending gets to target (-1: all) are complete: fill repeats, compare
  * verified ones, and keep the primaries' data if keep (and they are not
  * stale).  Caller locks. */
@@ -149,6 +196,16 @@ void rc_complete(struct rc_win *w, int target, int keep);
  * Locks w itself. */
 enum { RC_S_FLUSH, RC_S_UNLOCK, RC_S_FENCE, RC_S_COMPLETE, RC_S_ORDER };
 void rc_sync(struct rc_win *w, int what, int target);
+
+/* The event of a synchronization call of that kind (on any window):
+ * flush and unlock only complete; the others can order. */
+static inline void rc_sync_event(int what)
+{
+    if (what == RC_S_FLUSH || what == RC_S_UNLOCK)
+        rc_complete_event();
+    else
+        rc_order_event();
+}
 
 /* Own write of target bytes [disp, disp + len): drop what overlaps. */
 void rc_own_write(struct rc_win *w, int target, uint64_t disp, uint64_t len);
@@ -185,7 +242,7 @@ void rc_node_close(struct rc_win *w);
 void rc_stats_keep(const struct rc_win *w);
 void rc_stats_print(void);
 
-/* Lazy check of rc_order_gen.  Caller locks. */
+/* Lazy check of rc_order_gen and rc_acquire_gen.  Caller locks. */
 void rc_order_check(struct rc_win *w);
 
 /* The pending primary get of exactly this data that may serve a repeat,

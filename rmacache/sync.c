@@ -11,7 +11,7 @@ static int after(MPI_Win win, int rc, int what, int target)
     if (w) {
         rc_sync(w, what, target);
     } else {
-        rc_order_event();
+        rc_sync_event(what);
     }
     return rc;
 }

@@ -33,6 +33,7 @@ static void win_destroy(struct rc_win *w)
     free(w->ptab);
     free(w->disp_unit);
     free(w->lockmode);
+    free(w->node_written);
     free(w);
 }
 
@@ -134,7 +135,8 @@ int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic, MPI_Inf
     PMPI_Comm_size(comm, &w->nranks);
     w->disp_unit = malloc((size_t)w->nranks * sizeof *w->disp_unit);
     w->lockmode = calloc((size_t)w->nranks, 1);
-    if (!w->disp_unit || !w->lockmode) {
+    w->node_written = malloc((size_t)w->nranks * sizeof *w->node_written);
+    if (!w->disp_unit || !w->lockmode || !w->node_written) {
         win_destroy(w);
         return MPI_ERR_NO_MEM;
     }
@@ -142,6 +144,8 @@ int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic, MPI_Inf
     w->mode_from_info = given == 1;
     w->mode = given == 1 ? mode : rc_rule_mode(w->seq, NULL, RC_TRANSPARENT);
     w->node_gen = 1;
+    for (int t = 0; t < w->nranks; t++)
+        w->node_written[t] = (struct rc_bound){UINT64_MAX, 0};
     /* displacements are scaled by the target's unit, which only the
      * target knows: every rank gathers them once, with whether it wants
      * the node tier (all must: making it is collective) */
@@ -151,6 +155,7 @@ int rc_win_setup(MPI_Win win, MPI_Comm comm, int disp_unit, int dynamic, MPI_Inf
         return rc;
     }
     w->order_seen = atomic_load(&rc_order_gen);
+    w->acquire_seen = atomic_load(&rc_acquire_gen);
     if ((rc = PMPI_Win_set_attr(win, keyval, w)) != MPI_SUCCESS) {
         win_destroy(w);
         return rc;
@@ -220,13 +225,14 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
     return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 }
 
-static void user_invalidate(MPI_Win win)
+/* attach and detach are local: this rank's alone (rc_user_invalidate) */
+static void local_invalidate(MPI_Win win)
 {
     struct rc_win *w = rc_win_of(win);
 
     if (w) {
         pthread_mutex_lock(&w->lock);
-        rc_drop_all(w, RC_INV_USER);
+        rc_user_invalidate(w, 0);
         pthread_mutex_unlock(&w->lock);
     }
 }
@@ -235,13 +241,13 @@ static void user_invalidate(MPI_Win win)
  * address; this rank's own view changes too: drop all. */
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
-    user_invalidate(win);
+    local_invalidate(win);
     return PMPI_Win_attach(win, base, size);
 }
 
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
-    user_invalidate(win);
+    local_invalidate(win);
     return PMPI_Win_detach(win, base);
 }
 
@@ -256,7 +262,7 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info)
     }
     if (w && (given == 1 || inv)) {
         pthread_mutex_lock(&w->lock);
-        rc_drop_all(w, RC_INV_USER);
+        rc_user_invalidate(w, 1); /* MPI_Win_set_info is collective */
         if (given == 1) {
             w->mode = mode;
             w->mode_from_info = 1;
@@ -276,7 +282,7 @@ int MPI_Win_set_name(MPI_Win win, const char *win_name)
         pthread_mutex_lock(&w->lock);
         snprintf(w->name, sizeof w->name, "%s", win_name);
         if (!w->mode_from_info && rc_rule_by_name(win_name, &mode) && mode != w->mode) {
-            rc_drop_all(w, RC_INV_USER);
+            rc_user_invalidate(w, 0); /* MPI_Win_set_name is local */
             w->mode = mode;
         }
         rc_node_describe(w);

@@ -623,17 +623,25 @@ void kvshm_region_close(struct kvshm_region **rp)
     *rp = NULL;
 }
 
-void kvshm_job_dir(const char *layout, const char *shm_dir, char *buf,
-                   size_t len)
+int kvshm_job_dir(const char *layout, const char *shm_dir,
+                  char buf[KVSHM_DIR_MAX + 1], mpikvs_error_t *err)
 {
     const char *slash = layout ? strrchr(layout, '/') : NULL;
+    const char *dir = shm_dir && *shm_dir ? shm_dir : KVSHM_DEFAULT_DIR;
+    size_t n = slash ? (slash == layout ? 1 : (size_t)(slash - layout))
+                     : strlen(dir);
 
-    if (slash)
-        snprintf(buf, len, "%.*s", slash == layout ? 1 : (int)(slash - layout),
-                 layout);
-    else
-        snprintf(buf, len, "%s", shm_dir && *shm_dir ? shm_dir
-                                                     : KVSHM_DEFAULT_DIR);
+    buf[0] = '\0';
+    if (n > KVSHM_DIR_MAX)
+        return kvshm_fail(err, MPIKVS_ERR_NAME,
+                          "%s is %zu bytes long, more than %d: "
+                          "choose a shorter directory",
+                          slash ? "the directory of MPIKVS_LAYOUT"
+                                : "MPIKVS_SHM_DIR",
+                          n, KVSHM_DIR_MAX);
+    memcpy(buf, slash ? layout : dir, n);
+    buf[n] = '\0';
+    return MPIKVS_OK;
 }
 
 int kvshm_region_unlink(const char *dir, const char *name)

@@ -117,11 +117,20 @@ int kvshm_region_refresh(struct kvshm_region *r);
 /* Unmap and close; *r becomes NULL.  The file stays. */
 void kvshm_region_close(struct kvshm_region **r);
 
-/* The directory of a job's regions: the job layout's (the plugin makes
- * a job's regions beside it), else shm_dir (MPIKVS_SHM_DIR), else
- * KVSHM_DEFAULT_DIR; layout and shm_dir may be NULL or empty. */
-void kvshm_job_dir(const char *layout, const char *shm_dir, char *buf,
-                   size_t len);
+/* The longest directory of a job's regions, in bytes.  Every library
+ * and message that holds it (libmpikvs, libmpikvs-rmacache, the ucx
+ * transport's node information) has KVSHM_DIR_MAX + 1 bytes for it, and
+ * a longer one is refused, never cut: a cut name is another directory,
+ * and the libraries would not find each other's regions. */
+#define KVSHM_DIR_MAX 255
+
+/* The directory of a job's regions into buf: the job layout's (the
+ * plugin makes a job's regions beside it), else shm_dir
+ * (MPIKVS_SHM_DIR), else KVSHM_DEFAULT_DIR; layout and shm_dir may be
+ * NULL or empty.  MPIKVS_OK, or MPIKVS_ERR_NAME (err names the setting,
+ * buf is "") when the directory is longer than KVSHM_DIR_MAX. */
+int kvshm_job_dir(const char *layout, const char *shm_dir,
+                  char buf[KVSHM_DIR_MAX + 1], mpikvs_error_t *err);
 
 /* Remove the file of region name from dir.  MPIKVS_OK, MPIKVS_ERR_NOTFOUND
  * or -errno. */

@@ -416,18 +416,52 @@ END_TEST
  * environment's, then /dev/shm. */
 START_TEST(test_job_dir)
 {
-    char dir[256];
+    char dir[KVSHM_DIR_MAX + 1];
+    mpikvs_error_t err;
 
-    kvshm_job_dir("/run/mpikvs/mpikvs.7.n1.layout", "/tmp/x", dir, sizeof(dir));
+    ck_assert_int_eq(kvshm_job_dir("/run/mpikvs/mpikvs.7.n1.layout", "/tmp/x",
+                                   dir, &err), MPIKVS_OK);
     ck_assert_str_eq(dir, "/run/mpikvs");
-    kvshm_job_dir("/mpikvs.7.n1.layout", NULL, dir, sizeof(dir));
+    ck_assert_int_eq(kvshm_job_dir("/mpikvs.7.n1.layout", NULL, dir, &err),
+                     MPIKVS_OK);
     ck_assert_str_eq(dir, "/");
-    kvshm_job_dir(NULL, "/tmp/x", dir, sizeof(dir));
+    ck_assert_int_eq(kvshm_job_dir(NULL, "/tmp/x", dir, &err), MPIKVS_OK);
     ck_assert_str_eq(dir, "/tmp/x");
-    kvshm_job_dir(NULL, "", dir, sizeof(dir));
+    ck_assert_int_eq(kvshm_job_dir(NULL, "", dir, &err), MPIKVS_OK);
     ck_assert_str_eq(dir, KVSHM_DEFAULT_DIR);
-    kvshm_job_dir(NULL, NULL, dir, sizeof(dir));
+    ck_assert_int_eq(kvshm_job_dir(NULL, NULL, dir, &err), MPIKVS_OK);
     ck_assert_str_eq(dir, KVSHM_DEFAULT_DIR);
+}
+END_TEST
+
+/* A directory longer than KVSHM_DIR_MAX is refused, naming the setting,
+ * never cut (issue 29: libmpikvs cut MPIKVS_SHM_DIR at 255 bytes,
+ * libmpikvs-rmacache did not, so their regions went to two places). */
+START_TEST(test_job_dir_too_long)
+{
+    char dir[KVSHM_DIR_MAX + 1], longest[KVSHM_DIR_MAX + 1],
+        over[KVSHM_DIR_MAX + 2], layout[KVSHM_DIR_MAX + 40];
+    mpikvs_error_t err;
+
+    memset(longest, 'd', sizeof(longest) - 1);
+    longest[0] = '/';
+    longest[KVSHM_DIR_MAX] = '\0';
+    ck_assert_int_eq(kvshm_job_dir(NULL, longest, dir, &err), MPIKVS_OK);
+    ck_assert_str_eq(dir, longest);
+
+    memset(over, 'd', sizeof(over) - 1);
+    over[0] = '/';
+    over[KVSHM_DIR_MAX + 1] = '\0';
+    ck_assert_int_eq(kvshm_job_dir(NULL, over, dir, &err), MPIKVS_ERR_NAME);
+    ck_assert_str_eq(dir, "");
+    ck_assert_msg(strstr(err.text, "MPIKVS_SHM_DIR is 256 bytes long, more than 255"),
+                  "the error does not name MPIKVS_SHM_DIR and its length: %s",
+                  err.text);
+
+    snprintf(layout, sizeof(layout), "%s/mpikvs.7.n1.layout", over);
+    ck_assert_int_eq(kvshm_job_dir(layout, NULL, dir, &err), MPIKVS_ERR_NAME);
+    ck_assert_msg(strstr(err.text, "the directory of MPIKVS_LAYOUT is 256 bytes"),
+                  "the error does not name MPIKVS_LAYOUT: %s", err.text);
 }
 END_TEST
 
@@ -1661,6 +1695,7 @@ static Suite *region_suite(bool root, bool have_tmpfs)
     tcase_add_test(tc, test_name_parse);
     tcase_add_test(tc, test_unique_id);
     tcase_add_test(tc, test_job_dir);
+    tcase_add_test(tc, test_job_dir_too_long);
     suite_add_tcase(s, tc);
 
     tc = region_tcase("lifecycle");

@@ -11,7 +11,9 @@
 # not cached; mpikvs-stat reads a live window's node tier (its counters
 # while the job runs), the region's name goes with the window (freed,
 # or left to MPI_Finalize), and a job killed by MPI_Abort leaves a
-# region that mpikvs-stat --gc removes.
+# region that mpikvs-stat --gc removes; issue 29's H3, H4 (the node
+# tier) and H5 (an exclusive target's own store, under osc rdma and
+# pt2pt).
 # In the sanitizer build the sanitizer runtime is preloaded first.
 
 LC_ALL=C
@@ -127,7 +129,48 @@ else
 fi
 expect_stat vnodes 2 node node-hits -eq 0
 expect_stat vnodes 2 node misses -gt 0
+
+# issue 29, H3 and H4 (ranks 0 and 1 one node, rank 2 the target): a
+# rank's local invalidations do not let it or a neighbour take an entry
+# from before MPI_Win_set_info; a rank reads back its own write, not a
+# neighbour's older copy.  The node tier still serves: after the
+# collective invalidation, and away from what the rank wrote.  Rank 2,
+# alone on its node, takes part in every bcast of the window's creation
+# (the program's next bcast brings it the program's data).
+if run vnodes-h 3 MPIKVS_VIRTUAL_NODES -- node-local-inval node-own-write node-lone-bcast &&
+    grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/vnodes-h"; then
+    ok
+    echo "PASS node tier: local invalidations (H3), own writes (H4)"
+else
+    bad "node tier: local invalidations (H3), own writes (H4)" "$tmp/vnodes-h"
+fi
+expect_stat vnodes-h 1 node-local-inval node-hits -eq 1
+expect_stat vnodes-h 0 node-own-write node-hits -eq 1
 refused MPIKVS_VIRTUAL_NODES two "is not a node count" node
+
+# issue 29, H5: a transparent window's entries of an exclusively locked
+# target end at a barrier that orders the target's own store, or a put
+# through a second window over the same memory; under the default osc
+# (rdma) and under pt2pt
+for osc in default pt2pt; do
+    if [ $osc = default ]; then
+        run excl-$osc 3 -- excl-store excl-second-win
+    else
+        OMPI_MCA_osc=$osc
+        export OMPI_MCA_osc
+        run excl-$osc 3 OMPI_MCA_osc -- excl-store excl-second-win
+        unset OMPI_MCA_osc
+    fi
+    if grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/excl-$osc"; then
+        ok
+        echo "PASS exclusive lock, a store ordered by a barrier (H5), osc $osc"
+    else
+        bad "exclusive lock, a store ordered by a barrier (H5), osc $osc" "$tmp/excl-$osc"
+    fi
+    # what the test counts on: the repeat before the barrier was a hit
+    expect_stat excl-$osc 0 excl-store hits -eq 1
+    expect_stat excl-$osc 0 excl-store order -gt 0
+done
 
 # no_region WHAT: the shm directory holds no region after WHAT
 no_region() {
@@ -264,6 +307,41 @@ if MPIKVS_TRANSPORT=mpi OMPI_MCA_osc=pt2pt MPIKVS_VIRTUAL_NODES=2 \
 else
     bad "libmpikvs under the preload: its window was cached, or its test failed" "$tmp/libmpikvs"
 fi
+
+# one rule for the regions' directory (issue 29): an MPIKVS_SHM_DIR of
+# more than 255 bytes is refused by both libraries, naming it: a window
+# goes without the node tier (it works), libmpikvs's open fails.
+# Before, libmpikvs cut it at 255 bytes and libmpikvs-rmacache took it
+# whole: their regions went to two directories.
+long_dir=$MPIKVS_SHM_DIR/$(printf '%0200d' 0)/$(printf '%0100d' 0)
+mkdir -p "$long_dir"
+too_long="MPIKVS_SHM_DIR is ${#long_dir} bytes long, more than 255"
+short_dir=$MPIKVS_SHM_DIR
+MPIKVS_SHM_DIR=$long_dir
+if run long-dir 3 MPIKVS_SHM_DIR -- node &&
+    grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/long-dir" &&
+    grep -q "window 0 has no node tier: $too_long" "$tmp/long-dir"; then
+    ok
+    echo "PASS rmacache: a too long MPIKVS_SHM_DIR, no node tier"
+else
+    bad "rmacache: a too long MPIKVS_SHM_DIR is not refused by name" "$tmp/long-dir"
+fi
+# shellcheck disable=SC2086
+if ! LD_LIBRARY_PATH="${top_builddir:-.}/libmpikvs/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    timeout -k 5 "$limit" "$mpirun" --oversubscribe -x OMPI_MCA_btl -x LD_LIBRARY_PATH \
+    -x MPIKVS_SHM_DIR -np 2 "$basic" lockfree >"$tmp/long-dir-basic" 2>&1 </dev/null &&
+    grep -q "mpikvs_open = .*(invalid region name): $too_long" "$tmp/long-dir-basic"; then
+    ok
+    echo "PASS libmpikvs: a too long MPIKVS_SHM_DIR, open refused"
+else
+    bad "libmpikvs: a too long MPIKVS_SHM_DIR is not refused by name" "$tmp/long-dir-basic"
+fi
+if [ -z "$(find "$long_dir" "$short_dir" -type f)" ]; then
+    ok
+else
+    bad "a too long MPIKVS_SHM_DIR: regions left: $(find "$short_dir" -type f)"
+fi
+MPIKVS_SHM_DIR=$short_dir
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -8,7 +8,12 @@
  * MPIKVS_RMACACHE_VERIFY=1, and so are the parts that show the node
  * tier's region to the script (node-hold, node-unfreed, node-abort).
  * Windows are named after their part, so the script can read their
- * statistics.
+ * statistics.  The parts of issue 29 (node-local-inval, node-own-write:
+ * H3, H4; excl-store, excl-second-win: H5) and node-lone-bcast want 3
+ * ranks, the node parts with MPIKVS_VIRTUAL_NODES=2, and skip
+ * otherwise.  MPI_THREAD_MULTIPLE
+ * is asked for only when the threads part runs (osc pt2pt makes no
+ * window under it).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -20,6 +25,8 @@
 
 #define N      256
 #define ROUNDS 6
+/* node-lone-bcast: no fewer bytes than the library's bcast of a window id */
+#define LONE_INTS 16
 
 static int rank, nprocs;
 
@@ -677,6 +684,215 @@ static void t_node_abort(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI_Win_set_info(invalidate), collective, as the programs above make
+ * it. */
+static void invalidate(MPI_Win win)
+{
+    MPI_Info info;
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpikvs_rmacache", "invalidate");
+    MPI_Win_set_info(win, info);
+    MPI_Info_free(&info);
+}
+
+/* Element disp of target's window (displacement units of the window). */
+static int get_from(MPI_Win win, int target, MPI_Aint disp)
+{
+    int x = -1;
+
+    MPI_Get(&x, 1, MPI_INT, target, disp, 1, MPI_INT, win);
+    MPI_Win_flush(target, win);
+    return x;
+}
+
+/* The parts below want 3 ranks and, where the node tier matters,
+ * MPIKVS_VIRTUAL_NODES=2: ranks 0 and 1 are one node, rank 2 (the
+ * target there) the other. */
+static int three_ranks(const char *part)
+{
+    if (nprocs == 3)
+        return 1;
+    if (rank == 0)
+        mt_note("%s: needs 3 ranks, part skipped", part);
+    return 0;
+}
+
+/* Issue 29, H3: ranks of a node that made different numbers of local
+ * invalidations (rank 0 attaches one buffer more) still agree on the
+ * collective ones: after X changed and every rank passed
+ * MPI_Win_set_info(invalidate), rank 1 does not take the X that rank 0
+ * fetched before.  Then the node tier serves again: what rank 0
+ * fetches after the invalidation reaches rank 1. */
+static void t_node_local_inval(void)
+{
+    int     *mem = calloc(N, sizeof(int)), *extra = calloc(N, sizeof(int)), x;
+    MPI_Aint addr = 0;
+    MPI_Info info;
+    MPI_Win  win;
+
+    if (!three_ranks("node-local-inval"))
+        return;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpikvs_rmacache", "readonly");
+    MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &win);
+    MPI_Info_free(&info);
+    MPI_Win_set_name(win, "node-local-inval");
+    if (rank == 2) {
+        setv(mem, 0);
+        mem[0] = 1111;
+        MPI_Win_attach(win, mem, N * sizeof(int));
+        MPI_Get_address(mem, &addr);
+    }
+    if (rank == 0) /* a local invalidation that rank 1 does not make */
+        MPI_Win_attach(win, extra, N * sizeof(int));
+    MPI_Bcast(&addr, 1, MPI_AINT, 2, MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    if (rank == 0)
+        EXPECT((x = get_from(win, 2, addr)) == 1111, "node-local-inval: rank 0 reads X = %d", x);
+    MPI_Barrier(MPI_COMM_WORLD); /* rank 0 published X = 1111 at its flush */
+    if (rank == 2) {
+        mem[0] = 2222;
+        MPI_Win_sync(win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    invalidate(win);
+    if (rank == 1)
+        EXPECT((x = get_from(win, 2, addr)) == 2222,
+               "node-local-inval: rank 1 reads X = %d after X became 2222 and every "
+               "rank invalidated (1111: rank 0's entry from before)", x);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        EXPECT((x = get_from(win, 2, addr + 5 * (MPI_Aint)sizeof(int))) == v(0, 5),
+               "node-local-inval: rank 0 reads element 5 = %d", x);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1)
+        EXPECT((x = get_from(win, 2, addr + 5 * (MPI_Aint)sizeof(int))) == v(0, 5),
+               "node-local-inval: rank 1 reads element 5 = %d", x);
+    MPI_Win_unlock_all(win);
+    if (rank == 0)
+        MPI_Win_detach(win, extra);
+    if (rank == 2)
+        MPI_Win_detach(win, mem);
+    MPI_Win_free(&win);
+    free(mem);
+    free(extra);
+}
+
+/* Issue 29, H4: in a readonly window with the node tier, a rank reads
+ * back its own write, not the copy a neighbour fetched before it (rank
+ * 1 reads X, rank 0 puts 2222 to X, flushes and reads X); an element
+ * far from the write still comes from the neighbour. */
+static void t_node_own_write(void)
+{
+    int    *base, x, val = 2222;
+    MPI_Win win;
+
+    if (!three_ranks("node-own-write"))
+        return;
+    win = make_win("node-own-write", "readonly", &base);
+    MPI_Win_lock_all(0, win);
+    if (rank == 1) {
+        EXPECT((x = get_from(win, 2, 5)) == v(0, 5), "node-own-write: rank 1 reads X = %d", x);
+        EXPECT((x = get_from(win, 2, 200)) == v(0, 200), "node-own-write: rank 1 reads Y = %d", x);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* rank 1 published X and Y at its flushes */
+    if (rank == 0) {
+        MPI_Put(&val, 1, MPI_INT, 2, 5, 1, MPI_INT, win);
+        MPI_Win_flush(2, win);
+        EXPECT((x = get_from(win, 2, 5)) == 2222,
+               "node-own-write: rank 0 reads X = %d after its own put of 2222 (%d: "
+               "rank 1's copy from before)", x, v(0, 5));
+        EXPECT((x = get_from(win, 2, 200)) == v(0, 200), "node-own-write: rank 0 reads Y = %d", x);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+}
+
+/* Issue 29, H5: a transparent window's entries of a target locked
+ * exclusively end at a barrier that orders the target's own store
+ * (store, MPI_Win_sync, MPI_Barrier: the unified model's way to
+ * publish it): rank 0 reads the new value, as without the cache. */
+static void t_excl_store(void)
+{
+    int    *base, x;
+    MPI_Win win = make_win("excl-store", NULL, &base);
+
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        EXPECT((x = get_from(win, 1, 5)) == v(0, 5), "excl-store: X = %d", x);
+        EXPECT((x = get_from(win, 1, 5)) == v(0, 5), "excl-store: X again = %d", x);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        base[5] = 2222;
+        MPI_Win_sync(win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        EXPECT((x = get_from(win, 1, 5)) == 2222,
+               "excl-store: X = %d after rank 1 stored 2222, synced and passed the "
+               "barrier", x);
+        MPI_Win_unlock(1, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+}
+
+/* The same, the write a put through a second window over the same
+ * memory (by rank 2, or rank 1 itself on 2 ranks). */
+static void t_excl_second_win(void)
+{
+    int     *base, x, val = 3333, writer = nprocs > 2 ? 2 : 1;
+    MPI_Win  win = make_win("excl-second-win", NULL, &base), win2;
+
+    MPI_Win_create(base, N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win2);
+    MPI_Win_set_name(win2, "excl-second-win-2");
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        EXPECT((x = get_from(win, 1, 5)) == v(0, 5), "excl-second-win: X = %d", x);
+        EXPECT((x = get_from(win, 1, 5)) == v(0, 5), "excl-second-win: X again = %d", x);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == writer) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win2);
+        MPI_Put(&val, 1, MPI_INT, 1, 5, 1, MPI_INT, win2);
+        MPI_Win_unlock(1, win2);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        EXPECT((x = get_from(win, 1, 5)) == 3333,
+               "excl-second-win: X = %d after rank %d put 3333 through the second "
+               "window and passed the barrier", x, writer);
+        MPI_Win_unlock(1, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win2);
+    MPI_Win_free(&win);
+}
+
+/* A readonly window whose node tier leaves a rank alone on its node
+ * (rank 2 under MPIKVS_VIRTUAL_NODES=2): the program's next bcast on
+ * the window's communicator gets its own data on every rank (a rank
+ * that left out the library's bcast would take that one for it). */
+static void t_node_lone_bcast(void)
+{
+    int    *base, x[LONE_INTS];
+    MPI_Win win;
+
+    if (!three_ranks("node-lone-bcast"))
+        return;
+    win = make_win("node-lone-bcast", "readonly", &base);
+    for (int i = 0; i < LONE_INTS; i++)
+        x[i] = rank == 0 ? 4242 + i : -1;
+    MPI_Bcast(x, LONE_INTS, MPI_INT, 0, MPI_COMM_WORLD);
+    EXPECT(x[0] == 4242 && x[LONE_INTS - 1] == 4242 + LONE_INTS - 1,
+           "node-lone-bcast: rank %d got %d ... %d from rank 0's bcast", rank, x[0],
+           x[LONE_INTS - 1]);
+    MPI_Win_free(&win);
+}
+
 static int wanted(int argc, char **argv, const char *part)
 {
     static const char *const only_named[] = {"ro-lie", "node-hold", "node-unfreed",
@@ -698,7 +914,11 @@ int main(int argc, char **argv)
 {
     int provided;
 
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    /* MPI_THREAD_MULTIPLE only for the part that needs it: osc pt2pt
+     * refuses windows under it */
+    MPI_Init_thread(&argc, &argv,
+                    wanted(argc, argv, "threads") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
     mt_init(argv[0]);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
@@ -730,5 +950,10 @@ int main(int argc, char **argv)
     PART("node-hold", t_node_hold());
     PART("node-unfreed", t_node_unfreed());
     PART("node-abort", t_node_abort());
+    PART("node-local-inval", t_node_local_inval());
+    PART("node-own-write", t_node_own_write());
+    PART("node-lone-bcast", t_node_lone_bcast());
+    PART("excl-store", t_excl_store());
+    PART("excl-second-win", t_excl_second_win());
     return mt_finish() == 0 ? (MPI_Finalize(), 0) : (MPI_Finalize(), 1);
 }

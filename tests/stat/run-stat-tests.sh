@@ -486,6 +486,23 @@ out=$("$stat_bin" -d "$shm" --slurm-timeout 0 2>&1)
 check "  ... and the listing still shows it" has "$out" "^782 *nodex *kvs-data"
 rm -f "$shm/mpikvs.782.nodex.kvs-data"
 
+echo "# a sparse rmacache window region that claims 1024 ranks"
+"$stat_region" rma "$shm" 786 nodex win --max-ranks 1024 >/dev/null
+rma_file="$shm/mpikvs.786.nodex.win-rma"
+blocks_before=$(stat -c %b "$rma_file")
+expect "refused with a clear error" 1 \
+    "mpikvs.786.nodex.win-rma is sparse: its control block claims 1024 ranks with rings of 4.0 KiB" -- \
+    "$stat_bin" -d "$shm" --slurm-timeout 0 786
+blocks_after=$(stat -c %b "$rma_file")
+check "  ... and nothing of it read ($blocks_before blocks before, $blocks_after after)" \
+    cond '[ "$blocks_after" = "$blocks_before" ]'
+rm -f "$rma_file"
+"$stat_region" rma "$shm" 787 nodex win >/dev/null
+expect "a whole rmacache window region is read" 0 \
+    "2 of the window's 2 ranks on this node" -- \
+    "$stat_bin" -d "$shm" --slurm-timeout 0 787
+rm -f "$shm/mpikvs.787.nodex.win-rma"
+
 echo "# a tier truncated while mpikvs-stat reads it"
 if ! command -v gdb >/dev/null 2>&1; then
     echo "SKIP: truncating a tier at the moment it is read needs gdb"

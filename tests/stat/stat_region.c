@@ -10,6 +10,8 @@
  *   stat_region layout DIR JOB NODE [options]       job layout (tag
  *                                                   "layout"), root's 0640
  *   stat_region tier DIR JOB NODE PREFIX [options]  tier with --entries
+ *   stat_region rma DIR JOB NODE ID [options]       window region of
+ *                                                   libmpikvs-rmacache
  *
  * options: --step N (default: none, as libmpikvs makes them), --uid U,
  * --gid G (owner; needs root), --size BYTES (data region, default 1 MiB),
@@ -17,7 +19,9 @@
  * (default "kvs"); for data and raw, --sparse BYTES (then make the file
  * a sparse one of BYTES, its header saying so) and --max-ranks N (then
  * say the control block has counters for N ranks), as a user could make
- * their own region.  Prints the region names it made, one a line; exits
+ * their own region; for rma, --max-ranks N (then the control block
+ * claims N ranks, and the file is a sparse one of the size they take).
+  Prints the region names it made, one a line; exits
  * 0, or 1 with the error.
  */
 #include <errno.h>
@@ -32,6 +36,7 @@
 #include "errors_internal.h"
 #include "job_layout.h"
 #include "region.h"
+#include "rma_region.h"
 #include "tier.h"
 
 struct args {
@@ -180,6 +185,81 @@ static int make_tier(const struct args *a, mpikvs_error_t *err)
     return rc;
 }
 
+/* A window's region as libmpikvs-rmacache makes it: 2 ranks, rings of
+ * 4 KiB. */
+#define RMA_RING 4096u
+
+static int fill_rma(void *base, uint64_t size, void *arg,
+                    mpikvs_error_t *err)
+{
+    (void)size, (void)err;
+    kvshm_rma_init(base, arg, 2, 2, RMA_RING);
+    return MPIKVS_OK;
+}
+
+/* Rewrite the window's region at path in place: its control block
+ * claims a->max_ranks ranks, the header and the file the size they take
+ * (a sparse file). */
+static int doctor_rma(const struct args *a, const char *path,
+                      mpikvs_error_t *err)
+{
+    struct kvshm_header h;
+    struct kvshm_rma_control c;
+    struct kvshm_rma_layout l;
+    int fd, rc;
+
+    if ((rc = kvshm_rma_layout(a->max_ranks, RMA_RING, &l, err)) != MPIKVS_OK)
+        return rc;
+    fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return kvshm_fail(err, -errno, "cannot open %s", path);
+    rc = MPIKVS_OK;
+    if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+        pread(fd, &c, sizeof(c), KVSHM_HEADER_SIZE) != (ssize_t)sizeof(c)) {
+        rc = kvshm_fail(err, -EIO, "cannot read %s", path);
+        goto out;
+    }
+    c.nranks = c.win_ranks = a->max_ranks;
+    c.ranks_offset = l.ranks_offset;
+    c.segments_offset = l.segments_offset;
+    c.segment_size = l.segment_size;
+    h.size = h.max_size = l.region_size;
+    h.checksum = kvshm_header_checksum(&h);
+    if (ftruncate(fd, (off_t)l.region_size) != 0)
+        rc = kvshm_fail(err, -errno, "cannot extend %s", path);
+    else if (pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+             pwrite(fd, &c, sizeof(c), KVSHM_HEADER_SIZE) != (ssize_t)sizeof(c))
+        rc = kvshm_fail(err, -EIO, "cannot write %s", path);
+out:
+    close(fd);
+    return rc;
+}
+
+static int make_rma(const struct args *a, mpikvs_error_t *err)
+{
+    char tag[KVSHM_TAG_MAX];
+    struct kvshm_region_spec s;
+    struct kvshm_region *r = NULL;
+    struct kvshm_rma_layout l;
+    int rc;
+
+    if ((rc = kvshm_rma_tag(a->tag, tag, err)) != MPIKVS_OK ||
+        (rc = kvshm_rma_layout(2, RMA_RING, &l, err)) != MPIKVS_OK)
+        return rc;
+    s = spec_of(a, tag);
+    s.kind = KVSHM_KIND_RMA_WINDOW;
+    s.size = s.max_size = l.region_size;
+    s.fill = fill_rma;
+    s.fill_arg = &l;
+    rc = kvshm_region_create(&s, &r, err);
+    if (rc == MPIKVS_OK && a->max_ranks)
+        rc = doctor_rma(a, r->path, err);
+    if (rc == MPIKVS_OK)
+        printf("%s\n", r->path);
+    kvshm_region_close(&r);
+    return rc;
+}
+
 static int parse(int argc, char **argv, struct args *a)
 {
     int positional = !strcmp(argv[1], "layout") ? 3 : 4;
@@ -234,7 +314,7 @@ int main(int argc, char **argv)
     int rc;
 
     if (argc < 2 || parse(argc, argv, &a) != 0) {
-        fprintf(stderr, "usage: stat_region data|raw|tier DIR JOB NODE TAG "
+        fprintf(stderr, "usage: stat_region data|raw|tier|rma DIR JOB NODE TAG "
                         "[options]\n       stat_region layout DIR JOB NODE "
                         "[options]\n");
         return 2;
@@ -245,6 +325,8 @@ int main(int argc, char **argv)
         rc = make_layout(&a, &err);
     else if (!strcmp(a.cmd, "tier"))
         rc = make_tier(&a, &err);
+    else if (!strcmp(a.cmd, "rma"))
+        rc = make_rma(&a, &err);
     else {
         fprintf(stderr, "stat_region: unknown command '%s'\n", a.cmd);
         return 2;
