@@ -43,9 +43,8 @@
 #include "mpitest.h"
 
 #define KS          16u
-#define VS          256u    /* large enough that a copy can be torn */
+#define VS_MAX      8192u
 #define OWN_KEYS    24u     /* per rank, written by it only */
-#define HOT_KEYS    6u      /* written by every rank */
 #define PIA_KEYS    4u      /* per epoch, raced for by every rank */
 #define BATCH       6u
 #define CTR_ADD     0u
@@ -53,14 +52,18 @@
 
 /* Key ids: own keys 1..size*OWN_KEYS, then hot keys, then the
  * put-if-absent keys of each epoch. */
-static unsigned rank_, size_, nown, epochs = 6, nops = 300;
+static unsigned rank_, size_, epochs = 6, nops = 300;
+static unsigned vsize = 256;    /* value bytes: large enough that a copy
+                                 * can be torn (--value-size) */
+static unsigned nhot = 6;       /* written by every rank (--hot-keys) */
+static unsigned hot_share;      /* % of operations on hot keys (--hot) */
 static uint64_t seq_;           /* this writer's last sequence number */
 static unsigned epoch_;
 static FILE    *out_;
 static const char *tier_ = "off";
 
 static uint64_t hot_base(void) { return 1 + (uint64_t)size_ * OWN_KEYS; }
-static uint64_t pia_base(void) { return hot_base() + HOT_KEYS; }
+static uint64_t pia_base(void) { return hot_base() + nhot; }
 static uint64_t nkeys_all(void) { return pia_base() + (uint64_t)epochs * PIA_KEYS; }
 
 static uint64_t now_ns(void)
@@ -104,28 +107,28 @@ static void make_value(uint64_t id, uint32_t writer, uint32_t kind,
     memcpy(v + 8, &writer, 4);
     memcpy(v + 12, &kind, 4);
     memcpy(v + 16, &seq, 8);
-    for (unsigned off = 24, i = 0; off < VS - 8; off += 8, i++) {
+    for (unsigned off = 24, i = 0; off < vsize - 8; off += 8, i++) {
         uint64_t w = splitmix(id * 0x100000001b3ULL ^ ((uint64_t)writer << 40)
                               ^ (seq << 8) ^ kind ^ ((uint64_t)i << 56));
         memcpy(v + off, &w, 8);
     }
-    for (unsigned i = 0; i < VS - 8; i++) {
+    for (unsigned i = 0; i < vsize - 8; i++) {
         h ^= v[i];
         h *= 0x100000001b3ULL;
     }
-    memcpy(v + VS - 8, &h, 8);
+    memcpy(v + vsize - 8, &h, 8);
 }
 
 static void put_hex(const unsigned char *v)
 {
     static const char digits[] = "0123456789abcdef";
-    char buf[2 * VS + 1];
+    char buf[2 * VS_MAX + 1];
 
-    for (unsigned i = 0; i < VS; i++) {
+    for (unsigned i = 0; i < vsize; i++) {
         buf[2 * i] = digits[v[i] >> 4];
         buf[2 * i + 1] = digits[v[i] & 15];
     }
-    buf[2 * VS] = 0;
+    buf[2 * vsize] = 0;
     fputs(buf, out_);
 }
 
@@ -145,7 +148,7 @@ static void fail_rc(const char *what, int rc, mpikvs_t *kvs)
 /* put KEY SEQ */
 static void do_put(mpikvs_t *kvs, uint64_t id)
 {
-    unsigned char key[KS], val[VS];
+    unsigned char key[KS], val[VS_MAX];
     uint64_t t0, t1;
     int rc;
 
@@ -163,7 +166,7 @@ static void do_put(mpikvs_t *kvs, uint64_t id)
 /* get KEY VALUE|- */
 static void do_get(mpikvs_t *kvs, uint64_t id)
 {
-    unsigned char key[KS], val[VS];
+    unsigned char key[KS], val[VS_MAX];
     uint64_t t0, t1;
     int rc;
 
@@ -184,7 +187,7 @@ static void do_get(mpikvs_t *kvs, uint64_t id)
 /* pia KEY SEQ PRESENT|-: rc 0 won, 2 (MPIKVS_PRESENT) lost */
 static void do_pia(mpikvs_t *kvs, uint64_t id)
 {
-    unsigned char key[KS], val[VS], present[VS];
+    unsigned char key[KS], val[VS_MAX], present[VS_MAX];
     uint64_t t0, t1;
     int rc;
 
@@ -232,7 +235,7 @@ static uint64_t any_key(void)
  * the return of its wait) */
 static void do_put_batch(mpikvs_t *kvs, bool started)
 {
-    unsigned char keys[BATCH * KS], vals[BATCH * VS];
+    unsigned char keys[BATCH * KS], vals[BATCH * VS_MAX];
     uint64_t ids[BATCH], seqs[BATCH], t0, t1;
     mpikvs_request_t req;
     int rc;
@@ -241,7 +244,7 @@ static void do_put_batch(mpikvs_t *kvs, bool started)
         ids[i] = own_key_not_in(ids, i);
         seqs[i] = ++seq_;
         make_key(ids[i], keys + i * KS);
-        make_value(ids[i], rank_, 0, seqs[i], vals + i * VS);
+        make_value(ids[i], rank_, 0, seqs[i], vals + i * vsize);
     }
     t0 = now_ns();
     if (!started) {
@@ -267,7 +270,7 @@ static void do_put_batch(mpikvs_t *kvs, bool started)
 /* gb|gbs KEY:VALUE|-... */
 static void do_get_batch(mpikvs_t *kvs, bool started)
 {
-    unsigned char keys[BATCH * KS], vals[BATCH * VS];
+    unsigned char keys[BATCH * KS], vals[BATCH * VS_MAX];
     uint64_t ids[BATCH], t0, t1;
     int status[BATCH], rc;
     mpikvs_request_t req;
@@ -290,7 +293,7 @@ static void do_get_batch(mpikvs_t *kvs, bool started)
     for (unsigned i = 0; i < BATCH; i++) {
         fprintf(out_, " %llu:", (unsigned long long)ids[i]);
         if (rc == MPIKVS_OK && status[i] == MPIKVS_OK)
-            put_hex(vals + i * VS);
+            put_hex(vals + i * vsize);
         else
             fputc('-', out_);
     }
@@ -360,10 +363,19 @@ static void one_op(mpikvs_t *kvs)
 {
     unsigned r = (unsigned)rnd(100);
 
+    /* --hot: readers and writers of the same few slots at once, where a
+     * copy can meet a put in the middle */
+    if (rnd(100) < hot_share) {
+        if (r < 50)
+            do_put(kvs, hot_base() + rnd(nhot));
+        else
+            do_get(kvs, hot_base() + rnd(nhot));
+        return;
+    }
     if (r < 30)
         do_put(kvs, 1 + rank_ + (uint64_t)size_ * rnd(OWN_KEYS));
     else if (r < 40)
-        do_put(kvs, hot_base() + rnd(HOT_KEYS));
+        do_put(kvs, hot_base() + rnd(nhot));
     else if (r < 75)
         do_get(kvs, any_key());
     else if (r < 80)
@@ -382,8 +394,9 @@ static void one_op(mpikvs_t *kvs)
 
 static mpikvs_t *open_table(const char *mode, const char *dir)
 {
-    mpikvs_options_t o = { .key_size = KS, .value_size = VS,
-                           .size_per_node = 4u << 20, .mode = mode };
+    mpikvs_options_t o = { .key_size = KS, .value_size = vsize,
+                           .size_per_node = (vsize <= 256 ? 4u : 16u) << 20,
+                           .mode = mode };
     char path[512];
     mpikvs_t *kvs = NULL;
     int rc, ok, all;
@@ -402,7 +415,7 @@ static mpikvs_t *open_table(const char *mode, const char *dir)
                     "  \"value\": { \"value_size\": %u },\n"
                     "  \"tier\": { \"enabled\": true, \"size\": \"25%%\",\n"
                     "            \"caching\": \"%s\" } } } }\n",
-                    mode, KS, VS, tier_) < 0 ||
+                    mode, KS, vsize, tier_) < 0 ||
             fclose(f) != 0)
             mt_abort("cannot write the table's config");
         memset(&o, 0, sizeof o);
@@ -423,7 +436,9 @@ static mpikvs_t *open_table(const char *mode, const char *dir)
 static void usage(void)
 {
     fprintf(stderr, "usage: history MODE DIR [--epochs E] [--ops N] "
-                    "[--tier off|always|user]\n");
+                    "[--tier off|always|user] [--value-size B (64..%u, "
+                    "a multiple of 8)] [--hot-keys K] [--hot PERCENT]\n",
+            VS_MAX);
     exit(2);
 }
 
@@ -447,14 +462,21 @@ int main(int argc, char **argv)
             nops = (unsigned)strtoul(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--tier") == 0)
             tier_ = argv[i + 1];
+        else if (strcmp(argv[i], "--value-size") == 0)
+            vsize = (unsigned)strtoul(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--hot-keys") == 0)
+            nhot = (unsigned)strtoul(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--hot") == 0)
+            hot_share = (unsigned)strtoul(argv[i + 1], NULL, 10);
         else
             usage();
     }
+    if (vsize < 64 || vsize > VS_MAX || vsize % 8 || nhot < 1 || hot_share > 100)
+        usage();
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &s);
     rank_ = (unsigned)r;
     size_ = (unsigned)s;
-    nown = OWN_KEYS;
     rng_ = splitmix(0x68697374ULL + rank_ * 7919u + (uint64_t)time(NULL));
     gethostname(host, sizeof host);
 
@@ -469,7 +491,7 @@ int main(int argc, char **argv)
                   "node %u\nnodes %u\nmode %s\ntransport %s\ntier %s\n"
                   "value_size %u\nown_keys %u\nhot_keys %u\n",
             host, rank_, size_, kvs->node, kvs->nnodes, mode,
-            mpikvs_transport(kvs), tier_, VS, OWN_KEYS, HOT_KEYS);
+            mpikvs_transport(kvs), tier_, vsize, OWN_KEYS, nhot);
     if (rank_ == 0)
         for (uint64_t id = 1; id < nkeys_all(); id++) {
             /* kvs_key_make hashes kvs->key_size bytes, which the compiler

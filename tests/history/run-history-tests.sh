@@ -9,7 +9,8 @@
 #   the transports ucx (shared memory mapped, the default), ucx over
 #   UCX_TLS=tcp,self (as between hosts without RDMA), and mpi (osc pt2pt:
 #   Debian excludes it by default, and osc rdma cannot span nodes);
-#   the node tier, caching always and user, on 2 and 3 virtual nodes.
+#   the node tier, caching always and user, on 2 and 3 virtual nodes;
+#   and a "hot" run: most operations on two keys with 2 KiB values.
 # Every run mixes single, batch and started-batch operations,
 # put-if-absent races, counter adds and CAS (see history.c).
 #
@@ -77,11 +78,14 @@ else
     sed 's/^/    /' "$tmp/selftest"
 fi
 
-# run VNODES MODE TRANSPORT TLS TIER: one recorded run, checked
+# run VNODES MODE TRANSPORT TLS TIER [NAME ARGS...]: one recorded run,
+# checked; NAME (in the label) and ARGS: more options of the program
 run() {
     vnodes=$1 mode=$2 tp=$3 tls=$4 tier=$5
+    shift 5
     label="vnodes=$vnodes mode=$mode transport=$tp${tls:+ UCX_TLS=$tls}"
-    label="$label tier=$tier"
+    label="$label tier=$tier${1:+ $1}"
+    [ $# -gt 0 ] && shift
     if [ -n "${HISTORY_ONLY:-}" ] &&
         ! printf '%s\n' "$label" | grep -q -- "$HISTORY_ONLY"; then
         return 0
@@ -117,7 +121,7 @@ run() {
     # shellcheck disable=SC2086
     timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs -np "$np" \
         "$prog" "$mode" "$dir" --epochs "$epochs" --ops "$ops" \
-        --tier "$tier" >"$tmp/out" 2>&1 </dev/null
+        --tier "$tier" "$@" >"$tmp/out" 2>&1 </dev/null
     rc=$?
     python3 "$checker" "$dir" >"$tmp/check" 2>&1
     crc=$?
@@ -135,7 +139,7 @@ run() {
         echo "    command: MPIKVS_VIRTUAL_NODES=${MPIKVS_VIRTUAL_NODES:-}" \
             "MPIKVS_TRANSPORT=${MPIKVS_TRANSPORT:-} UCX_TLS=${UCX_TLS:-}" \
             "OMPI_MCA_osc=$OMPI_MCA_osc $mpirun --oversubscribe -np $np" \
-            "$prog $mode DIR --epochs $epochs --ops $ops --tier $tier"
+            "$prog $mode DIR --epochs $epochs --ops $ops --tier $tier $*"
         sed 's/^/    /' "$tmp/out" | tail -20
         sed 's/^/    /' "$tmp/check"
     fi
@@ -148,6 +152,9 @@ run() {
 }
 
 run 1 lockfree auto "" off
+# most operations on two keys with values of 2 KiB: copies that meet puts
+# in the middle (the slot checksum's work)
+run 1 lockfree auto "" off hot --value-size 2048 --hot 80 --hot-keys 2
 run 1 fine-lock mpi "" off
 run 1 fine-lock ucx "" off
 run 1 coarse-lock mpi "" off
