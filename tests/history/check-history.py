@@ -411,15 +411,17 @@ def run(directory):
 
 # --selftest: a small valid history, then one bad thing at a time.
 
-def write_histories(d, ranks):
+def write_histories(d, ranks, tier="off", nodes=2 * (0,), homes=(0, 0)):
+    """ranks: rank -> lines; nodes: each rank's node; homes: the home
+    nodes of keys 1 and 2 (key 9's is node 0)."""
     for r, lines in ranks.items():
         with open(os.path.join(d, "rank-%d.hist" % r), "w") as f:
             f.write("history 1\nhost selftest\nclock monotonic\nrank %d\n"
-                    "size %d\nnode %d\nnodes 1\nmode lockfree\n"
+                    "size %d\nnode %d\nnodes %d\nmode lockfree\n"
                     "transport mpi\ntier %s\nvalue_size 64\n"
-                    % (r, len(ranks), 0, "off"))
+                    % (r, len(ranks), nodes[r], len(set(nodes)), tier))
             if r == 0:
-                f.write("home 1 0\nhome 2 0\nhome 9 0\n")
+                f.write("home 1 %d\nhome 2 %d\nhome 9 0\n" % homes)
             f.write("\n".join(lines) + "\nend\n")
 
 
@@ -457,6 +459,25 @@ def good():
             "get 2 120 130 0 1 " + hx(1, 0, 3),
             "add 2 135 136 0 0 0 7",
             "add 2 137 138 0 1 0 2"],
+    }
+
+
+def tiered(inval):
+    """Two nodes with a node tier: rank 1 writes key 2 (home node 1),
+    rank 0 hits its first value in epoch 0 and reads it again in epoch 2,
+    after the key was put again: the tier's value, unless invalidated."""
+    return {
+        0: ["get 0 20 30 0 2 " + hx(2, 1, 1),
+            "fence 0 50 60 0"]
+           + (["inval 1 61 62 0"] if inval else [])
+           + ["fence 1 100 110 0",
+              "get 2 120 130 0 2 " + hx(2, 1, 1)],
+        1: ["put 0 10 15 0 2 1",
+            "fence 0 50 60 0",
+            "put 1 70 80 0 2 2"]
+           + (["inval 1 81 82 0"] if inval else [])
+           + ["fence 1 100 110 0",
+              "get 2 120 130 0 2 " + hx(2, 1, 2)],
     }
 
 
@@ -504,11 +525,19 @@ def selftest():
                 1, "add 0 47", "add 0 47 48 0 1 0 0"),
          "two CAS winners replaced the value 0"),
         ("a cut history", {0: good()[0], 1: good()[1][:-1]}, None),
+        ("an older value from the node tier (caching always)",
+         tiered(False), None),
+        ("an older value after mpikvs_tier_invalidate (caching user)",
+         tiered(True), "stale hit after a fence"),
     ]
     bad = 0
     for name, ranks, expect in cases:
         with tempfile.TemporaryDirectory(prefix="check-history.") as d:
-            write_histories(d, ranks)
+            if "tier" in name:
+                write_histories(d, ranks, "user" if "user" in name
+                                else "always", (0, 1), (0, 1))
+            else:
+                write_histories(d, ranks)
             if name == "a cut history":
                 path = os.path.join(d, "rank-1.hist")
                 with open(path) as f:
