@@ -3,6 +3,7 @@
  * tests/history/check-history.py to check against mpikvs's contract.
  *
  *   history MODE DIR [--epochs E] [--ops N] [--tier off|always|user]
+ *           [--value-size B] [--hot-keys K] [--hot PERCENT] [--seed S]
  *
  * Each rank writes DIR/rank-<r>.hist, one line per operation: its kind,
  * the epoch it ran in (fences passed before it), call and return times,
@@ -23,6 +24,10 @@
  * read-then-CAS increments (counter 1); then mpikvs_fence.  No other
  * synchronization between ranks: the fence is what is checked.  After the
  * last fence every rank reads every key and the counters once.
+ *
+ * The operations are drawn from --seed (default: from the time and pid;
+ * the header records it): a seed repeats a run's operations, not the
+ * interleaving of its ranks.
  *
  * Built from the library's sources: it records each key's home node (the
  * node tier's rule depends on it) and each rank's node.
@@ -64,7 +69,10 @@ static const char *tier_ = "off";
 
 static uint64_t hot_base(void) { return 1 + (uint64_t)size_ * OWN_KEYS; }
 static uint64_t pia_base(void) { return hot_base() + nhot; }
-static uint64_t nkeys_all(void) { return pia_base() + (uint64_t)epochs * PIA_KEYS; }
+static uint64_t nkeys_all(void)
+{
+    return pia_base() + (uint64_t)epochs * PIA_KEYS;
+}
 
 static uint64_t now_ns(void)
 {
@@ -437,7 +445,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: history MODE DIR [--epochs E] [--ops N] "
                     "[--tier off|always|user] [--value-size B (64..%u, "
-                    "a multiple of 8)] [--hot-keys K] [--hot PERCENT]\n",
+                    "a multiple of 8)] [--hot-keys K] [--hot PERCENT] "
+                    "[--seed S]\n",
             VS_MAX);
     exit(2);
 }
@@ -445,6 +454,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     const char *mode, *dir;
+    uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 20;
     char path[512], host[256] = "?";
     mpikvs_t *kvs;
     int r, s, status;
@@ -468,16 +478,21 @@ int main(int argc, char **argv)
             nhot = (unsigned)strtoul(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--hot") == 0)
             hot_share = (unsigned)strtoul(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--seed") == 0)
+            seed = strtoull(argv[i + 1], NULL, 10);
         else
             usage();
     }
-    if (vsize < 64 || vsize > VS_MAX || vsize % 8 || nhot < 1 || hot_share > 100)
+    if (vsize < 64 || vsize > VS_MAX || vsize % 8 || nhot < 1 ||
+        hot_share > 100)
         usage();
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &s);
     rank_ = (unsigned)r;
     size_ = (unsigned)s;
-    rng_ = splitmix(0x68697374ULL + rank_ * 7919u + (uint64_t)time(NULL));
+    /* one seed for the job (rank 0's), each rank's stream from it */
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    rng_ = splitmix(seed + rank_ * 7919u);
     gethostname(host, sizeof host);
 
     mt_phase("open");
@@ -489,9 +504,10 @@ int main(int argc, char **argv)
     /* the header: what the checker needs to know of the run */
     fprintf(out_, "history 1\nhost %s\nclock monotonic\nrank %u\nsize %u\n"
                   "node %u\nnodes %u\nmode %s\ntransport %s\ntier %s\n"
-                  "value_size %u\nown_keys %u\nhot_keys %u\n",
+                  "value_size %u\nown_keys %u\nhot_keys %u\nseed %llu\n",
             host, rank_, size_, kvs->node, kvs->nnodes, mode,
-            mpikvs_transport(kvs), tier_, vsize, OWN_KEYS, nhot);
+            mpikvs_transport(kvs), tier_, vsize, OWN_KEYS, nhot,
+            (unsigned long long)seed);
     if (rank_ == 0)
         for (uint64_t id = 1; id < nkeys_all(); id++) {
             /* kvs_key_make hashes kvs->key_size bytes, which the compiler

@@ -11,14 +11,14 @@
 #
 # Prints, per patch, what the checker printed; exits nonzero when a
 # broken build passed.  Environment: PROVE_OPS (operations per rank and
-# epoch, default 1500), PROVE_TRIES (runs of the setting before a
+# epoch; default: the suite's), PROVE_TRIES (runs of the setting before a
 # broken build counts as not caught, default 3), PROVE_KEEP=1 (keep the
 # work directory), TMPDIR.
 
 LC_ALL=C
 export LC_ALL
 src=$(cd "$(dirname "$0")/../.." && pwd)
-ops="${PROVE_OPS:-1500}"
+ops="${PROVE_OPS:-}"
 tries="${PROVE_TRIES:-3}"
 [ $# -gt 0 ] || set -- "$src"/tests/history/broken/*.patch
 work=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-prove-broken.XXXXXX") || exit 1
@@ -33,7 +33,8 @@ for patch in "$@"; do
     echo "== $name: $(sed -n 2,3p "$patch" | tr '\n' ' ')"
     mkdir -p "$tree/build"
     # the tracked files, as they are in the work tree
-    (cd "$src" && git ls-files -z | xargs -0 tar cf -) | (cd "$tree" && tar xf -)
+    (cd "$src" && git ls-files -z | xargs -0 tar cf -) |
+        (cd "$tree" && tar xf -)
     if ! (cd "$tree" && patch -s -p1 <"$patch"); then
         echo "FAIL $name: the patch does not apply"
         missed=$((missed + 1))
@@ -51,7 +52,7 @@ for patch in "$@"; do
     for try in $(seq "$tries"); do
         out="$work/$name.run$try"
         (cd "$tree/build" && top_builddir=. top_srcdir=.. \
-            HISTORY_ONLY="$setting" HISTORY_OPS="$ops" \
+            HISTORY_ONLY="$setting" ${ops:+HISTORY_OPS="$ops"} \
             HISTORY_KEEP="$work/$name.kept" \
             sh ../tests/history/run-history-tests.sh) >"$out" 2>&1
         if grep -q "^FAIL $setting\|^FAIL vnodes" "$out"; then

@@ -57,7 +57,7 @@ if [ ! -x "$prog" ]; then
     exit 1
 fi
 if ! command -v python3 >/dev/null 2>&1; then
-    echo "FAIL: python3 not found (the checker needs it: apt-get install python3)"
+    echo "FAIL: python3 not found (the checker needs it: install python3)"
     exit 1
 fi
 plain_mpirun_asan "$prog"
@@ -128,7 +128,8 @@ run() {
     t1=$(date +%s)
     if [ "$rc" = 0 ] && [ "$crc" = 0 ]; then
         pass=$((pass + 1))
-        echo "PASS $label ($((t1 - t0)) s): $(sed -n 's/.*: checked //p' "$tmp/check")"
+        checked=$(sed -n 's/.*: checked //p' "$tmp/check")
+        echo "PASS $label ($((t1 - t0)) s): $checked"
     else
         fail=$((fail + 1))
         kept="$keep/$(printf '%s' "$label" | sed 's/[ =,]/_/g')"
@@ -139,7 +140,8 @@ run() {
         echo "    command: MPIKVS_VIRTUAL_NODES=${MPIKVS_VIRTUAL_NODES:-}" \
             "MPIKVS_TRANSPORT=${MPIKVS_TRANSPORT:-} UCX_TLS=${UCX_TLS:-}" \
             "OMPI_MCA_osc=$OMPI_MCA_osc $mpirun --oversubscribe -np $np" \
-            "$prog $mode DIR --epochs $epochs --ops $ops --tier $tier $*"
+            "$prog $mode DIR --epochs $epochs --ops $ops --tier $tier $*" \
+            "--seed $(sed -n 's/^seed //p' "$dir/rank-0.hist" 2>/dev/null)"
         sed 's/^/    /' "$tmp/out" | tail -20
         sed 's/^/    /' "$tmp/check"
     fi
