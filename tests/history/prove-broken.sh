@@ -51,7 +51,7 @@ for patch in "$@"; do
     caught=0
     for try in $(seq "$tries"); do
         out="$work/$name.run$try"
-        (cd "$tree/build" && top_builddir=. top_srcdir=.. \
+        (cd "$tree/build" && env top_builddir=. top_srcdir=.. \
             HISTORY_ONLY="$setting" ${ops:+HISTORY_OPS="$ops"} \
             HISTORY_KEEP="$work/$name.kept" \
             sh ../tests/history/run-history-tests.sh) >"$out" 2>&1
@@ -61,6 +61,11 @@ for patch in "$@"; do
                 "; the checker printed:"
             sed -n '/^FAIL vnodes/,$p' "$out" | grep -v '^    history: ' |
                 cut -c1-300 | head -20
+            break
+        fi
+        if ! grep -q '^PASS vnodes' "$out"; then
+            echo "FAIL $name: the setting did not run:"
+            sed 's/^/    /' "$out" | tail -20
             break
         fi
         echo "    run $try: $(grep '^PASS vnodes' "$out" | cut -c1-200)"

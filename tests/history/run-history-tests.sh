@@ -140,7 +140,7 @@ run() {
         echo "    command: MPIKVS_VIRTUAL_NODES=${MPIKVS_VIRTUAL_NODES:-}" \
             "MPIKVS_TRANSPORT=${MPIKVS_TRANSPORT:-} UCX_TLS=${UCX_TLS:-}" \
             "OMPI_MCA_osc=$OMPI_MCA_osc $mpirun --oversubscribe -np $np" \
-            "$prog $mode DIR --epochs $epochs --ops $ops --tier $tier $*" \
+            "$prog $mode DIR --epochs $epochs --ops $ops --tier $tier${*:+ $*}" \
             "--seed $(sed -n 's/^seed //p' "$dir/rank-0.hist" 2>/dev/null)"
         sed 's/^/    /' "$tmp/out" | tail -20
         sed 's/^/    /' "$tmp/check"
