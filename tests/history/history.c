@@ -20,8 +20,11 @@
  * ranks race for each), then N operations drawn at random: single puts of
  * its own keys (one writer each: "latest" is defined) and of a few hot
  * keys every rank writes, single gets, put and get batches, started
- * batches (waited for after a get or two), counter adds (counter 0) and
- * read-then-CAS increments (counter 1); then mpikvs_fence.  No other
+ * batches (a started put batch is waited for after a get), counter adds
+ * (counter 0) and read-then-CAS increments (counter 1); then
+ * mpikvs_fence (in "user" caching every other epoch first invalidates
+ * the node tier).  With --hot, that share of the operations are single
+ * puts and gets of the hot keys only.  No other
  * synchronization between ranks: the fence is what is checked.  After the
  * last fence every rank reads every key and the counters once.
  *
@@ -38,7 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
