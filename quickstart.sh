@@ -17,12 +17,14 @@ top=$(pwd)
 # gdb: a stat test stops mpikvs-stat in mid-read to truncate a tier under it;
 # libcoarrays-openmpi-dev: its test programs are unchanged clients of
 # libmpikvs-rmacache (tests/rmacache/run-coarrays.sh); libfiu-dev and
-# fiu-utils: tests that make system calls fail (tests/region-fiu.sh)
+# fiu-utils: tests that make system calls fail (tests/region-fiu.sh);
+# python3: the history checker, tests/history/check-history.py (its
+# standard library only)
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libopenmpi-dev openmpi-bin libslurm-dev libjansson-dev
           libxxhash-dev libucx-dev check groff-base libsundials-dev gnuplot-nox
           slurmctld slurmd slurm-client munge gdb libcoarrays-openmpi-dev
-          libfiu-dev fiu-utils"
+          libfiu-dev fiu-utils python3"
 
 started=$(date +%s)
 say() { printf 'quickstart: [%ss] %s\n' "$(($(date +%s) - started))" "$*"; }
