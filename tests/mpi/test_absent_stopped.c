@@ -49,9 +49,9 @@
 #define RACERS   2
 #define LEAD     1024 /* keys rank 1 may be ahead of rank 0 */
 
-/* The words the three ranks share in a round (zeroed by rank 0 before it): where rank 1 is, how
- * many keys it offered in all once it ended (0 before), how many rank 0
- * offered, and whether rank 0 ended. */
+/* The words the three ranks share in a round (zeroed by rank 0 before
+ * it): where rank 1 is, one more than the keys it offered once it ended
+ * (0 before), how many rank 0 offered, and whether rank 0 ended. */
 struct shared {
     uint64_t at;
     uint64_t total;
@@ -128,7 +128,7 @@ static uint64_t race_leader(mpikvs_t *kvs, struct shared *sh,
         store(&sh->at, i + 1);
         offer(kvs, &offers[i], &ans[i]);
     }
-    store(&sh->total, i);
+    store(&sh->total, i + 1);
     return i;
 }
 
@@ -141,7 +141,7 @@ static uint64_t race_follower(mpikvs_t *kvs, struct shared *sh,
 
     for (;;) {
         total = load(&sh->total);
-        if (total && i >= total)
+        if (total && i + 1 >= total)
             break;
         if (load(&sh->at) <= i) {   /* rank 1 stopped, or behind */
             sched_yield();
