@@ -1,7 +1,7 @@
 #!/bin/sh
 #
 # run-absent-stopped-test.sh - two racing callers of put-if-absent, one
-# stopped 40 ms every 60 ms (tests/mpi/test_absent_stopped.c): np=3 on
+# stopped 20 ms every 25 ms (tests/mpi/test_absent_stopped.c): np=3 on
 # one node, lock-free.  Every key must have exactly one winner, whose
 # value the loser is shown and a get returns.
 #
