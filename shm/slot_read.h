@@ -19,10 +19,12 @@
  *
  * How a lock-free writer claims a slot (libmpikvs/slot.c): a
  * compare-and-swap of the meta word it saw, to one with BUSY, its key's
- * tag and the bucket's next stamp; it writes key, value and checksum,
- * then clears BUSY.  Two puts that pick one free slot cannot both win;
- * a writer that finds a BUSY slot of its key's tag waits for it, so two
- * puts of one key leave one slot.  Readers ignore BUSY.
+ * tag and its own pid where the stamp goes (0 from another node); it
+ * writes key, value and checksum, then stores the meta word with the
+ * bucket's next stamp and no BUSY.  Two puts that pick one free slot
+ * cannot both win; a writer that finds a BUSY slot of its key's tag
+ * waits for it, so two puts of one key leave one slot, and takes it
+ * over only when its owner is dead.  Readers ignore BUSY.
  */
 #ifndef MPIKVS_SHM_SLOT_READ_H
 #define MPIKVS_SHM_SLOT_READ_H
