@@ -107,8 +107,9 @@ bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
         any = true;
         /* Our key, even in a slot that does not verify: overwrite it. */
         if (kvshm_meta_tag(m) == k->tag && update == NONE &&
-            memcmp(kvs_slot_at(kvs, bucket, i) + KVSHM_SLOT_KV_OFFSET,
-                   k->bytes, kvs->key_size) == 0)
+            kvshm_slot_equal(kvs_slot_at(kvs, bucket, i),
+                             KVSHM_SLOT_KV_OFFSET, kvs->key_size, k->bytes,
+                             shared))
             update = i;
         if (oldest == NONE || newer(oldest_stamp, stamp)) {
             oldest = i;
@@ -193,15 +194,41 @@ int kvs_slot_stalled(mpikvs_t *kvs, const struct kvs_key *k, const char *what,
                     (unsigned long)owner, KVS_SLOT_STALL_MS);
 }
 
+/* len bytes of src into the claimed slot from byte from, as readers
+ * read them (slot_read.h): relaxed atomic stores of whole words; a word
+ * shared with bytes outside the range keeps those (only the claimer
+ * writes the slot). */
+static void slot_store(unsigned char *slot, size_t from, const void *src,
+                       size_t len)
+{
+    const unsigned char *p = src;
+
+    while (len > 0) {
+        size_t off = from % 8, n = 8 - off < len ? 8 - off : len;
+        uint64_t *at = (uint64_t *)slot + from / 8, word;
+
+        if (n == 8) {
+            memcpy(&word, p, 8);
+        } else {
+            word = __atomic_load_n(at, __ATOMIC_RELAXED);
+            memcpy((unsigned char *)&word + off, p, n);
+        }
+        __atomic_store_n(at, word, __ATOMIC_RELAXED);
+        p += n;
+        from += n;
+        len -= n;
+    }
+}
+
 void kvs_slot_write_claimed(mpikvs_t *kvs, unsigned char *bucket, uint64_t i,
                             const struct kvs_key *k, const void *value)
 {
     unsigned char *slot = kvs_slot_at(kvs, bucket, i);
     uint64_t sum;
 
-    memcpy(slot + KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
-    memcpy(slot + kvshm_slot_value_offset(kvs->key_size), value,
-           kvs->value_size);
+    slot_store(slot, KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
+    slot_store(slot, kvshm_slot_value_offset(kvs->key_size), value,
+               kvs->value_size);
     /* From the caller's value, not the slot's bytes: another writer that
      * took the slot over may be writing them now. */
     sum = kvshm_slot_checksum(value, kvs->value_size, k->seed);

@@ -66,6 +66,71 @@ static inline bool kvshm_meta_live(uint64_t meta)
     return (meta & KVSHM_SLOT_OCCUPIED) && !(meta & KVSHM_SLOT_INVALID);
 }
 
+/*
+ * The bytes of a slot that others may be writing.  A slot is read while
+ * a writer may be rewriting it, and the checksum, not a lock, tells a
+ * torn copy apart.  In C11 a plain read (memcpy, memcmp) that races a
+ * write is a data race, undefined behaviour that a compiler may exploit;
+ * relaxed atomic loads of whole aligned words are not, and cost a plain
+ * load each on the CPUs mpikvs runs on.  So in shared memory every byte
+ * of key and value is read through these, word by word from the slot's
+ * start (8-aligned: buckets start lines, slot sizes are multiples of 8),
+ * and written likewise (libmpikvs/slot.c).  A private copy is read
+ * plainly.
+ */
+static inline uint64_t kvshm_slot_word(const unsigned char *slot, size_t w,
+                                       bool shared)
+{
+    const uint64_t *p = (const uint64_t *)slot + w;
+
+    return shared ? __atomic_load_n(p, __ATOMIC_RELAXED) : *p;
+}
+
+/* len bytes of the slot from byte from, into dst. */
+static inline void kvshm_slot_copy(void *dst, const unsigned char *slot,
+                                   size_t from, size_t len, bool shared)
+{
+    unsigned char *d = dst;
+
+    if (!shared) {
+        memcpy(d, slot + from, len);
+        return;
+    }
+    while (len > 0) {
+        size_t off = from % 8, n = 8 - off < len ? 8 - off : len;
+        uint64_t word = kvshm_slot_word(slot, from / 8, true);
+
+        if (n == 8)
+            memcpy(d, &word, 8);
+        else
+            memcpy(d, (const unsigned char *)&word + off, n);
+        d += n;
+        from += n;
+        len -= n;
+    }
+}
+
+/* Whether len bytes of the slot from byte from equal b. */
+static inline bool kvshm_slot_equal(const unsigned char *slot, size_t from,
+                                    size_t len, const void *b, bool shared)
+{
+    const unsigned char *p = b;
+
+    if (!shared)
+        return memcmp(slot + from, p, len) == 0;
+    while (len > 0) {
+        size_t off = from % 8, n = 8 - off < len ? 8 - off : len;
+        uint64_t word = kvshm_slot_word(slot, from / 8, true);
+
+        if (memcmp((const unsigned char *)&word + off, p, n) != 0)
+            return false;
+        p += n;
+        from += n;
+        len -= n;
+    }
+    return true;
+}
+
 /* What one read of a slot found. */
 enum kvshm_slot_read {
     KVSHM_SLOT_READ_FREE,       /* never written */
@@ -95,27 +160,29 @@ static inline enum kvshm_slot_read kvshm_slot_read(
 {
     const uint64_t *sum_at =
         (const uint64_t *)(slot + kvshm_slot_checksum_offset(slot_size));
-    const unsigned char *value = slot + kvshm_slot_value_offset(key_size);
     uint64_t sum;
 
     if (!(meta & KVSHM_SLOT_OCCUPIED))
         return KVSHM_SLOT_READ_FREE;
     if (meta & KVSHM_SLOT_INVALID)
         return KVSHM_SLOT_READ_INVALID;
-    if (key && memcmp(slot + KVSHM_SLOT_KV_OFFSET, key, key_size) != 0)
+    if (key && !kvshm_slot_equal(slot, KVSHM_SLOT_KV_OFFSET, key_size, key,
+                                 shared))
         return KVSHM_SLOT_READ_OTHER;
     sum = shared ? __atomic_load_n(sum_at, __ATOMIC_ACQUIRE) : *sum_at;
     if (!key) {
-        memcpy(copy, slot + KVSHM_SLOT_KV_OFFSET, key_size + value_size);
+        kvshm_slot_copy(copy, slot, KVSHM_SLOT_KV_OFFSET,
+                        key_size + value_size, shared);
         seed = kvshm_slot_checksum_seed(
             kvshm_key_hash(copy, key_size).low64);
         return kvshm_slot_checksum(copy + key_size, value_size, seed) == sum
                    ? KVSHM_SLOT_READ_VERIFIED
                    : KVSHM_SLOT_READ_TORN;
     }
-    memcpy(copy, value, value_size);
+    kvshm_slot_copy(copy, slot, kvshm_slot_value_offset(key_size),
+                    value_size, shared);
     if (kvshm_slot_checksum(copy, value_size, seed) == sum &&
-        memcmp(slot + KVSHM_SLOT_KV_OFFSET, key, key_size) == 0)
+        kvshm_slot_equal(slot, KVSHM_SLOT_KV_OFFSET, key_size, key, shared))
         return KVSHM_SLOT_READ_VERIFIED;
     return KVSHM_SLOT_READ_TORN;
 }

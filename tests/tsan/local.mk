@@ -6,7 +6,7 @@
 ##
 if MPIKVS_HAVE_TSAN
 check_PROGRAMS += tests/tsan/tsan_slots
-TESTS += tests/tsan/tsan_slots
+TESTS += tests/tsan/run-tsan-slots.sh
 tests_tsan_tsan_slots_SOURCES = tests/tsan/tsan_slots.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_tsan_tsan_slots_CPPFLAGS = $(TESTS_CPPFLAGS) -I$(top_srcdir)/tests/mpi
 # -Wno-tsan: TSan does not model a lone fence (absent.c, fence.c); what
@@ -16,3 +16,5 @@ tests_tsan_tsan_slots_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS) -fsanitize=threa
 tests_tsan_tsan_slots_LDFLAGS = -fsanitize=thread
 tests_tsan_tsan_slots_LDADD = $(LIBMPIKVS_LIBS)
 endif
+
+EXTRA_DIST += tests/tsan/run-tsan-slots.sh

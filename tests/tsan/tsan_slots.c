@@ -16,9 +16,11 @@
  *
  * The assertions are the torture test's (tests/mpi/test_torture.c):
  *   hot      every thread puts, gets, offers and scans HOT keys of a
- *            table of few buckets (evictions all the time); every hit
- *            and every entry a scan shows is a whole value of its key
- *            (self-checking values, mpitest.h), never torn or another's;
+ *            table of few buckets (evictions all the time), and now and
+ *            then flips a bit of a slot (the gets invalidate it); every
+ *            hit and every entry a scan shows is a whole value of its
+ *            key (self-checking values, mpitest.h), never torn or
+ *            another's;
  *   once     rounds of new keys offered by every thread at once with
  *            put-if-absent: exactly one MPIKVS_OK per key, every loser
  *            shown the winner's value, a get afterwards returns it.
@@ -44,10 +46,10 @@
 #include "mpitest.h"   /* mt_make_key, mt_make_value, mt_value_ok */
 
 #define THREADS   4u
-#define KS        24u
+#define KS        20u       /* not a multiple of 8: a word holds key and value */
 #define VS        104u
-#define HOT       24u
-#define HOT_BYTES 8192u     /* the hot phase's buckets: a few */
+#define HOT       32u
+#define HOT_BYTES 4096u     /* the hot phase's buckets: a few */
 #define ONCE_KEYS 256u
 #define ONCE_SLOTS 16u
 #define TAG_HOT   21u
@@ -171,6 +173,21 @@ static int scanned_entry(const void *key, const void *value, void *arg)
     return 0;
 }
 
+/* Flip a bit of a word of some slot's value, as a stray write would:
+ * the slot stops verifying until it is written again, and the gets
+ * that find it torn invalidate it (the word is one the readers load). */
+static void damage(mpikvs_t *kvs, uint64_t r)
+{
+    uint64_t b = (r >> 8) % kvs->nbuckets, i = (r >> 24) % kvs->slots;
+    unsigned char *slot = kvs->buckets + b * kvs->bucket_size +
+                          kvshm_bucket_slot_offset(kvs->slots,
+                                                   kvs->slot_size, i);
+
+    __atomic_fetch_xor((uint64_t *)(slot + kvshm_align8(
+                                               kvshm_slot_value_offset(KS))),
+                       UINT64_C(1) << (r % 64), __ATOMIC_RELAXED);
+}
+
 static void *hot_run(void *p)
 {
     struct hot_arg *a = p;
@@ -212,8 +229,12 @@ static void *hot_run(void *p)
                 fail("mpikvs_put_if_absent = %d: %s", rc,
                      mpikvs_last_error(kvs));
             }
-        } else if ((rc = mpikvs_foreach_local(kvs, scanned_entry, a)) != 0) {
-            fail("mpikvs_foreach_local = %d: %s", rc, mpikvs_last_error(kvs));
+        } else if (r & 1) {
+            if ((rc = mpikvs_foreach_local(kvs, scanned_entry, a)) != 0)
+                fail("mpikvs_foreach_local = %d: %s", rc,
+                     mpikvs_last_error(kvs));
+        } else {
+            damage(kvs, r);
         }
     }
     return NULL;
@@ -350,8 +371,8 @@ static void once_phase(unsigned rounds)
 
 int main(int argc, char **argv)
 {
-    uint64_t ops = 20000;
-    unsigned rounds = 20;
+    uint64_t ops = 200000;
+    unsigned rounds = 100;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc) {
