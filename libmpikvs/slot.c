@@ -195,28 +195,32 @@ int kvs_slot_stalled(mpikvs_t *kvs, const struct kvs_key *k, const char *what,
 }
 
 /* len bytes of src into the claimed slot from byte from, as readers
- * read them (slot_read.h): relaxed atomic stores of whole words; a word
- * shared with bytes outside the range keeps those (only the claimer
+ * read them (slot_read.h): relaxed atomic stores of whole words; a
+ * partial first or last word keeps its other bytes (only the claimer
  * writes the slot). */
 static void slot_store(unsigned char *slot, size_t from, const void *src,
                        size_t len)
 {
     const unsigned char *p = src;
+    uint64_t *w = (uint64_t *)slot + from / 8, word;
+    size_t off = from % 8;
 
-    while (len > 0) {
-        size_t off = from % 8, n = 8 - off < len ? 8 - off : len;
-        uint64_t *at = (uint64_t *)slot + from / 8, word;
-
-        if (n == 8) {
-            memcpy(&word, p, 8);
-        } else {
-            word = __atomic_load_n(at, __ATOMIC_RELAXED);
-            memcpy((unsigned char *)&word + off, p, n);
-        }
-        __atomic_store_n(at, word, __ATOMIC_RELAXED);
+    if (off && len) {
+        size_t n = 8 - off < len ? 8 - off : len;
+        word = __atomic_load_n(w, __ATOMIC_RELAXED);
+        memcpy((unsigned char *)&word + off, p, n);
+        __atomic_store_n(w++, word, __ATOMIC_RELAXED);
         p += n;
-        from += n;
         len -= n;
+    }
+    for (; len >= 8; w++, p += 8, len -= 8) {
+        memcpy(&word, p, 8);
+        __atomic_store_n(w, word, __ATOMIC_RELAXED);
+    }
+    if (len) {
+        word = __atomic_load_n(w, __ATOMIC_RELAXED);
+        memcpy(&word, p, len);
+        __atomic_store_n(w, word, __ATOMIC_RELAXED);
     }
 }
 

@@ -86,47 +86,63 @@ static inline uint64_t kvshm_slot_word(const unsigned char *slot, size_t w,
     return shared ? __atomic_load_n(p, __ATOMIC_RELAXED) : *p;
 }
 
-/* len bytes of the slot from byte from, into dst. */
+/* len bytes of the slot from byte from, into dst: a partial first
+ * word, whole words, a partial last word. */
 static inline void kvshm_slot_copy(void *dst, const unsigned char *slot,
                                    size_t from, size_t len, bool shared)
 {
     unsigned char *d = dst;
+    size_t w = from / 8, off = from % 8;
+    uint64_t word;
 
     if (!shared) {
         memcpy(d, slot + from, len);
         return;
     }
-    while (len > 0) {
-        size_t off = from % 8, n = 8 - off < len ? 8 - off : len;
-        uint64_t word = kvshm_slot_word(slot, from / 8, true);
-
-        if (n == 8)
-            memcpy(d, &word, 8);
-        else
-            memcpy(d, (const unsigned char *)&word + off, n);
+    if (off && len) {
+        size_t n = 8 - off < len ? 8 - off : len;
+        word = kvshm_slot_word(slot, w++, true);
+        memcpy(d, (const unsigned char *)&word + off, n);
         d += n;
-        from += n;
         len -= n;
+    }
+    for (; len >= 8; w++, d += 8, len -= 8) {
+        word = kvshm_slot_word(slot, w, true);
+        memcpy(d, &word, 8);
+    }
+    if (len) {
+        word = kvshm_slot_word(slot, w, true);
+        memcpy(d, &word, len);
     }
 }
 
-/* Whether len bytes of the slot from byte from equal b. */
+/* Whether len bytes of the slot from byte from equal b (in the same
+ * three parts). */
 static inline bool kvshm_slot_equal(const unsigned char *slot, size_t from,
                                     size_t len, const void *b, bool shared)
 {
     const unsigned char *p = b;
+    size_t w = from / 8, off = from % 8;
+    uint64_t word, mine;
 
     if (!shared)
         return memcmp(slot + from, p, len) == 0;
-    while (len > 0) {
-        size_t off = from % 8, n = 8 - off < len ? 8 - off : len;
-        uint64_t word = kvshm_slot_word(slot, from / 8, true);
-
+    if (off && len) {
+        size_t n = 8 - off < len ? 8 - off : len;
+        word = kvshm_slot_word(slot, w++, true);
         if (memcmp((const unsigned char *)&word + off, p, n) != 0)
             return false;
         p += n;
-        from += n;
         len -= n;
+    }
+    for (; len >= 8; w++, p += 8, len -= 8) {
+        memcpy(&mine, p, 8);
+        if (kvshm_slot_word(slot, w, true) != mine)
+            return false;
+    }
+    if (len) {
+        word = kvshm_slot_word(slot, w, true);
+        return memcmp(&word, p, len) == 0;
     }
     return true;
 }
