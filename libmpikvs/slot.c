@@ -6,10 +6,13 @@
  * torn slot cannot verify and how a lock-free writer claims a slot.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "slot.h"
 #include "slot_read.h"
@@ -63,13 +66,38 @@ static bool newer(uint32_t a, uint32_t b)
     return (int32_t)(a - b) > 0;
 }
 
+/* Whether process pid has exited but is not reaped yet (a zombie still
+ * answers kill(2)): its state in /proc/<pid>/stat, after the command's
+ * closing parenthesis. */
+static bool exited(pid_t pid)
+{
+    char path[32], st[512];
+    const char *paren;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    n = read(fd, st, sizeof(st) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    st[n] = '\0';
+    paren = strrchr(st, ')');
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
 bool kvs_slot_owner_dead(uint64_t meta)
 {
     pid_t owner = (pid_t)kvshm_meta_stamp(meta);
 
-    /* 0: a claim through the transport, whose owner is not ours to see;
-     * a zombie still answers kill(2): dead once reaped */
-    return owner > 0 && kill(owner, 0) == -1 && errno == ESRCH;
+    /* 0: a claim through the transport, whose owner is not ours to see */
+    if (owner <= 0)
+        return false;
+    if (kill(owner, 0) == -1)
+        return errno == ESRCH;
+    return exited(owner);
 }
 
 static bool may_take(enum slot_takeover takeover, uint64_t meta)

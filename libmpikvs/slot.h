@@ -100,7 +100,8 @@ struct slot_pick {
  * old: its writer may be stopped, descheduled or waiting for a page, and
  * would write after the taker.  Only the claim of an owner known dead
  * (kill(pid, 0) says ESRCH: same node, same pid namespace) is taken
- * over; every other one is waited for, up to KVS_SLOT_STALL_MS, and then
+ * over (an exited process not reaped yet, a zombie, counts as dead);
+ * every other one is waited for, up to KVS_SLOT_STALL_MS, and then
  * the put gives up with MPIKVS_ERR_STALLED.
  */
 static inline uint64_t kvs_slot_claim(uint64_t meta, uint32_t owner)

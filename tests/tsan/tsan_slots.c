@@ -23,13 +23,20 @@
  *            another's;
  *   once     rounds of new keys offered by every thread at once with
  *            put-if-absent: exactly one MPIKVS_OK per key, every loser
- *            shown the winner's value, a get afterwards returns it.
+ *            shown the winner's value, a get afterwards returns it;
+ *   claims   a claim whose owner lives (this process) stops a put and a
+ *            put-if-absent of its tag for KVS_SLOT_STALL_MS, then they
+ *            fail with MPIKVS_ERR_STALLED naming the owner's pid and
+ *            nothing written; the claim of an owner that exited (reaped,
+ *            or a zombie) is taken over at once.
  * No call may fail.  Prints the counts; exit 0 when all hold, 1 when
  * one does not, 66 on a ThreadSanitizer report.
  *
  *   tsan_slots [--ops N] [--rounds R]
  */
 #include <pthread.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -42,7 +49,9 @@
 
 #include "data_region.h"
 #include "handle.h"
+#include "key.h"
 #include "mpikvs.h"
+#include "slot.h"
 #include "mpitest.h"   /* mt_make_key, mt_make_value, mt_value_ok */
 
 #define THREADS   4u
@@ -54,6 +63,7 @@
 #define ONCE_SLOTS 16u
 #define TAG_HOT   21u
 #define TAG_ONCE  22u
+#define TAG_CLAIM 23u
 
 /* Halt at the first report, with a status of its own. */
 const char *__tsan_default_options(void);
@@ -369,6 +379,175 @@ static void once_phase(unsigned rounds)
            (unsigned long long)errors);
 }
 
+/* ---- claims: waited for while their owner lives, else taken over ---- */
+
+/* Slot k.preferred of key's bucket claimed for key's tag by owner, as a
+ * writer's compare-and-swap leaves it.  (Not inlined: GCC then takes
+ * xxhash's reads of a key of kvs->key_size bytes for reads past the
+ * caller's array.) */
+static __attribute__((noinline)) void forge_claim(mpikvs_t *kvs, const unsigned char *key,
+                        uint32_t owner)
+{
+    struct kvs_key k;
+    unsigned char *b;
+
+    kvs_key_make(kvs, key, &k);
+    b = kvs->buckets + k.bucket * kvs->bucket_size;
+    __atomic_store_n(kvs_meta_at(b, k.preferred),
+                     kvs_slot_claim(KVSHM_SLOT_OCCUPIED |
+                                        (uint64_t)k.tag << KVSHM_SLOT_TAG_SHIFT,
+                                    owner),
+                     __ATOMIC_RELEASE);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct claim_arg {
+    mpikvs_t *kvs;
+    uint64_t  b;        /* the key's number */
+    bool      absent;   /* put-if-absent, else put */
+    int       rc;
+    double    secs;
+    char      msg[512];
+};
+
+static void *claim_run(void *p)
+{
+    struct claim_arg *a = p;
+    unsigned char key[KS], val[VS];
+    double t0 = now_s();
+
+    mt_make_key(TAG_CLAIM, 0, a->b, key, KS);
+    mt_make_value(key, KS, 7, val, VS);
+    a->rc = a->absent ? mpikvs_put_if_absent(a->kvs, key, val, NULL)
+                      : mpikvs_put(a->kvs, key, val);
+    a->secs = now_s() - t0;
+    snprintf(a->msg, sizeof(a->msg), "%s", mpikvs_last_error(a->kvs));
+    return NULL;
+}
+
+/* Both calls at once (threads 0 and 1) on keys b and b + 1 of claims by
+ * owner; checks each outcome with check. */
+static void claimed_calls(struct table *t, uint64_t b, uint32_t owner,
+                          void (*check)(const struct claim_arg *, uint32_t))
+{
+    struct claim_arg a[2];
+    pthread_t th[2];
+    unsigned char key[KS], val[VS];
+
+    for (unsigned i = 0; i < 2; i++) {
+        mt_make_key(TAG_CLAIM, 0, b + i, key, KS);
+        forge_claim(&t->kvs[i], key, owner);
+        a[i] = (struct claim_arg){.kvs = &t->kvs[i], .b = b + i,
+                                  .absent = i == 1};
+        pthread_create(&th[i], NULL, claim_run, &a[i]);
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        uint64_t ver = 0;
+        pthread_join(th[i], NULL);
+        check(&a[i], owner);
+        mt_make_key(TAG_CLAIM, 0, b + i, key, KS);
+        int rc = mpikvs_get(&t->kvs[2], key, val);
+        if (a[i].rc == MPIKVS_OK &&
+            (rc != MPIKVS_OK || !mt_value_ok(key, KS, val, VS, &ver) ||
+             ver != 7))
+            fail("claims: key %llu was put, but a get returns %d, version "
+                 "%llu", (unsigned long long)(b + i), rc,
+                 (unsigned long long)ver);
+        if (a[i].rc != MPIKVS_OK && rc != MPIKVS_MISS)
+            fail("claims: key %llu was not put, but a get returns %d",
+                 (unsigned long long)(b + i), rc);
+    }
+}
+
+static void expect_stalled(const struct claim_arg *a, uint32_t owner)
+{
+    char pid[32];
+    double bound = KVS_SLOT_STALL_MS / 1000.0;
+
+    snprintf(pid, sizeof(pid), "pid %u", (unsigned)owner);
+    /* the bound runs from the first nap, and in whole milliseconds */
+    if (a->rc != MPIKVS_ERR_STALLED || !strstr(a->msg, pid) ||
+        !strstr(a->msg, "slot") || a->secs < bound * 0.9 ||
+        a->secs > bound + 20)
+        fail("claims: %s behind a live claim: %d after %.2f s (want "
+             "MPIKVS_ERR_STALLED after %u ms naming %s): %s",
+             a->absent ? "put-if-absent" : "put", a->rc, a->secs,
+             KVS_SLOT_STALL_MS, pid, a->msg);
+}
+
+static void expect_taken(const struct claim_arg *a, uint32_t owner)
+{
+    if (a->rc != MPIKVS_OK || a->secs > 2.0)
+        fail("claims: %s behind the claim of exited pid %u: %d after %.2f "
+             "s (want MPIKVS_OK at once): %s",
+             a->absent ? "put-if-absent" : "put", (unsigned)owner, a->rc,
+             a->secs, a->msg);
+}
+
+/* A child that exits at once: reaped (kill says ESRCH) or not (a
+ * zombie, until the caller reaps it). */
+static pid_t exited_child(bool reap)
+{
+    pid_t pid;
+
+    fflush(stdout);   /* not printed again by the child */
+    pid = fork();
+
+    if (pid == 0)
+        _exit(0);
+    if (pid < 0) {
+        perror("tsan_slots: fork");
+        exit(1);
+    }
+    if (reap) {
+        waitpid(pid, NULL, 0);
+        return pid;
+    }
+    /* until its state says Z: bounded, 10 s of 1 ms naps */
+    for (int i = 0; i < 10000; i++) {
+        char path[32], st[512] = "";
+        FILE *f;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        if ((f = fopen(path, "r"))) {
+            size_t n = fread(st, 1, sizeof(st) - 1, f);
+            st[n] = '\0';
+            fclose(f);
+        }
+        const char *paren = strrchr(st, ')');
+        if (paren && paren[1] == ' ' && paren[2] == 'Z')
+            return pid;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    fail("claims: child %d never became a zombie", (int)pid);
+    return pid;
+}
+
+static void claims_phase(void)
+{
+    struct table t;
+    pid_t reaped, zombie;
+
+    table_make(&t, 1u << 16, 4);
+    claimed_calls(&t, 0, (uint32_t)getpid(), expect_stalled);
+    reaped = exited_child(true);
+    claimed_calls(&t, 2, (uint32_t)reaped, expect_taken);
+    zombie = exited_child(false);
+    claimed_calls(&t, 4, (uint32_t)zombie, expect_taken);
+    waitpid(zombie, NULL, 0);
+    printf("tsan_slots (claims): a live owner's claim stalls a put and a "
+           "put-if-absent for %u ms, those of exited pid %d (reaped) and "
+           "%d (a zombie) are taken over\n",
+           KVS_SLOT_STALL_MS, (int)reaped, (int)zombie);
+    free(t.region);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t ops = 200000;
@@ -387,6 +566,7 @@ int main(int argc, char **argv)
     pthread_barrier_init(&barrier, NULL, THREADS);
     hot_phase(ops);
     once_phase(rounds);
+    claims_phase();
     pthread_barrier_destroy(&barrier);
     printf("tsan_slots: %lu failures\n",
            (unsigned long)atomic_load(&failures));
