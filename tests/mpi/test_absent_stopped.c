@@ -337,7 +337,8 @@ int main(int argc, char **argv)
         cycle_ms <= stop_ms) {
         if (rank_ == 0)
             fprintf(stderr, "usage: mpirun -np 3 (one host) %s [--seconds "
-                    "S] [--max-keys N] [--stop-ms T] [--cycle-ms C > T]\n", argv[0]);
+                    "S] [--max-keys N] [--stop-ms T] [--cycle-ms C > T]\n",
+                    argv[0]);
         MPI_Finalize();
         return 2;
     }
@@ -358,8 +359,8 @@ int main(int argc, char **argv)
         ;
     if (rank_ == 0) {
         printf("absent-stopped: %u rounds, %llu keys offered by 2 ranks, "
-               "rank 1 stopped %llu times (%ld ms every %ld ms): won by rank 0 "
-               "%llu, by rank 1 %llu; two winners %llu, none %llu, failed "
+               "rank 1 stopped %llu times (%ld ms every %ld ms): won by rank "
+               "0 %llu, by rank 1 %llu; two winners %llu, none %llu, failed "
                "calls %llu, loser shown another value %llu, get not the "
                "winner's %llu, missed %llu (evictions %llu)\n",
                round_ + 1, (unsigned long long)t.keys,

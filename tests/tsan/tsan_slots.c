@@ -55,7 +55,7 @@
 #include "mpitest.h"   /* mt_make_key, mt_make_value, mt_value_ok */
 
 #define THREADS   4u
-#define KS        20u       /* not a multiple of 8: a word holds key and value */
+#define KS        20u  /* not a multiple of 8: a word holds key and value */
 #define VS        104u
 #define HOT       32u
 #define HOT_BYTES 4096u     /* the hot phase's buckets: a few */
@@ -385,18 +385,17 @@ static void once_phase(unsigned rounds)
  * writer's compare-and-swap leaves it.  (Not inlined: GCC then takes
  * xxhash's reads of a key of kvs->key_size bytes for reads past the
  * caller's array.) */
-static __attribute__((noinline)) void forge_claim(mpikvs_t *kvs, const unsigned char *key,
-                        uint32_t owner)
+static __attribute__((noinline)) void
+forge_claim(mpikvs_t *kvs, const unsigned char *key, uint32_t owner)
 {
     struct kvs_key k;
     unsigned char *b;
+    uint64_t meta;
 
     kvs_key_make(kvs, key, &k);
     b = kvs->buckets + k.bucket * kvs->bucket_size;
-    __atomic_store_n(kvs_meta_at(b, k.preferred),
-                     kvs_slot_claim(KVSHM_SLOT_OCCUPIED |
-                                        (uint64_t)k.tag << KVSHM_SLOT_TAG_SHIFT,
-                                    owner),
+    meta = KVSHM_SLOT_OCCUPIED | (uint64_t)k.tag << KVSHM_SLOT_TAG_SHIFT;
+    __atomic_store_n(kvs_meta_at(b, k.preferred), kvs_slot_claim(meta, owner),
                      __ATOMIC_RELEASE);
 }
 
