@@ -147,7 +147,17 @@ int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
 
     if (rc == MPIKVS_OK)
         rc = kvs->tp->flush(kvs, k->node);
-    return rc == MPIKVS_OK ? status : rc;
+    if (rc != MPIKVS_OK)
+        return rc;
+    /* the node's own message stays in its serving view: say it here */
+    if (status == MPIKVS_ERR_STALLED)
+        return kvs_fail(kvs, status,
+                        "node %u: a put of a key shipped to it waited %u ms "
+                        "for another writer's claim of a slot of bucket "
+                        "%llu (a writer of that node stopped or stuck)",
+                        k->node, KVS_SLOT_STALL_MS,
+                        (unsigned long long)k->bucket);
+    return status;
 }
 
 /* Read the key from its bucket through the transport (the caller holds
