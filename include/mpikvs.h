@@ -104,15 +104,19 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **kvs);
 
 /* Store value under key (key_size and value_size bytes).  Updates the
  * key's slot, else takes a free or invalid slot of its bucket, else evicts
- * the slot written longest ago.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL or
- * MPIKVS_ERR_MPI. */
+ * the slot written longest ago.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL,
+ * MPIKVS_ERR_MPI, MPIKVS_ERR_STALLED (another writer's claim of the slot
+ * it needs held for 5 s: that writer is stopped or stuck; nothing
+ * written) or a transport's error. */
 int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value);
 
 /* Store value under key only if the key is not in the table: returns
  * MPIKVS_OK when stored (as mpikvs_put would), MPIKVS_PRESENT when the key
  * was there (nothing written; present, if not NULL, gets its value), or
- * an error.  Of racing callers of one key exactly one stores (lock-free
- * over the mpi transport: see mpikvs(3)). */
+ * an error (as mpikvs_put, MPIKVS_ERR_STALLED included).  Of racing
+ * callers of one key exactly one stores (lock-free over the mpi
+ * transport: see mpikvs(3)); one stopped between its claim and its
+ * write is waited for, never passed over by time. */
 int mpikvs_put_if_absent(mpikvs_t *kvs, const void *key, const void *value,
                          void *present);
 
@@ -132,7 +136,8 @@ int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys,
 /* n puts at once, with one flush for all bucket reads and one for all
  * writes.  Two keys of one batch that land in one bucket are written in
  * order.  n may be 0.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL or the first
- * error; after an error some of the batch may have been stored. */
+ * error (as mpikvs_put's, MPIKVS_ERR_STALLED included); after an error
+ * some of the batch may have been stored. */
 int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
                      const void *values);
 

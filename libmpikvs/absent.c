@@ -16,9 +16,15 @@
  * Of two claims that see each other, the one after gives way and the one
  * before writes; where only one saw the other, the one that did not
  * writes, and the other waits for it (after it) or gives way (before it),
- * then finds the key.  So every key has one winner.  A claim held beyond
- * the busy wait (KVS_SLOT_BUSY_WAITS) is a stalled writer's, passed over
- * as puts pass over it.
+ * then finds the key.  So every key has one winner.
+ *
+ * That holds only while no claim is decided away by time: a claimer
+ * stopped, descheduled or faulting between its claim and its write has
+ * already decided to write, and will.  So a claim is passed over (or its
+ * slot taken over) only when its owner is known dead (slot.h, Claims); a
+ * live one is waited for, and after KVS_SLOT_STALL_MS the call gives its
+ * own claim back and fails with MPIKVS_ERR_STALLED, never with a second
+ * winner.
  *
  * The same steps run on the own node's shared memory and, lock-free with
  * the CPU's atomics, through the transport; under a lock nobody races, and
@@ -118,27 +124,37 @@ static const struct absent_io far_io = {false, far_bucket, far_cas,
 #define GAVE_WAY (-1)
 static int decide(mpikvs_t *kvs, const struct kvs_key *k,
                   const struct absent_io *io, const struct slot_pick *p,
-                  const void *value, void *present)
+                  struct kvs_busy *w, const void *value, void *present)
 {
-    uint64_t claim = p->meta | KVSHM_SLOT_BUSY, seen;
+    uint64_t claim = kvs_slot_claim(p->meta, kvs_slot_owner(kvs, io->shared));
+    uint64_t seen, wait_slot = 0, wait_meta = 0;
     unsigned char *b;
     enum absent_step step;
     int rc;
 
-    for (int waits = 0;; waits++) {
+    for (;;) {
         if ((rc = io->bucket(kvs, k, &b)) != MPIKVS_OK)
             return rc;
-        step = kvs_slot_absent_step(kvs, b, io->shared, k, p->slot, p->seen,
-                                    present);
-        if (step == ABSENT_WAIT && waits >= KVS_SLOT_BUSY_WAITS)
-            step = ABSENT_WRITE;   /* a stalled writer: passed over */
+        step = kvs_slot_absent_step(
+            kvs, b, io->shared, kvs_slot_takeover(kvs, w, io->shared) ==
+                                    TAKEOVER_DEAD,
+            k, p->slot, p->seen, present, &wait_slot, &wait_meta);
         if (step != ABSENT_WAIT)
             break;
-        kvs_slot_busy_wait(waits);
+        if (!kvs_slot_busy_wait(w)) {
+            /* the live claim after ours may still write: ours goes back,
+             * so that at most that one wins */
+            rc = io->cas(kvs, k, p->slot, claim, p->seen, &seen);
+            return rc != MPIKVS_OK ? rc
+                                   : kvs_slot_stalled(kvs, k,
+                                                      "mpikvs_put_if_absent",
+                                                      wait_slot, wait_meta);
+        }
     }
     if (step == ABSENT_WRITE) {
         rc = io->write(kvs, k, b, p->slot, value);
-        /* BUSY off; a writer that took the slot over keeps its claim */
+        /* BUSY off; a write that claims nothing may have overwritten the
+         * slot (slot.c, kvs_slot_put_shared) */
         if (rc == MPIKVS_OK)
             rc = io->cas(kvs, k, p->slot, claim, p->meta, &seen);
         return rc == MPIKVS_OK ? (int)p->choice : rc;
@@ -153,12 +169,14 @@ static int put_absent(mpikvs_t *kvs, const struct kvs_key *k,
                       const struct absent_io *io, const void *value,
                       void *present)
 {
+    uint32_t owner = kvs_slot_owner(kvs, io->shared);
+    struct kvs_busy w = {0};
     struct slot_pick p;
     unsigned char *b;
     uint64_t seen;
     int rc;
 
-    for (int waits = 0;; kvs_slot_busy_wait(waits++)) {
+    for (;;) {
         uint64_t torn = 0, meta = 0;
         if ((rc = io->bucket(kvs, k, &b)) != MPIKVS_OK)
             return rc;
@@ -166,16 +184,24 @@ static int put_absent(mpikvs_t *kvs, const struct kvs_key *k,
             SLOT_HIT)
             return SLOT_PRESENT;
         if (!kvs_slot_pick(kvs, b, io->shared, k,
-                           waits < KVS_SLOT_BUSY_WAITS, &p))
+                           kvs_slot_takeover(kvs, &w, io->shared), &p)) {
+            if (!kvs_slot_busy_wait(&w))
+                return kvs_slot_stalled(kvs, k, "mpikvs_put_if_absent",
+                                        p.slot, p.seen);
             continue;
-        rc = io->cas(kvs, k, p.slot, p.seen, p.meta | KVSHM_SLOT_BUSY,
+        }
+        rc = io->cas(kvs, k, p.slot, p.seen, kvs_slot_claim(p.meta, owner),
                      &seen);
         if (rc != MPIKVS_OK)
             return rc;
         if (seen != p.seen)
             continue;   /* another put changed the slot: pick again */
-        if ((rc = decide(kvs, k, io, &p, value, present)) != GAVE_WAY)
+        rc = decide(kvs, k, io, &p, &w, value, present);
+        if (rc != GAVE_WAY)
             return rc;
+        /* gave way to a live claim before ours: wait for it (past the
+         * bound, the next pick, which waits for that claim, says so) */
+        (void)kvs_slot_busy_wait(&w);
     }
 }
 

@@ -203,9 +203,9 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
         unsigned char *image = images + j * kvs->slot_size;
         struct slot_pick pick;
 
-        /* impatient: a batch does not wait for a slot the key's node is
-         * writing (put_far does) */
-        kvs_slot_pick(kvs, bucket, false, &p[j].key, false, &pick);
+        /* a batch does not wait for a slot the key's node is writing
+         * (put_far does); here nothing is claimed anyway */
+        kvs_slot_pick(kvs, bucket, false, &p[j].key, TAKEOVER_ANY, &pick);
         kvs_slot_image(kvs, &p[j].key, v + p[j].index * kvs->value_size,
                        image);
         metas[j] = pick.meta;

@@ -51,6 +51,8 @@ struct mpikvs {
     MPI_Comm                  leaders_comm;/* the nodes' leaders; NULL on
                                             * the other ranks (nodes.c) */
     int                       rank, size, local_rank, local_size;
+    uint32_t                  pid;         /* getpid(): the owner of this
+                                            * process's claims (slot.h) */
     uint32_t                  node, nnodes;
     int                      *leaders;     /* [nnodes]: comm rank of each
                                             * node's leader */

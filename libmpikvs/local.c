@@ -61,13 +61,15 @@ int kvs_scan_local(mpikvs_t *kvs, uint64_t first, uint64_t end,
             if (!read_slot(kvs, b, i, c, &meta, torn))
                 continue;
             /* A key evicted and put again while the scan crossed its
-             * bucket may be read in two slots: keep the newer. */
+             * bucket may be read in two slots: keep the newer (a BUSY
+             * one is being written now; its stamp field is its owner). */
             for (j = 0; j < n; j++)
                 if (memcmp(copies + j * esize, c, kvs->key_size) == 0)
                     break;
             if (j < n) {
-                if (kvshm_meta_stamp(meta) - (uint32_t)stamps[j] <
-                    UINT32_C(1) << 31) {
+                if ((meta & KVSHM_SLOT_BUSY) ||
+                    kvshm_meta_stamp(meta) - (uint32_t)stamps[j] <
+                        UINT32_C(1) << 31) {
                     memcpy(copies + j * esize, c, esize);
                     stamps[j] = kvshm_meta_stamp(meta);
                 }

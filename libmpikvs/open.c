@@ -857,6 +857,7 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         return kvs_fail(NULL, -ENOMEM, "mpikvs_open: out of memory");
     kvs->node_comm = MPI_COMM_NULL;
     kvs->leaders_comm = MPI_COMM_NULL;
+    kvs->pid = (uint32_t)getpid();
     if (MPI_Comm_dup(comm, &kvs->comm) != MPI_SUCCESS) {
         free(kvs);
         return kvs_fail(NULL, MPIKVS_ERR_MPI, "MPI_Comm_dup failed");

@@ -74,11 +74,11 @@ int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 int kvs_put_direct(mpikvs_t *kvs, const struct kvs_key *k,
                    const void *value)
 {
-    enum slot_choice c =
-        kvs_slot_put_shared(kvs, kvs_bucket_prefetch(kvs, k), k, value);
+    int c = kvs_slot_put_shared(kvs, kvs_bucket_prefetch(kvs, k), k, value);
 
-    kvs_count_put(kvs, c);
-    return (int)c;
+    if (c >= 0)
+        kvs_count_put(kvs, c);
+    return c;
 }
 
 /* ---- through the transport ---- */
@@ -147,7 +147,17 @@ int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
 
     if (rc == MPIKVS_OK)
         rc = kvs->tp->flush(kvs, k->node);
-    return rc == MPIKVS_OK ? status : rc;
+    if (rc != MPIKVS_OK)
+        return rc;
+    /* the node's own message stays in its serving view: say it here */
+    if (status == MPIKVS_ERR_STALLED)
+        return kvs_fail(kvs, status,
+                        "node %u: a put of a key shipped to it waited %u ms "
+                        "for another writer's claim of a slot of bucket "
+                        "%llu (a writer of that node stopped or stuck)",
+                        k->node, KVS_SLOT_STALL_MS,
+                        (unsigned long long)k->bucket);
+    return status;
 }
 
 /* Read the key from its bucket through the transport (the caller holds
@@ -187,20 +197,22 @@ static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
 /* Read k's bucket and pick its slot on the copy.  Lock-free, the home
  * node's puts may be writing a slot of k's tag (BUSY): wait for them as
  * they wait for each other (kvs_slot_put_shared), reading the bucket
- * again. */
+ * again; a claim is never taken over from here (its owner's liveness is
+ * the home node's to see), and after KVS_SLOT_STALL_MS the put fails. */
 static int pick_far(mpikvs_t *kvs, const struct kvs_key *k,
                     struct slot_pick *p)
 {
-    bool lockfree = kvs->mode == KVSHM_MODE_LOCKFREE;
+    struct kvs_busy w = {0};
 
-    for (int waits = 0;; waits++) {
+    for (;;) {
         int rc = kvs_fetch_bucket(kvs, k, kvs->scratch);
         if (rc != MPIKVS_OK)
             return rc;
         if (kvs_slot_pick(kvs, kvs->scratch, false, k,
-                          lockfree && waits < KVS_SLOT_BUSY_WAITS, p))
+                          kvs_slot_takeover(kvs, &w, false), p))
             return MPIKVS_OK;
-        kvs_slot_busy_wait(waits);
+        if (!kvs_slot_busy_wait(&w))
+            return kvs_slot_stalled(kvs, k, "mpikvs_put", p->slot, p->seen);
     }
 }
 
@@ -215,7 +227,7 @@ int kvs_put_claimed(mpikvs_t *kvs, const struct kvs_key *k,
         if ((rc = pick_far(kvs, k, &p)) != MPIKVS_OK)
             return rc;
         disp = kvs_meta_disp(kvs, k->bucket, p.slot);
-        claim = p.meta | KVSHM_SLOT_BUSY;
+        claim = kvs_slot_claim(p.meta, kvs_slot_owner(kvs, false));
         rc = kvs->tp->cas64(kvs, k->node, disp, p.seen, claim, &seen);
         if (rc == MPIKVS_OK)
             rc = kvs->tp->flush(kvs, k->node);
@@ -322,8 +334,8 @@ int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 int kvs_put(mpikvs_t *kvs, const struct kvs_key *k, const void *value)
 {
     if (kvs_direct(kvs, k)) {
-        kvs_put_direct(kvs, k, value);   /* shared memory: cannot fail */
-        return MPIKVS_OK;
+        int rc = kvs_put_direct(kvs, k, value);
+        return rc < 0 ? rc : MPIKVS_OK;
     }
     return kvs_locked(kvs, k, true, put_far, value, NULL);
 }

@@ -5,9 +5,14 @@
  * the same protocol mpikvs-stat's scanner uses, which also says why a
  * torn slot cannot verify and how a lock-free writer claims a slot.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "slot.h"
 #include "slot_read.h"
@@ -61,13 +66,53 @@ static bool newer(uint32_t a, uint32_t b)
     return (int32_t)(a - b) > 0;
 }
 
+/* Whether process pid has exited but is not reaped yet (a zombie still
+ * answers kill(2)): its state in /proc/<pid>/stat, after the command's
+ * closing parenthesis. */
+static bool exited(pid_t pid)
+{
+    char path[32], st[512];
+    const char *paren;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    n = read(fd, st, sizeof(st) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    st[n] = '\0';
+    paren = strrchr(st, ')');
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+bool kvs_slot_owner_dead(uint64_t meta)
+{
+    pid_t owner = (pid_t)kvshm_meta_stamp(meta);
+
+    /* 0: a claim through the transport, whose owner is not ours to see */
+    if (owner <= 0)
+        return false;
+    if (kill(owner, 0) == -1)
+        return errno == ESRCH;
+    return exited(owner);
+}
+
+static bool may_take(enum slot_takeover takeover, uint64_t meta)
+{
+    return takeover == TAKEOVER_ANY ||
+           (takeover == TAKEOVER_DEAD && kvs_slot_owner_dead(meta));
+}
+
 bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
-                   const struct kvs_key *k, bool patient,
+                   const struct kvs_key *k, enum slot_takeover takeover,
                    struct slot_pick *p)
 {
     uint64_t update = NONE, mine_busy = NONE, free_slot = NONE;
-    uint64_t oldest = NONE, oldest_busy = NONE;
-    uint32_t newest = 0, oldest_stamp = 0, oldest_busy_stamp = 0;
+    uint64_t oldest = NONE;
+    uint32_t newest = 0, oldest_stamp = 0;
     bool any = false;
     uint64_t metas[kvs->slots];
 
@@ -80,22 +125,19 @@ bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
                 free_slot = i;
             continue;
         }
+        if (m & KVSHM_SLOT_BUSY) {   /* its stamp field is its owner */
+            if (kvshm_meta_tag(m) == k->tag && mine_busy == NONE)
+                mine_busy = i;
+            continue;
+        }
         if (!any || newer(stamp, newest))
             newest = stamp;
         any = true;
-        if (m & KVSHM_SLOT_BUSY) {
-            if (kvshm_meta_tag(m) == k->tag && mine_busy == NONE)
-                mine_busy = i;
-            if (oldest_busy == NONE || newer(oldest_busy_stamp, stamp)) {
-                oldest_busy = i;
-                oldest_busy_stamp = stamp;
-            }
-            continue;
-        }
         /* Our key, even in a slot that does not verify: overwrite it. */
         if (kvshm_meta_tag(m) == k->tag && update == NONE &&
-            memcmp(kvs_slot_at(kvs, bucket, i) + KVSHM_SLOT_KV_OFFSET,
-                   k->bytes, kvs->key_size) == 0)
+            kvshm_slot_equal(kvs_slot_at(kvs, bucket, i),
+                             KVSHM_SLOT_KV_OFFSET, kvs->key_size, k->bytes,
+                             shared))
             update = i;
         if (oldest == NONE || newer(oldest_stamp, stamp)) {
             oldest = i;
@@ -107,9 +149,10 @@ bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
         p->choice = SLOT_UPDATE;
     } else if (mine_busy != NONE) {
         /* Likely a put of this key, halfway: after it, ours updates it. */
-        if (patient)
-            return false;
         p->slot = mine_busy;
+        p->seen = metas[mine_busy];
+        if (!may_take(takeover, p->seen))
+            return false;
         p->choice = SLOT_UPDATE;
     } else if (free_slot != NONE) {
         p->slot = free_slot;
@@ -117,10 +160,17 @@ bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
     } else if (oldest != NONE) {
         p->slot = oldest;
         p->choice = SLOT_EVICT;
-    } else {   /* every slot is being written */
-        if (patient)
-            return false;
-        p->slot = oldest_busy;
+    } else {   /* every slot is claimed: one that may be taken over */
+        p->slot = 0;
+        p->seen = metas[0];
+        for (uint64_t i = 0; i < kvs->slots; i++) {
+            if (may_take(takeover, metas[i])) {
+                p->slot = i;
+                break;
+            }
+            if (i + 1 == kvs->slots)
+                return false;
+        }
         p->choice = SLOT_EVICT;
     }
     p->seen = metas[p->slot];
@@ -143,9 +193,63 @@ void kvs_slot_backoff(int attempt)
     }
 }
 
-void kvs_slot_busy_wait(int waits)
+bool kvs_slot_busy_wait(struct kvs_busy *w)
 {
-    kvs_slot_backoff(waits < 8 ? 0 : 1);
+    if (w->waits++ < KVS_SLOT_SPIN_WAITS) {
+        kvs_slot_backoff(0);
+        return true;
+    }
+    if (w->deadline == 0)
+        w->deadline = kvshm_now_ms() + KVS_SLOT_STALL_MS;
+    else if (kvshm_now_ms() >= w->deadline)
+        return false;
+    kvs_slot_backoff(1);
+    return true;
+}
+
+int kvs_slot_stalled(mpikvs_t *kvs, const struct kvs_key *k, const char *what,
+                     uint64_t i, uint64_t meta)
+{
+    uint32_t owner = kvshm_meta_stamp(meta);
+
+    return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                    "%s: bucket %llu of node %u: slot %llu has been claimed "
+                    "by %s%lu for %u ms (a writer stopped or stuck; it is "
+                    "taken over only once its process is gone)",
+                    what, (unsigned long long)k->bucket, k->node,
+                    (unsigned long long)i,
+                    owner ? "pid " : "another node's process (0) ",
+                    (unsigned long)owner, KVS_SLOT_STALL_MS);
+}
+
+/* len bytes of src into the claimed slot from byte from, as readers
+ * read them (slot_read.h): relaxed atomic stores of whole words; a
+ * partial first or last word keeps its other bytes (only the claimer
+ * writes the slot). */
+static void slot_store(unsigned char *slot, size_t from, const void *src,
+                       size_t len)
+{
+    const unsigned char *p = src;
+    uint64_t *w = (uint64_t *)slot + from / 8, word;
+    size_t off = from % 8;
+
+    if (off && len) {
+        size_t n = 8 - off < len ? 8 - off : len;
+        word = __atomic_load_n(w, __ATOMIC_RELAXED);
+        memcpy((unsigned char *)&word + off, p, n);
+        __atomic_store_n(w++, word, __ATOMIC_RELAXED);
+        p += n;
+        len -= n;
+    }
+    for (; len >= 8; w++, p += 8, len -= 8) {
+        memcpy(&word, p, 8);
+        __atomic_store_n(w, word, __ATOMIC_RELAXED);
+    }
+    if (len) {
+        word = __atomic_load_n(w, __ATOMIC_RELAXED);
+        memcpy(&word, p, len);
+        __atomic_store_n(w, word, __ATOMIC_RELAXED);
+    }
 }
 
 void kvs_slot_write_claimed(mpikvs_t *kvs, unsigned char *bucket, uint64_t i,
@@ -154,9 +258,9 @@ void kvs_slot_write_claimed(mpikvs_t *kvs, unsigned char *bucket, uint64_t i,
     unsigned char *slot = kvs_slot_at(kvs, bucket, i);
     uint64_t sum;
 
-    memcpy(slot + KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
-    memcpy(slot + kvshm_slot_value_offset(kvs->key_size), value,
-           kvs->value_size);
+    slot_store(slot, KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
+    slot_store(slot, kvshm_slot_value_offset(kvs->key_size), value,
+               kvs->value_size);
     /* From the caller's value, not the slot's bytes: another writer that
      * took the slot over may be writing them now. */
     sum = kvshm_slot_checksum(value, kvs->value_size, k->seed);
@@ -167,23 +271,25 @@ void kvs_slot_write_claimed(mpikvs_t *kvs, unsigned char *bucket, uint64_t i,
                      sum, __ATOMIC_RELEASE);
 }
 
-enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
-                                     const struct kvs_key *k,
-                                     const void *value)
+int kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
+                        const struct kvs_key *k, const void *value)
 {
+    struct kvs_busy w = {0};
     struct slot_pick p;
     uint64_t claim;
 
-    for (int waits = 0;;) {
+    for (;;) {
         if (!kvs_slot_pick(kvs, bucket, true, k,
-                           waits < KVS_SLOT_BUSY_WAITS, &p)) {
-            kvs_slot_busy_wait(waits++);
+                           kvs_slot_takeover(kvs, &w, true), &p)) {
+            if (!kvs_slot_busy_wait(&w))
+                return kvs_slot_stalled(kvs, k, "mpikvs_put", p.slot,
+                                        p.seen);
             continue;
         }
         /* Acquire: the slot's bytes are written after the claim.  A
          * failure means another put changed the slot since: pick again
          * (it made progress, so this loop is lock-free). */
-        claim = p.meta | KVSHM_SLOT_BUSY;
+        claim = kvs_slot_claim(p.meta, kvs->pid);
         if (__atomic_compare_exchange_n(kvs_meta_at(bucket, p.slot), &p.seen,
                                         claim, false, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED))
@@ -191,17 +297,19 @@ enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
     }
     kvs_slot_write_claimed(kvs, bucket, p.slot, k, value);
     /* Done: BUSY off, with release for the writers that waited for it;
-     * unless a writer took the slot over meanwhile, whose claim stands. */
+     * unless a write that claims nothing (TAKEOVER_ANY: the mpi
+     * transport's) overwrote the slot meanwhile, whose meta stands. */
     __atomic_compare_exchange_n(kvs_meta_at(bucket, p.slot), &claim, p.meta,
                                 false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-    return p.choice;
+    return (int)p.choice;
 }
 
 enum absent_step kvs_slot_absent_step(const mpikvs_t *kvs,
                                       unsigned char *bucket, bool shared,
-                                      const struct kvs_key *k,
+                                      bool owners, const struct kvs_key *k,
                                       uint64_t mine, uint64_t mine_was,
-                                      void *present)
+                                      void *present, uint64_t *wait_slot,
+                                      uint64_t *wait_meta)
 {
     unsigned char copy[kvs->value_size];
     enum absent_step step = ABSENT_WRITE;
@@ -214,15 +322,20 @@ enum absent_step kvs_slot_absent_step(const mpikvs_t *kvs,
 
         if (!kvshm_meta_live(meta) || kvshm_meta_tag(meta) != k->tag)
             continue;
-        if (meta & KVSHM_SLOT_BUSY) {
-            if (i == mine)
-                continue;   /* a stalled put's, taken over */
-            if (i < mine)
+        if (i == mine && (meta & KVSHM_SLOT_BUSY))
+            continue;   /* a dead owner's claim, taken over: ours */
+        if ((meta & KVSHM_SLOT_BUSY) &&
+            !(owners && kvs_slot_owner_dead(meta))) {
+            if (i < mine) {
                 step = ABSENT_YIELD;
-            else if (step == ABSENT_WRITE)
+            } else if (step == ABSENT_WRITE) {
                 step = ABSENT_WAIT;
+                *wait_slot = i;
+                *wait_meta = meta;
+            }
             continue;
         }
+        /* written, or a dead owner's claim: the key if it verifies */
         if (kvshm_slot_read(meta, kvs_slot_at(kvs, bucket, i),
                             kvs->slot_size, kvs->key_size, kvs->value_size,
                             shared, k->bytes, k->seed, copy) ==

@@ -79,7 +79,9 @@ enum slot_found kvs_slot_find(mpikvs_t *kvs, unsigned char *bucket,
 void kvs_slot_backoff(int attempt);
 
 /* Where a put goes: the slot, its meta word as seen, and the meta word
- * the put writes (OCCUPIED, the key's tag, the bucket's next stamp). */
+ * the put writes (OCCUPIED, the key's tag, the bucket's next stamp).
+ * When the pick has to wait, slot and seen are the BUSY slot it waits
+ * for. */
 struct slot_pick {
     uint64_t         slot;
     uint64_t         seen;
@@ -87,35 +89,109 @@ struct slot_pick {
     enum slot_choice choice;
 };
 
+/*
+ * Claims.  A writer claims a slot with a compare-and-swap of its meta
+ * word to the claim word: BUSY, the key's tag, and in the stamp's place
+ * the claim's owner, the pid of the process that writes the slot in
+ * shared memory (the own node's ranks and its leader's serving thread),
+ * or 0 for a claim made through the transport from another node, whose
+ * process the home node cannot see.  Releasing the claim writes the
+ * meta word with the stamp.  A claim is never taken over because it is
+ * old: its writer may be stopped, descheduled or waiting for a page, and
+ * would write after the taker.  Only the claim of an owner known dead
+ * (kill(pid, 0) says ESRCH: same node, same pid namespace) is taken
+ * over (an exited process not reaped yet, a zombie, counts as dead);
+ * every other one is waited for, up to KVS_SLOT_STALL_MS, and then
+ * the put gives up with MPIKVS_ERR_STALLED.
+ */
+static inline uint64_t kvs_slot_claim(uint64_t meta, uint32_t owner)
+{
+    return (meta & ~(~UINT64_C(0) << KVSHM_SLOT_STAMP_SHIFT)) |
+           (uint64_t)owner << KVSHM_SLOT_STAMP_SHIFT | KVSHM_SLOT_BUSY;
+}
+
+/* The owner a claim of this process carries: its pid in shared memory,
+ * 0 through the transport. */
+static inline uint32_t kvs_slot_owner(const mpikvs_t *kvs, bool shared)
+{
+    return shared ? kvs->pid : 0u;
+}
+
+/* Whether the claim in meta (BUSY) is an owner's that is known dead. */
+bool kvs_slot_owner_dead(uint64_t meta);
+
+/* Which BUSY slots in a put's way a pick may take over. */
+enum slot_takeover {
+    TAKEOVER_NONE,   /* none: wait for every one */
+    TAKEOVER_DEAD,   /* those of an owner known dead (a bucket in shared
+                      * memory only: a pid of this node) */
+    TAKEOVER_ANY     /* any: the writes that claim nothing (the lock
+                      * modes, and the mpi transport's lock-free remote
+                      * puts, which may lose a key anyway: mpikvs(7)) */
+};
+
 /* Pick the slot a put of k goes to, in a bucket (shared or a copy).
- * false: a slot of k's tag is BUSY (a put, likely of k, is writing it)
- * and patient: wait and pick again, or there would be two slots of k.
- * Impatient, such a slot is taken over: its writer stalled or died. */
+ * false: a slot of k's tag is BUSY (a put, likely of k, is writing it),
+ * or every slot is, and takeover does not allow taking it: wait and pick
+ * again, or there would be two slots of k. */
 bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
-                   const struct kvs_key *k, bool patient,
+                   const struct kvs_key *k, enum slot_takeover takeover,
                    struct slot_pick *p);
 
-/* How many times a put waits for a BUSY slot before it takes it over,
- * and one wait (wait number waits): spins first, then sleeps of 100 us,
- * about 10 ms in all. */
-#define KVS_SLOT_BUSY_WAITS 100
-void kvs_slot_busy_wait(int waits);
+/* How long a put waits for a live claim in its way before it gives up
+ * with MPIKVS_ERR_STALLED; a write of a slot takes microseconds, a
+ * stopped or descheduled writer may hold one for many milliseconds. */
+#define KVS_SLOT_STALL_MS 5000u
+/* Waits that spin (the writer is on another core and nearly done)
+ * before the waiter naps and looks whether the claim's owner is dead. */
+#define KVS_SLOT_SPIN_WAITS 8u
+
+/* A put's wait for claims in its way, from zero. */
+struct kvs_busy {
+    unsigned waits;
+    uint64_t deadline;   /* ms, set by the first nap */
+};
+
+/* One wait: a spin (and the CPU handed over), after KVS_SLOT_SPIN_WAITS
+ * a nap of 100 us.  false once the wait has lasted KVS_SLOT_STALL_MS:
+ * give up. */
+bool kvs_slot_busy_wait(struct kvs_busy *w);
+
+/* The takeover a wait allows: none while it spins, and in shared memory
+ * then the claims of owners known dead (lock modes: any). */
+static inline enum slot_takeover kvs_slot_takeover(const mpikvs_t *kvs,
+                                                   const struct kvs_busy *w,
+                                                   bool shared)
+{
+    if (kvs->mode != KVSHM_MODE_LOCKFREE)
+        return TAKEOVER_ANY;
+    return shared && w->waits >= KVS_SLOT_SPIN_WAITS ? TAKEOVER_DEAD
+                                                      : TAKEOVER_NONE;
+}
+
+/* MPIKVS_ERR_STALLED for a put (what) of k that waited KVS_SLOT_STALL_MS
+ * for the claim meta of slot i, with a message that names them. */
+int kvs_slot_stalled(mpikvs_t *kvs, const struct kvs_key *k, const char *what,
+                     uint64_t i, uint64_t meta);
 
 /* The lock-free put in shared memory (own node): claim a slot with a
  * compare-and-swap of its meta word, write key, value and checksum in
- * place (kvs_slot_write_claimed), clear BUSY.  Returns the slot choice. */
-enum slot_choice kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
-                                     const struct kvs_key *k,
-                                     const void *value);
+ * place (kvs_slot_write_claimed), clear BUSY.  Returns the slot choice,
+ * or MPIKVS_ERR_STALLED (a live claim in the way for KVS_SLOT_STALL_MS). */
+int kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
+                        const struct kvs_key *k, const void *value);
 void kvs_slot_write_claimed(mpikvs_t *kvs, unsigned char *bucket, uint64_t i,
                             const struct kvs_key *k, const void *value);
 
 /* What a put-if-absent that holds the claim of slot mine does next, from
  * a look at its bucket after the claim (absent.c says why this decides):
  * the key verified in a slot (mine_was is the meta word mine had before
- * the claim; present, if not NULL, gets the value), a BUSY slot of the
+ * the claim; present, if not NULL, gets the value), a live claim of the
  * key's tag before mine (give the claim back, wait, start again), one
- * after it (wait, look again), or none (write). */
+ * after it (wait, look again; *wait_slot and *wait_meta say which), or
+ * none (write).  With owners true (a bucket in shared memory, after the
+ * spins), a claim of an owner known dead is no claim: its slot counts
+ * only if it verifies. */
 enum absent_step {
     ABSENT_WRITE,
     ABSENT_WAIT,
@@ -124,9 +200,10 @@ enum absent_step {
 };
 enum absent_step kvs_slot_absent_step(const mpikvs_t *kvs,
                                       unsigned char *bucket, bool shared,
-                                      const struct kvs_key *k,
+                                      bool owners, const struct kvs_key *k,
                                       uint64_t mine, uint64_t mine_was,
-                                      void *present);
+                                      void *present, uint64_t *wait_slot,
+                                      uint64_t *wait_meta);
 
 /* The slot's bytes for a write through the transport: key, value,
  * padding, checksum (slot_size bytes, into out). */

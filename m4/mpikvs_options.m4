@@ -1,9 +1,11 @@
 # SYNOPSIS
-#   MPIKVS_ENABLE_SANITIZERS, MPIKVS_ENABLE_WERROR
+#   MPIKVS_ENABLE_SANITIZERS, MPIKVS_CHECK_TSAN, MPIKVS_ENABLE_WERROR
 # DESCRIPTION
 #   --enable-sanitizers builds everything with AddressSanitizer and
-#   UndefinedBehaviorSanitizer (errors are fatal); --enable-werror turns
-#   warnings into errors, as CI builds.
+#   UndefinedBehaviorSanitizer (errors are fatal); MPIKVS_CHECK_TSAN sets
+#   MPIKVS_HAVE_TSAN when $CC builds and runs a program with
+#   -fsanitize=thread (not beside ASan), for tests/tsan; --enable-werror
+#   turns warnings into errors, as CI builds.
 
 AC_DEFUN([MPIKVS_ENABLE_SANITIZERS], [
   AC_ARG_ENABLE([sanitizers],
@@ -28,6 +30,24 @@ AC_DEFUN([MPIKVS_ENABLE_SANITIZERS], [
     MPIKVS_SANITIZER_LDFLAGS="$mpikvs_san"
   ])
   AM_CONDITIONAL([SANITIZERS], [test "x$enable_sanitizers" = xyes])
+])
+
+AC_DEFUN([MPIKVS_CHECK_TSAN], [
+  have_tsan=no
+  AS_IF([test "x$enable_sanitizers" = xyes],
+    [have_tsan="no (not beside --enable-sanitizers)"],
+    [mpikvs_save_CFLAGS=$CFLAGS
+     mpikvs_save_LDFLAGS=$LDFLAGS
+     CFLAGS="$CFLAGS -fsanitize=thread"
+     LDFLAGS="$LDFLAGS -fsanitize=thread"
+     AC_MSG_CHECKING([whether $CC builds and runs programs with -fsanitize=thread])
+     dnl run too: a kernel whose mappings TSan does not expect fails at start
+     AC_RUN_IFELSE([AC_LANG_PROGRAM([], [])], [have_tsan=yes], [],
+       [have_tsan="no (cross-compiling)"])
+     AC_MSG_RESULT([$have_tsan])
+     CFLAGS=$mpikvs_save_CFLAGS
+     LDFLAGS=$mpikvs_save_LDFLAGS])
+  AM_CONDITIONAL([MPIKVS_HAVE_TSAN], [test "$have_tsan" = yes])
 ])
 
 AC_DEFUN([MPIKVS_ENABLE_WERROR], [

@@ -25,8 +25,9 @@
  * hash keys as key_hash.h says, a rank's stats block names the transport
  * of its open; 5: a bucket's meta words and key tags in its header, a
  * slot's checksum of its value seeded by its key's hash, three lines of
- * counters per rank */
-#define KVSHM_FORMAT_VERSION 5u
+ * counters per rank; 6: a BUSY slot's stamp field holds its claim's
+ * owner (a pid, or 0), not a stamp */
+#define KVSHM_FORMAT_VERSION 6u
 #define KVSHM_HEADER_SIZE    256u
 #define KVSHM_CACHELINE      64u
 
@@ -202,7 +203,12 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
  *                      writers only; readers ignore it)
  *   tag      (3..31)   KVSHM_SLOT_TAG_BITS of the key's hash (key_hash.h)
  *   stamp    (32..63)  the bucket's write clock: one more than the newest
- *                      stamp of the bucket when the slot was written
+ *                      stamp of the bucket when the slot was written;
+ *                      while BUSY, the claim's owner instead: the pid of
+ *                      the process of this node that writes the slot, or
+ *                      0 for a write from another node (libmpikvs/slot.h,
+ *                      Claims), so that only a dead owner's claim is
+ *                      ever taken over
  *
  * so eviction ("the slot written longest ago") compares stamps of one
  * bucket only, whoever wrote them, without reading a clock.

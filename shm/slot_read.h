@@ -19,10 +19,12 @@
  *
  * How a lock-free writer claims a slot (libmpikvs/slot.c): a
  * compare-and-swap of the meta word it saw, to one with BUSY, its key's
- * tag and the bucket's next stamp; it writes key, value and checksum,
- * then clears BUSY.  Two puts that pick one free slot cannot both win;
- * a writer that finds a BUSY slot of its key's tag waits for it, so two
- * puts of one key leave one slot.  Readers ignore BUSY.
+ * tag and its own pid where the stamp goes (0 from another node); it
+ * writes key, value and checksum, then stores the meta word with the
+ * bucket's next stamp and no BUSY.  Two puts that pick one free slot
+ * cannot both win; a writer that finds a BUSY slot of its key's tag
+ * waits for it, so two puts of one key leave one slot, and takes it
+ * over only when its owner is dead.  Readers ignore BUSY.
  */
 #ifndef MPIKVS_SHM_SLOT_READ_H
 #define MPIKVS_SHM_SLOT_READ_H
@@ -64,6 +66,87 @@ static inline bool kvshm_meta_live(uint64_t meta)
     return (meta & KVSHM_SLOT_OCCUPIED) && !(meta & KVSHM_SLOT_INVALID);
 }
 
+/*
+ * The bytes of a slot that others may be writing.  A slot is read while
+ * a writer may be rewriting it, and the checksum, not a lock, tells a
+ * torn copy apart.  In C11 a plain read (memcpy, memcmp) that races a
+ * write is a data race, undefined behaviour that a compiler may exploit;
+ * relaxed atomic loads of whole aligned words are not, and cost a plain
+ * load each on the CPUs mpikvs runs on.  So in shared memory every byte
+ * of key and value is read through these, word by word from the slot's
+ * start (8-aligned: buckets start lines, slot sizes are multiples of 8),
+ * and written likewise (libmpikvs/slot.c).  A private copy is read
+ * plainly.
+ */
+static inline uint64_t kvshm_slot_word(const unsigned char *slot, size_t w,
+                                       bool shared)
+{
+    const uint64_t *p = (const uint64_t *)slot + w;
+
+    return shared ? __atomic_load_n(p, __ATOMIC_RELAXED) : *p;
+}
+
+/* len bytes of the slot from byte from, into dst: a partial first
+ * word, whole words, a partial last word. */
+static inline void kvshm_slot_copy(void *dst, const unsigned char *slot,
+                                   size_t from, size_t len, bool shared)
+{
+    unsigned char *d = dst;
+    size_t w = from / 8, off = from % 8;
+    uint64_t word;
+
+    if (!shared) {
+        memcpy(d, slot + from, len);
+        return;
+    }
+    if (off && len) {
+        size_t n = 8 - off < len ? 8 - off : len;
+        word = kvshm_slot_word(slot, w++, true);
+        memcpy(d, (const unsigned char *)&word + off, n);
+        d += n;
+        len -= n;
+    }
+    for (; len >= 8; w++, d += 8, len -= 8) {
+        word = kvshm_slot_word(slot, w, true);
+        memcpy(d, &word, 8);
+    }
+    if (len) {
+        word = kvshm_slot_word(slot, w, true);
+        memcpy(d, &word, len);
+    }
+}
+
+/* Whether len bytes of the slot from byte from equal b (in the same
+ * three parts). */
+static inline bool kvshm_slot_equal(const unsigned char *slot, size_t from,
+                                    size_t len, const void *b, bool shared)
+{
+    const unsigned char *p = b;
+    size_t w = from / 8, off = from % 8;
+    uint64_t word, mine;
+
+    if (!shared)
+        return memcmp(slot + from, p, len) == 0;
+    if (off && len) {
+        size_t n = 8 - off < len ? 8 - off : len;
+        word = kvshm_slot_word(slot, w++, true);
+        if (memcmp((const unsigned char *)&word + off, p, n) != 0)
+            return false;
+        p += n;
+        len -= n;
+    }
+    for (; len >= 8; w++, p += 8, len -= 8) {
+        memcpy(&mine, p, 8);
+        if (kvshm_slot_word(slot, w, true) != mine)
+            return false;
+    }
+    if (len) {
+        word = kvshm_slot_word(slot, w, true);
+        return memcmp(&word, p, len) == 0;
+    }
+    return true;
+}
+
 /* What one read of a slot found. */
 enum kvshm_slot_read {
     KVSHM_SLOT_READ_FREE,       /* never written */
@@ -93,27 +176,29 @@ static inline enum kvshm_slot_read kvshm_slot_read(
 {
     const uint64_t *sum_at =
         (const uint64_t *)(slot + kvshm_slot_checksum_offset(slot_size));
-    const unsigned char *value = slot + kvshm_slot_value_offset(key_size);
     uint64_t sum;
 
     if (!(meta & KVSHM_SLOT_OCCUPIED))
         return KVSHM_SLOT_READ_FREE;
     if (meta & KVSHM_SLOT_INVALID)
         return KVSHM_SLOT_READ_INVALID;
-    if (key && memcmp(slot + KVSHM_SLOT_KV_OFFSET, key, key_size) != 0)
+    if (key && !kvshm_slot_equal(slot, KVSHM_SLOT_KV_OFFSET, key_size, key,
+                                 shared))
         return KVSHM_SLOT_READ_OTHER;
     sum = shared ? __atomic_load_n(sum_at, __ATOMIC_ACQUIRE) : *sum_at;
     if (!key) {
-        memcpy(copy, slot + KVSHM_SLOT_KV_OFFSET, key_size + value_size);
+        kvshm_slot_copy(copy, slot, KVSHM_SLOT_KV_OFFSET,
+                        key_size + value_size, shared);
         seed = kvshm_slot_checksum_seed(
             kvshm_key_hash(copy, key_size).low64);
         return kvshm_slot_checksum(copy + key_size, value_size, seed) == sum
                    ? KVSHM_SLOT_READ_VERIFIED
                    : KVSHM_SLOT_READ_TORN;
     }
-    memcpy(copy, value, value_size);
+    kvshm_slot_copy(copy, slot, kvshm_slot_value_offset(key_size),
+                    value_size, shared);
     if (kvshm_slot_checksum(copy, value_size, seed) == sum &&
-        memcmp(slot + KVSHM_SLOT_KV_OFFSET, key, key_size) == 0)
+        kvshm_slot_equal(slot, KVSHM_SLOT_KV_OFFSET, key_size, key, shared))
         return KVSHM_SLOT_READ_VERIFIED;
     return KVSHM_SLOT_READ_TORN;
 }

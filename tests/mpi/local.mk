@@ -4,6 +4,7 @@
 # np 1..4, virtual nodes and the three consistency modes.
 ##
 check_PROGRAMS += \
+	tests/mpi/test_absent_stopped \
 	tests/mpi/test_basic \
 	tests/mpi/test_corrupt \
 	tests/mpi/test_fault \
@@ -21,6 +22,7 @@ check_PROGRAMS += \
 
 TESTS += \
 	tests/mpi/run-mpi-tests.sh \
+	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
@@ -33,6 +35,11 @@ TESTS += \
 	tests/mpi/run-progress-tests.sh \
 	tests/mpi/run-thread-test.sh
 # End of TESTS (mpi)
+
+tests_mpi_test_absent_stopped_SOURCES = tests/mpi/test_absent_stopped.c
+tests_mpi_test_absent_stopped_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_absent_stopped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_absent_stopped_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 tests_mpi_test_basic_SOURCES = tests/mpi/test_basic.c
 tests_mpi_test_basic_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -123,6 +130,7 @@ tests_mpi_test_locks_LDADD = $(LIBMPIKVS_LIBS)
 EXTRA_DIST += \
 	tests/mpi/mpitest.h \
 	tests/mpi/mt_key_home.h \
+	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
