@@ -69,7 +69,8 @@ tests_mpi_test_persist_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_persist_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 # crafts a save file's header, checksum included (XXH3)
-tests_mpi_test_persist_fault_SOURCES = tests/mpi/test_persist_fault.c
+tests_mpi_test_persist_fault_SOURCES = tests/mpi/test_persist_fault.c \
+	tests/mpi/fail_syscalls.c tests/mpi/fail_syscalls.h
 tests_mpi_test_persist_fault_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_persist_fault_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS)
 tests_mpi_test_persist_fault_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) $(XXHASH_LIBS)

@@ -23,6 +23,9 @@
 #   rather than wait for a writer
 #   a rank that does not come to mpikvs_close with persist.save: every
 #   close returns within MPIKVS_CLOSE_TIMEOUT and nothing is saved
+#   an open for writing, pwrite and fsync failing in every rank during a
+#   save (a seccomp filter, tests/mpi/fail_syscalls.c): the save fails
+#   naming itself, leaves no partial file, and the last save loads
 #   libfiu (fiu-run -x) failing open, pwrite and fsync in a save: only
 #   with MPIKVS_TEST_FIU_MPI=1 (libfiu 1.1's wrappers deadlock against
 #   the loader in a third of MPI_Inits), where fiu-run is installed and
@@ -247,6 +250,23 @@ run "a rank that does not come to close" 3 2 \
 if ls "$tmp" | grep -q noclose; then
     bad "a close that timed out saved: $(ls "$tmp" | grep noclose)"
 fi
+
+# ---- system calls failing in a save ----
+# a seccomp filter in every rank (tests/mpi/fail_syscalls.c): an open for
+# writing of the partial file, its pwrite, its fsync; each job first
+# saves whole, then the failed save must leave that save loadable
+for kind in open-write pwrite fsync; do
+    sc=$tmp/syscall-$kind.kvs
+    if job "$kind failing" 2 1 -- syscall "$sc" $n "$kind"; then
+        echo "PASS a save with $kind failing fails"
+        grep '^rank 0:' "$tmp/out.$kind failing" | sed 's/^/    /'
+        ok
+        run "after a save with $kind failing, the file loads" 2 1 -- \
+            check "$sc" $n
+    else
+        bad "a save with $kind failing" "$tmp/out.$kind failing"
+    fi
+done
 
 # ---- libfiu ----
 if [ -n "$sanitized" ]; then

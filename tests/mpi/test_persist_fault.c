@@ -23,6 +23,11 @@
  *                      returned from it: every close returns
  *                      MPIKVS_ERR_STALLED within MPIKVS_CLOSE_TIMEOUT and
  *                      nothing is saved
+ *   syscall FILE N KIND  saves FILE, then makes the calls of KIND fail
+ *                      in every rank (fail_syscalls.h: an open for
+ *                      writing, pwrite, fsync) and saves again: the save
+ *                      fails naming the save, and no partial file is
+ *                      left (the script checks FILE is unchanged)
  *   fiu FILE N         (under fiu-run -x) open, pwrite and fsync fail
  *                      in turn during a save: each save fails naming
  *                      what failed, FILE stays the last good save and no
@@ -38,6 +43,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "fail_syscalls.h"
 #include "mpikvs.h"
 #include "mpitest.h"
 
@@ -337,6 +343,34 @@ static void phase_noclose(uint32_t n)
 typedef int (*fiu_enable_fn)(const char *, int, void *, unsigned);
 typedef int (*fiu_disable_fn)(const char *);
 
+static void phase_syscall(const char *file, uint32_t n, const char *kind)
+{
+    mpikvs_t *kvs = open_table();
+    int rc;
+
+    put_keys(kvs, n);
+    rc = mpikvs_save(kvs, file);
+    EXPECT(rc == MPIKVS_OK, "the good save: %s: %s", mpikvs_strerror(rc),
+           mpikvs_last_error(kvs));
+    MPI_Barrier(MPI_COMM_WORLD);
+    mt_phase(kind);
+    /* every rank fails the call: the save's agreement is what is tested,
+     * not which rank saw it first */
+    if (fail_syscalls(kind) != 0)
+        mt_abort("cannot make the calls fail (seccomp)");
+    rc = mpikvs_save(kvs, file);
+    EXPECT(rc != MPIKVS_OK, "a save with %s failing returned OK", kind);
+    EXPECT(strstr(mpikvs_last_error(kvs), "mpikvs_save") != NULL,
+           "the error names the save: \"%s\"", mpikvs_last_error(kvs));
+    if (rank == 0) {
+        mt_note("%s failing: %s: %s", kind, mpikvs_strerror(rc),
+                mpikvs_last_error(kvs));
+        EXPECT(partials_of(file) == 0, "%s failing: a partial file was "
+               "left", kind);
+    }
+    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
+}
+
 static void phase_fiu(const char *file, uint32_t n)
 {
     static const char *const points[] = {"posix/io/oc/open",
@@ -400,12 +434,14 @@ int main(int argc, char **argv)
         phase_open_fifo();
     else if (argc >= 3 && !strcmp(argv[1], "noclose"))
         phase_noclose((uint32_t)atoi(argv[2]));
+    else if (argc >= 5 && !strcmp(argv[1], "syscall"))
+        phase_syscall(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
     else if (argc >= 4 && !strcmp(argv[1], "fiu"))
         phase_fiu(argv[2], (uint32_t)atoi(argv[3]));
     else
         mt_abort("usage: test_persist_fault save|save-loop|load-loop|check|"
                  "full|crafted|"
-                 "open-fifo|noclose|fiu ...");
+                 "open-fifo|noclose|syscall|fiu ...");
     int status = mt_finish();
     MPI_Finalize();
     return status;
