@@ -115,7 +115,9 @@ struct mpikvs {
 
     unsigned                  close_timeout; /* s mpikvs_close waits */
     unsigned                  timeout;     /* s an operation waits for
-                                            * another node (ucx) */
+                                            * another node (ucx), a
+                                            * save's step for the other
+                                            * ranks */
     mpikvs_error_t            err;
 };
 

@@ -9,6 +9,8 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/async.c \
 	libmpikvs/batch.c \
 	libmpikvs/batch.h \
+	libmpikvs/bounded_comm.c \
+	libmpikvs/bounded_comm.h \
 	libmpikvs/counters.c \
 	libmpikvs/env.c \
 	libmpikvs/errors.c \

@@ -17,8 +17,11 @@
  *
  * Save: every rank scans its part of its node's buckets (local.c: slots
  * that verify, never a torn one) into a round of blocks; the ranks learn
- * each other's counts (one allgather) and write the round where it goes
- * with one collective write; the header comes last.  The file is written
+ * each other's counts (one allgather) and each writes its round where it
+ * goes through a file handle of its own; the header comes last.  Every
+ * step that waits for the other ranks is bounded (bounded_comm.c): a
+ * rank stopped or dead in the middle fails the save of the others with
+ * MPIKVS_ERR_STALLED, never a hang.  The file is written
  * as "<path>.partial.XXXXXX", a new file of rank 0's own (persist_file.c),
  * every write's count checked, synced, its size checked and renamed to
  * path, so path is either the old file or the whole new one.
@@ -40,6 +43,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "bounded_comm.h"
 #include "key_hash.h"
 #include "local.h"
 #include "ops.h"
@@ -192,8 +196,9 @@ static int write_done(mpikvs_t *kvs, const char *name, MPI_Offset at,
 }
 
 /* Write the rounds of every rank; *blocks gets the count of all. */
-static int save_rounds(mpikvs_t *kvs, MPI_File fh, const char *name,
-                       struct round *r, uint64_t *blocks, uint64_t *torn)
+static int save_rounds(mpikvs_t *kvs, struct kvs_bcomm *b, MPI_File fh,
+                       const char *name, struct round *r, uint64_t *blocks,
+                       uint64_t *torn)
 {
     uint64_t first, end, base = 0, (*all)[2] = NULL;
     int rc = MPIKVS_OK;
@@ -202,7 +207,7 @@ static int save_rounds(mpikvs_t *kvs, MPI_File fh, const char *name,
     all = malloc((size_t)kvs->size * sizeof(*all));
     if (!all)
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_save: out of memory");
-    if ((rc = agree(kvs, rc)) != MPIKVS_OK) {
+    if ((rc = kvs_bcomm_agree(b, rc)) != MPIKVS_OK) {
         free(all);
         return rc;
     }
@@ -222,9 +227,11 @@ static int save_rounds(mpikvs_t *kvs, MPI_File fh, const char *name,
             rc = kvs_fail(kvs, rc, "mpikvs_save: out of memory");
         mine[0] = rc == MPIKVS_OK ? r->nblocks : 0;
         mine[1] = first < end || rc != MPIKVS_OK;
-        if (MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T,
-                          kvs->comm) != MPI_SUCCESS)
-            rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allgather failed");
+        int step = kvs_bcomm_allgather2(b, mine, &all[0][0]);
+        if (step != MPIKVS_OK) {
+            rc = step;
+            break;
+        }
         for (int i = 0; rc == MPIKVS_OK && i < kvs->size; i++) {
             if (i < kvs->rank)
                 before += all[i][0];
@@ -239,19 +246,16 @@ static int save_rounds(mpikvs_t *kvs, MPI_File fh, const char *name,
             b->checksum = kvs_save_block_sum(b, base + before + i,
                                              r->block_bytes);
         }
-        {   /* collective: a rank that failed writes nothing */
+        if (rc == MPIKVS_OK && r->nblocks) {   /* this rank's, alone */
             MPI_Offset at = (MPI_Offset)(SAVE_HEADER_SIZE +
                                          (base + before) * r->block_bytes);
-            int len = rc == MPIKVS_OK ? (int)(r->nblocks * r->block_bytes)
-                                      : 0;
+            int len = (int)(r->nblocks * r->block_bytes);
             MPI_Status st;
-            int mrc = MPI_File_write_at_all(fh, at, r->buf, len, MPI_BYTE,
-                                            &st);
-            if (rc == MPIKVS_OK)
-                rc = write_done(kvs, name, at, len, mrc, &st);
+            int mrc = MPI_File_write_at(fh, at, r->buf, len, MPI_BYTE, &st);
+            rc = write_done(kvs, name, at, len, mrc, &st);
         }
         /* a rank that failed stops the others at the next round */
-        if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+        if ((rc = kvs_bcomm_agree(b, rc)) != MPIKVS_OK)
             break;
         base += total;
         if (!more)
@@ -288,6 +292,7 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
     struct kvs_partial part = {.fd = -1};
     struct save_header h;
     struct round r = {0};
+    struct kvs_bcomm *b = NULL;
     uint64_t blocks = 0, torn = 0, entries = 0;
     MPI_File fh = MPI_FILE_NULL;
     int rc, mrc;
@@ -295,9 +300,14 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
     if (!kvs)
         return MPIKVS_ERR_INVAL;
     kvs_async_complete(kvs);   /* its puts in the file */
-    rc = check_path(kvs, "mpikvs_save", path);
-    if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+    /* every wait for the other ranks from here on is bounded */
+    if ((rc = kvs_bcomm_open(kvs, "mpikvs_save", &b)) != MPIKVS_OK)
         return rc;
+    rc = check_path(kvs, "mpikvs_save", path);
+    if ((rc = kvs_bcomm_agree(b, rc)) != MPIKVS_OK) {
+        kvs_bcomm_close(&b);
+        return rc;
+    }
     header_make(kvs, &h);
     r.esize = entry_size(kvs);
     r.block_bytes = h.block_bytes;
@@ -309,31 +319,24 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
      * others open it by the name it made */
     if (rc == MPIKVS_OK && kvs->rank == 0)
         rc = kvs_partial_create(kvs, path, &part);
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
-        MPI_Bcast(part.name, sizeof(part.name), MPI_CHAR, 0, kvs->comm) !=
-            MPI_SUCCESS)
-        rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast failed");
-    /* the open is collective: every rank, or none; no MPI_MODE_CREATE,
-     * which would make a file where rank 0's is not */
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK) {
-        mrc = MPI_File_open(kvs->comm, part.name, MPI_MODE_WRONLY,
+    if ((rc = kvs_bcomm_agree(b, rc)) == MPIKVS_OK)
+        rc = kvs_bcomm_bcast(b, part.name, sizeof(part.name), 0);
+    /* each rank its own handle, so that no MPI-IO call waits for another
+     * rank; no MPI_MODE_CREATE, which would make a file where rank 0's is
+     * not */
+    if ((rc = kvs_bcomm_agree(b, rc)) == MPIKVS_OK) {
+        mrc = MPI_File_open(MPI_COMM_SELF, part.name, MPI_MODE_WRONLY,
                             MPI_INFO_NULL, &fh);
         if (mrc != MPI_SUCCESS) {
             rc = file_fail(kvs, "mpikvs_save: cannot open", part.name, mrc);
             fh = MPI_FILE_NULL;
         }
     }
-    rc = agree(kvs, rc);
+    rc = kvs_bcomm_agree(b, rc);
     if (rc == MPIKVS_OK)
-        rc = save_rounds(kvs, fh, part.name, &r, &blocks, &torn);
-    if (rc == MPIKVS_OK) {
-        uint64_t sum = 0;
-        mrc = MPI_Allreduce(&r.entries, &sum, 1, MPI_UINT64_T, MPI_SUM,
-                            kvs->comm);
-        if (mrc != MPI_SUCCESS)
-            rc = kvs_mpi_fail(kvs, "MPI_Allreduce in mpikvs_save", mrc);
-        entries = sum;
-    }
+        rc = save_rounds(kvs, b, fh, part.name, &r, &blocks, &torn);
+    if (rc == MPIKVS_OK)
+        rc = kvs_bcomm_sum(b, r.entries, &entries);
     if (rc == MPIKVS_OK && kvs->rank == 0) {
         MPI_Status st;
         h.blocks = blocks;
@@ -342,16 +345,21 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
         mrc = MPI_File_write_at(fh, 0, &h, sizeof(h), MPI_BYTE, &st);
         rc = write_done(kvs, part.name, 0, sizeof(h), mrc, &st);
     }
-    rc = agree(kvs, rc);
-    /* sync, agree, then the size: MPI-IO's rule for seeing the bytes
-     * other ranks wrote */
+    /* every rank's bytes synced, agreed, then rank 0 syncs its handle
+     * again and checks the size: MPI-IO's rule for seeing what other
+     * handles wrote */
+    rc = kvs_bcomm_agree(b, rc);
     if (rc == MPIKVS_OK && (mrc = MPI_File_sync(fh)) != MPI_SUCCESS)
         rc = file_fail(kvs, "mpikvs_save: cannot sync", part.name, mrc);
-    rc = agree(kvs, rc);
-    if (rc == MPIKVS_OK && kvs->rank == 0)
-        rc = check_size(kvs, fh, part.name,
-                        SAVE_HEADER_SIZE + blocks * h.block_bytes);
-    rc = agree(kvs, rc);
+    rc = kvs_bcomm_agree(b, rc);
+    if (rc == MPIKVS_OK && kvs->rank == 0) {
+        if ((mrc = MPI_File_sync(fh)) != MPI_SUCCESS)
+            rc = file_fail(kvs, "mpikvs_save: cannot sync", part.name, mrc);
+        else
+            rc = check_size(kvs, fh, part.name,
+                            SAVE_HEADER_SIZE + blocks * h.block_bytes);
+    }
+    rc = kvs_bcomm_agree(b, rc);
     if (fh != MPI_FILE_NULL)
         MPI_File_close(&fh);
     /* path is the old file or the whole new one; a failed save removes
@@ -362,7 +370,8 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
         else
             kvs_partial_discard(&part);
     }
-    rc = agree(kvs, rc);
+    rc = kvs_bcomm_agree(b, rc);
+    kvs_bcomm_close(&b);
     if (rc == MPIKVS_OK) {
         KVS_COUNT(kvs, saved, r.entries);
         KVS_COUNT(kvs, save_torn, torn);

@@ -12,6 +12,9 @@
 #   mpikvstest, made if missing; skipped, saying so, as another user)
 #   two saves of one path at once, each several times: every save
 #   succeeds and the file loads whole
+#   a rank stopped (SIGSTOP) in the middle of a save, MPIKVS_TIMEOUT=2:
+#   the other's save returns MPIKVS_ERR_STALLED and leaves no partial
+#   file; once resumed, gets, a fence and a save work, and the file loads
 #   a rank killed (SIGKILL) in the middle of a save: the file at path
 #   still loads whole; the same in the middle of a load: the file is
 #   unchanged and loads whole
@@ -186,6 +189,44 @@ fi
 # job's regions: neither is ours to judge here
 rm -f "$tmp"/table.kvs.partial.*
 rm -f "$MPIKVS_SHM_DIR"/*
+
+# ---- a rank stopped in the middle of a save ----
+# the job saves over and over with MPIKVS_TIMEOUT=2; its rank 1 gets
+# SIGSTOP while a partial file exists, and SIGCONT once rank 0's save has
+# given up (DIR/stalled); the job then checks its handle still works
+rm -f "$tmp"/pids/*
+job "save-stop" 2 2 MPIKVS_TIMEOUT=2 -- save-stop "$file" $n "$tmp/pids" &
+loop=$!
+stopped=
+for i in $(seq 1 600); do    # up to a minute: the job starts slowly
+    part=$(ls "$tmp" | grep 'table\.kvs\.partial\.' | head -1)
+    if [ -s "$tmp/pids/rank.1" ] && [ -n "$part" ]; then
+        kill -STOP "$(cat "$tmp/pids/rank.1")" && stopped=yes
+        break
+    fi
+    sleep 0.1
+done
+if [ -n "$stopped" ]; then
+    for i in $(seq 1 600); do    # rank 0 gives up within seconds
+        [ -e "$tmp/pids/stalled" ] && break
+        sleep 0.1
+    done
+    kill -CONT "$(cat "$tmp/pids/rank.1")"
+fi
+if ! wait $loop; then
+    bad "a rank stopped in a save" "$tmp/out.save-stop"
+elif [ -z "$stopped" ]; then
+    bad "a rank stopped in a save: no save of the loop was seen" \
+        "$tmp/out.save-stop"
+else
+    echo "PASS a rank stopped in a save: the others' save gave up, and" \
+        "the handle worked once it was resumed"
+    grep '^rank [01]:' "$tmp/out.save-stop" | sed 's/^/    /'
+    ok
+    run "after a rank was stopped in a save, the file loads" 2 1 -- \
+        check "$file" $n
+fi
+rm -f "$tmp"/table.kvs.partial.*
 
 # ---- a rank killed in the middle of a load ----
 # a job loads the file over and over, and its rank 1 gets SIGKILL once

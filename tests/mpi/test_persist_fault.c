@@ -9,6 +9,15 @@
  *                      DIR/rank.R and saves to FILE until killed
  *   load-loop FILE DIR loads FILE once, writes each rank's pid to
  *                      DIR/rank.R, and loads FILE until killed
+ *   save-stop FILE N DIR  puts keys 0..N-1, writes each rank's pid to
+ *                      DIR/rank.R and saves to FILE until a save fails:
+ *                      the script stops rank 1 (SIGSTOP) in the middle
+ *                      of one, and rank 0's save returns
+ *                      MPIKVS_ERR_STALLED (MPIKVS_TIMEOUT bounds it) and
+ *                      leaves no partial file; rank 0 then writes
+ *                      DIR/stalled, the script resumes rank 1, whose save
+ *                      fails too; then both ranks' gets, a fence and a
+ *                      save work again
  *   check FILE N       FILE loads, and holds the N entries
  *   full FILE N        saves to FILE on a file system with room for one
  *                      save only: the second save fails, FILE still
@@ -160,6 +169,54 @@ static void phase_save_loop(const char *file, uint32_t n, const char *piddir)
         if (rc != MPIKVS_OK)
             mt_abort(mpikvs_last_error(kvs));
     }
+}
+
+/* Saves until a save fails: the script stops rank 1 in one (see the
+ * head of this file). */
+static void phase_save_stop(const char *file, uint32_t n, const char *dir)
+{
+    mpikvs_t *kvs = open_table();
+    unsigned char k[KSIZE], v[VSIZE], want[VSIZE];
+    char name[1100];
+    double t0;
+    int rc, saves = 0;
+
+    put_keys(kvs, n);
+    write_pid(dir);
+    mt_phase("save-stop");
+    do {
+        t0 = MPI_Wtime();
+        rc = mpikvs_save(kvs, file);
+        saves++;
+    } while (rc == MPIKVS_OK);
+    EXPECT(rc == MPIKVS_ERR_STALLED, "a save with rank 1 stopped: %s (%s)",
+           mpikvs_strerror(rc), mpikvs_last_error(kvs));
+    if (rank == 0) {
+        FILE *f;
+        mt_note("save %d, rank 1 stopped: %s after %.1f s: %s", saves,
+                mpikvs_strerror(rc), MPI_Wtime() - t0,
+                mpikvs_last_error(kvs));
+        EXPECT(partials_of(file) == 0, "a partial file was left");
+        snprintf(name, sizeof(name), "%s/stalled", dir);
+        if (!(f = fopen(name, "w")) || fclose(f))
+            mt_abort("cannot write the stalled file");
+    } else {
+        mt_note("rank 1's save once resumed: %s", mpikvs_strerror(rc));
+    }
+    /* both here: rank 1 was resumed; the handle works as before */
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (uint32_t i = 0; i < n; i += 97) {
+        mt_make_key(TAG, i, 7, k, KSIZE);
+        mt_make_value(k, KSIZE, i + 1000u, want, VSIZE);
+        rc = mpikvs_get(kvs, k, v);
+        EXPECT(rc == MPIKVS_OK && !memcmp(v, want, VSIZE),
+               "get %u after the stop: %s", i, mpikvs_strerror(rc));
+    }
+    EXPECT(mpikvs_fence(kvs) == MPIKVS_OK, "fence after the stop");
+    rc = mpikvs_save(kvs, file);
+    EXPECT(rc == MPIKVS_OK, "the save after the stop: %s: %s",
+           mpikvs_strerror(rc), mpikvs_last_error(kvs));
+    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
 }
 
 /* Loads file until killed (the script kills rank 1 in the middle of a
@@ -422,6 +479,8 @@ int main(int argc, char **argv)
         phase_save(argv[2], (uint32_t)atoi(argv[3]), atoi(argv[4]));
     else if (argc >= 5 && !strcmp(argv[1], "save-loop"))
         phase_save_loop(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
+    else if (argc >= 5 && !strcmp(argv[1], "save-stop"))
+        phase_save_stop(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
     else if (argc >= 4 && !strcmp(argv[1], "load-loop"))
         phase_load_loop(argv[2], argv[3]);
     else if (argc >= 4 && !strcmp(argv[1], "check"))
@@ -439,7 +498,8 @@ int main(int argc, char **argv)
     else if (argc >= 4 && !strcmp(argv[1], "fiu"))
         phase_fiu(argv[2], (uint32_t)atoi(argv[3]));
     else
-        mt_abort("usage: test_persist_fault save|save-loop|load-loop|check|"
+        mt_abort("usage: test_persist_fault save|save-loop|save-stop|load-loop|"
+                 "check|"
                  "full|crafted|"
                  "open-fifo|noclose|syscall|fiu ...");
     int status = mt_finish();
