@@ -1,7 +1,8 @@
 /*
- * bounded_comm.c - collectives that give up (bounded_comm.h): each step a
- * nonblocking collective on a duplicate of the handle's communicator,
- * tested until it completes or MPIKVS_TIMEOUT has passed.
+ * bounded_comm.c - the bounded steps of a save (bounded_comm.h): each a
+ * gather to rank 0 and an answer from it, point-to-point on the handle's
+ * communicator with the save's own tag, tested until complete or until
+ * MPIKVS_TIMEOUT has passed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,177 +12,259 @@
 #include "bounded_comm.h"
 #include "spin.h"
 
-struct kvs_bcomm {
-    mpikvs_t   *kvs;
-    const char *call;
-    MPI_Comm    comm;
-    bool        lost;      /* a step given up on: the buffers stay */
-    /* what MPI may still write after a give-up: never on a caller's stack */
-    int         ints[2];
-    uint64_t    words[2];
-    char        bytes[KVS_BCOMM_MAX_BCAST];
-    uint64_t   *gathered;  /* 2 words per rank */
+/* 2^15: MPI guarantees tags up to at least 32767 */
+#define SAVE_TAGS 32768u
+
+/* A rank's message to rank 0 and rank 0's answer. */
+struct up {
+    int64_t v[2];
+    char    text[sizeof(((mpikvs_error_t *)0)->text)];
+};
+struct down {
+    int64_t v[3];
+    char    bytes[KVS_BCOMM_MAX_BCAST];
 };
 
-/* Test req until it completes, or give up after kvs->timeout seconds:
- * spin for a while (a step of a few ranks is quick), then nap. */
-static int wait_bounded(struct kvs_bcomm *b, MPI_Request *req,
-                        const char *what)
+struct kvs_bcomm {
+    mpikvs_t    *kvs;
+    const char  *call;
+    int          tag;
+    bool         lost;    /* a step given up on: everything below stays */
+    MPI_Request *reqs;    /* rank 0: one per rank; the others: 2 */
+    bool        *is_recv;
+    struct up   *up;      /* rank 0: one per rank; the others: 1 */
+    struct down *down;    /* rank 0: one per rank; the others: 1 */
+};
+
+/* Wait for n requests, or give up after kvs->timeout seconds: spin for
+ * a while (a step is quick), then nap.  A give-up cancels the receives
+ * still posted, so that no later message lands in them. */
+static int wait_bounded(struct kvs_bcomm *b, int n, const char *what)
 {
     mpikvs_t *kvs = b->kvs;
     uint64_t start = kvshm_now_ms(), deadline = start + kvs->timeout * 1000ull;
-    int done = 0;
+    int done = 0, mrc;
 
-    for (unsigned round = 0;; round++) {
-        int mrc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (mrc != MPI_SUCCESS) {
-            b->lost = true;
-            return kvs_mpi_fail(kvs, what, mrc);
-        }
-        if (done)
-            return MPIKVS_OK;
-        if (kvshm_now_ms() >= deadline) {
-            b->lost = true;
-            return kvs_fail(kvs, MPIKVS_ERR_STALLED,
-                            "%s: not every rank took part in its %s within "
-                            "%u s (MPIKVS_TIMEOUT): a rank is stopped, "
-                            "died or is stuck; this rank gave up, and the "
-                            "call failed", b->call, what, kvs->timeout);
-        }
+    for (;;) {
+        mrc = MPI_Testall(n, b->reqs, &done, MPI_STATUSES_IGNORE);
+        if (mrc != MPI_SUCCESS || done)
+            break;
+        if (kvshm_now_ms() >= deadline)
+            break;
         if (kvshm_now_ms() - start >= 10) {
             struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000};
             nanosleep(&ts, NULL);
         }
     }
+    if (mrc == MPI_SUCCESS && done)
+        return MPIKVS_OK;
+    b->lost = true;
+    for (int i = 0; i < n; i++)
+        if (b->is_recv[i] && b->reqs[i] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&b->reqs[i]);
+            MPI_Wait(&b->reqs[i], MPI_STATUS_IGNORE);
+        }
+    if (mrc != MPI_SUCCESS)
+        return kvs_mpi_fail(kvs, what, mrc);
+    return kvs_fail(kvs, MPIKVS_ERR_STALLED,
+                    "%s: not every rank took part in its %s within %u s "
+                    "(MPIKVS_TIMEOUT): a rank is stopped, died or is "
+                    "stuck; this rank gave up, and the call failed",
+                    b->call, what, kvs->timeout);
 }
 
-/* A step after a give-up: fail at once, the text of the give-up kept. */
-static int given_up(struct kvs_bcomm *b)
+static int post_failed(struct kvs_bcomm *b, int mrc, const char *what)
 {
-    b->kvs->err.code = MPIKVS_ERR_STALLED;
-    return MPIKVS_ERR_STALLED;
+    b->lost = true;   /* what was posted stays */
+    return kvs_mpi_fail(b->kvs, what, mrc);
 }
 
-static int posted(struct kvs_bcomm *b, int mrc, MPI_Request *req,
-                  const char *what)
+/*
+ * One step: every rank but 0 sends up_len bytes of b->up[0] to rank 0,
+ * which gets them in b->up[r] (its own in b->up[0]), makes the answers
+ * with answer(b), and sends b->down[r] (or b->down[0] to everyone, where
+ * one_answer) down_len bytes long; the others get theirs in b->down[0].
+ */
+static int step(struct kvs_bcomm *b, int up_len, int down_len,
+                bool one_answer, void (*answer)(struct kvs_bcomm *),
+                const char *what)
 {
-    if (mrc != MPI_SUCCESS) {
-        b->lost = true;   /* the others may wait in it: never reuse */
-        return kvs_mpi_fail(b->kvs, what, mrc);
+    mpikvs_t *kvs = b->kvs;
+    int mrc, n = 0, rc;
+
+    if (b->lost) {
+        kvs->err.code = MPIKVS_ERR_STALLED;   /* the give-up's text stays */
+        return MPIKVS_ERR_STALLED;
     }
-    return wait_bounded(b, req, what);
+    if (kvs->rank != 0) {
+        mrc = MPI_Isend(&b->up[0], up_len, MPI_BYTE, 0, b->tag, kvs->comm,
+                        &b->reqs[0]);
+        b->is_recv[0] = false;
+        if (mrc != MPI_SUCCESS)
+            return post_failed(b, mrc, what);
+        mrc = MPI_Irecv(&b->down[0], (int)sizeof(struct down), MPI_BYTE, 0,
+                        b->tag, kvs->comm, &b->reqs[1]);
+        b->is_recv[1] = true;
+        if (mrc != MPI_SUCCESS)
+            return post_failed(b, mrc, what);
+        return wait_bounded(b, 2, what);
+    }
+    for (int r = 1; r < kvs->size; r++, n++) {
+        mrc = MPI_Irecv(&b->up[r], (int)sizeof(struct up), MPI_BYTE, r,
+                        b->tag, kvs->comm, &b->reqs[n]);
+        b->is_recv[n] = true;
+        if (mrc != MPI_SUCCESS)
+            return post_failed(b, mrc, what);
+    }
+    if ((rc = wait_bounded(b, n, what)) != MPIKVS_OK)
+        return rc;
+    answer(b);
+    for (int r = 1; r < kvs->size; r++) {
+        mrc = MPI_Isend(&b->down[one_answer ? 0 : r], down_len, MPI_BYTE, r,
+                        b->tag, kvs->comm, &b->reqs[r - 1]);
+        b->is_recv[r - 1] = false;
+        if (mrc != MPI_SUCCESS)
+            return post_failed(b, mrc, what);
+    }
+    return wait_bounded(b, n, what);
 }
 
 int kvs_bcomm_open(mpikvs_t *kvs, const char *call, struct kvs_bcomm **out)
 {
+    size_t n = kvs->rank == 0 ? (size_t)kvs->size : 1;
+    size_t nreq = kvs->rank == 0 ? (size_t)kvs->size : 2;
     struct kvs_bcomm *b = calloc(1, sizeof(*b));
-    MPI_Request req;
-    int rc;
 
     *out = NULL;
-    if (b)
-        b->gathered = calloc((size_t)kvs->size * 2, sizeof(uint64_t));
-    if (!b || !b->gathered) {
-        if (b)
-            free(b);
-        /* the others wait in the duplicate for this rank, bounded */
+    if (b) {
+        b->reqs = calloc(nreq, sizeof(*b->reqs));
+        b->is_recv = calloc(nreq, sizeof(*b->is_recv));
+        b->up = calloc(n, sizeof(*b->up));
+        b->down = calloc(n, sizeof(*b->down));
+    }
+    /* the number counts even when this rank cannot go on: the others'
+     * next save is the next number too */
+    if (!b || !b->reqs || !b->is_recv || !b->up || !b->down) {
+        kvs->saves++;
+        kvs_bcomm_close(&b);
         return kvs_fail(kvs, -ENOMEM, "%s: out of memory", call);
     }
     b->kvs = kvs;
     b->call = call;
-    b->comm = MPI_COMM_NULL;
-    rc = posted(b, MPI_Comm_idup(kvs->comm, &b->comm, &req), &req,
-                "MPI_Comm_idup");
-    if (rc != MPIKVS_OK) {
-        kvs_bcomm_close(&b);
-        return rc;
-    }
+    b->tag = (int)(kvs->saves++ % SAVE_TAGS);
     *out = b;
     return MPIKVS_OK;
+}
+
+/* Rank 0: the worst code, and the text of the lowest rank with it. */
+static void worst_of(struct kvs_bcomm *b)
+{
+    int who = 0;
+
+    for (int r = 1; r < b->kvs->size; r++)
+        if (b->up[r].v[0] < b->up[who].v[0])
+            who = r;
+    b->down[0].v[0] = b->up[who].v[0];
+    memcpy(b->down[0].bytes, b->up[who].text, sizeof(b->up[who].text));
 }
 
 int kvs_bcomm_agree(struct kvs_bcomm *b, int rc)
 {
     mpikvs_t *kvs = b->kvs;
-    MPI_Request req;
-    int step;
+    int64_t mine = rc < 0 ? rc : 0;
+    int step_rc, len;
 
-    if (b->lost)
-        return given_up(b);
-    b->ints[0] = rc < 0 ? rc : 0;
-    step = posted(b, MPI_Iallreduce(MPI_IN_PLACE, &b->ints[0], 1, MPI_INT,
-                                    MPI_MIN, b->comm, &req),
-                  &req, "MPI_Iallreduce");
-    if (step != MPIKVS_OK)
-        return step;
-    if (b->ints[0] == 0)
+    b->up[0].v[0] = mine;
+    /* the text only where there is a failure to tell */
+    len = mine < 0 ? (int)sizeof(struct up) : (int)sizeof(int64_t);
+    if (mine < 0)
+        memcpy(b->up[0].text, kvs->err.text, sizeof(b->up[0].text));
+    step_rc = step(b, len, (int)(sizeof(int64_t) * 3 + sizeof(kvs->err.text)),
+                   true, worst_of, "agreement");
+    if (step_rc != MPIKVS_OK)
+        return step_rc;
+    if (b->down[0].v[0] == 0)
         return rc;
-    /* the lowest rank with the worst code tells the others its text */
-    b->ints[1] = (rc < 0 ? rc : 0) == b->ints[0] ? kvs->rank : kvs->size;
-    step = posted(b, MPI_Iallreduce(MPI_IN_PLACE, &b->ints[1], 1, MPI_INT,
-                                    MPI_MIN, b->comm, &req),
-                  &req, "MPI_Iallreduce");
-    if (step != MPIKVS_OK)
-        return step;
-    memcpy(b->bytes, kvs->err.text, sizeof(kvs->err.text));
-    step = posted(b, MPI_Ibcast(b->bytes, sizeof(kvs->err.text), MPI_CHAR,
-                                b->ints[1], b->comm, &req),
-                  &req, "MPI_Ibcast");
-    if (step != MPIKVS_OK)
-        return step;
-    memcpy(kvs->err.text, b->bytes, sizeof(kvs->err.text));
-    kvs->err.code = b->ints[0];
-    return b->ints[0];
+    memcpy(kvs->err.text, b->down[0].bytes, sizeof(kvs->err.text));
+    kvs->err.text[sizeof(kvs->err.text) - 1] = '\0';
+    kvs->err.code = (int)b->down[0].v[0];
+    return kvs->err.code;
 }
 
-int kvs_bcomm_bcast(struct kvs_bcomm *b, void *buf, int len, int root)
+/* Rank 0: its bytes, already in down[0]. */
+static void as_is(struct kvs_bcomm *b)
 {
-    MPI_Request req;
+    (void)b;
+}
+
+int kvs_bcomm_bcast(struct kvs_bcomm *b, void *buf, int len)
+{
     int rc;
 
-    if (b->lost)
-        return given_up(b);
     if (len < 0 || len > KVS_BCOMM_MAX_BCAST)
         return kvs_fail(b->kvs, MPIKVS_ERR_INVAL, "%s: a broadcast of %d "
                         "bytes", b->call, len);
-    memcpy(b->bytes, buf, (size_t)len);
-    rc = posted(b, MPI_Ibcast(b->bytes, len, MPI_BYTE, root, b->comm, &req),
-                &req, "MPI_Ibcast");
-    if (rc == MPIKVS_OK)
-        memcpy(buf, b->bytes, (size_t)len);
+    if (b->kvs->rank == 0)
+        memcpy(b->down[0].bytes, buf, (size_t)len);
+    rc = step(b, 0, (int)(sizeof(int64_t) * 3) + len, true, as_is,
+              "broadcast");
+    if (rc == MPIKVS_OK && b->kvs->rank != 0)
+        memcpy(buf, b->down[0].bytes, (size_t)len);
     return rc;
 }
 
-int kvs_bcomm_allgather2(struct kvs_bcomm *b, const uint64_t mine[2],
-                         uint64_t *all)
+/* Rank 0: each rank's offset, the total, and whether any has more. */
+static void offsets_of(struct kvs_bcomm *b)
 {
-    MPI_Request req;
+    int64_t sum = 0, any = 0;
+
+    for (int r = 0; r < b->kvs->size; r++) {
+        b->down[r].v[0] = sum;
+        sum += b->up[r].v[0];
+        any |= b->up[r].v[1];
+    }
+    for (int r = 0; r < b->kvs->size; r++) {
+        b->down[r].v[1] = sum;
+        b->down[r].v[2] = any;
+    }
+}
+
+int kvs_bcomm_offsets(struct kvs_bcomm *b, uint64_t count, bool more,
+                      uint64_t *before, uint64_t *total, bool *any)
+{
     int rc;
 
-    if (b->lost)
-        return given_up(b);
-    memcpy(b->words, mine, sizeof(b->words));
-    rc = posted(b, MPI_Iallgather(b->words, 2, MPI_UINT64_T, b->gathered, 2,
-                                  MPI_UINT64_T, b->comm, &req),
-                &req, "MPI_Iallgather");
-    if (rc == MPIKVS_OK)
-        memcpy(all, b->gathered, (size_t)b->kvs->size * 2 * sizeof(*all));
+    b->up[0].v[0] = (int64_t)count;
+    b->up[0].v[1] = more;
+    rc = step(b, (int)(sizeof(int64_t) * 2), (int)(sizeof(int64_t) * 3),
+              false, offsets_of, "exchange of counts");
+    if (rc == MPIKVS_OK) {
+        *before = (uint64_t)b->down[0].v[0];
+        *total = (uint64_t)b->down[0].v[1];
+        *any = b->down[0].v[2] != 0;
+    }
     return rc;
+}
+
+/* Rank 0: the sum of every rank's word. */
+static void sum_of(struct kvs_bcomm *b)
+{
+    uint64_t sum = 0;
+
+    for (int r = 0; r < b->kvs->size; r++)
+        sum += (uint64_t)b->up[r].v[0];
+    b->down[0].v[0] = (int64_t)sum;
 }
 
 int kvs_bcomm_sum(struct kvs_bcomm *b, uint64_t mine, uint64_t *sum)
 {
-    MPI_Request req;
     int rc;
 
-    if (b->lost)
-        return given_up(b);
-    b->words[0] = mine;
-    rc = posted(b, MPI_Iallreduce(MPI_IN_PLACE, &b->words[0], 1,
-                                  MPI_UINT64_T, MPI_SUM, b->comm, &req),
-                &req, "MPI_Iallreduce");
+    b->up[0].v[0] = (int64_t)mine;
+    rc = step(b, (int)sizeof(int64_t), (int)(sizeof(int64_t) * 3), true,
+              sum_of, "sum");
     if (rc == MPIKVS_OK)
-        *sum = b->words[0];
+        *sum = (uint64_t)b->down[0].v[0];
     return rc;
 }
 
@@ -191,9 +274,10 @@ void kvs_bcomm_close(struct kvs_bcomm **bp)
 
     *bp = NULL;
     if (!b || b->lost)
-        return;   /* kept: a collective given up on may still land */
-    if (b->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&b->comm);
-    free(b->gathered);
+        return;   /* kept: a send given up on may still read its buffer */
+    free(b->reqs);
+    free(b->is_recv);
+    free(b->up);
+    free(b->down);
     free(b);
 }

@@ -112,6 +112,7 @@ struct mpikvs {
     int                      *gather_counts, *gather_displs; /* leader */
 
     unsigned                  ncounters;   /* global counters (counters.c) */
+    uint64_t                  saves;       /* begun: each save's tag */
 
     unsigned                  close_timeout; /* s mpikvs_close waits */
     unsigned                  timeout;     /* s an operation waits for

@@ -17,8 +17,8 @@
  *
  * Save: every rank scans its part of its node's buckets (local.c: slots
  * that verify, never a torn one) into a round of blocks; the ranks learn
- * each other's counts (one allgather) and each writes its round where it
- * goes through a file handle of its own; the header comes last.  Every
+ * their offsets in the file (through rank 0) and each writes its round
+ * through a file handle of its own; the header comes last.  Every
  * step that waits for the other ranks is bounded (bounded_comm.c): a
  * rank stopped or dead in the middle fails the save of the others with
  * MPIKVS_ERR_STALLED, never a hang.  The file is written
@@ -200,19 +200,12 @@ static int save_rounds(mpikvs_t *kvs, struct kvs_bcomm *b, MPI_File fh,
                        const char *name, struct round *r, uint64_t *blocks,
                        uint64_t *torn)
 {
-    uint64_t first, end, base = 0, (*all)[2] = NULL;
+    uint64_t first, end, base = 0;
     int rc = MPIKVS_OK;
 
     kvs_local_share(kvs, kvs->local_rank, kvs->local_size, &first, &end);
-    all = malloc((size_t)kvs->size * sizeof(*all));
-    if (!all)
-        rc = kvs_fail(kvs, -ENOMEM, "mpikvs_save: out of memory");
-    if ((rc = kvs_bcomm_agree(b, rc)) != MPIKVS_OK) {
-        free(all);
-        return rc;
-    }
     for (;;) {
-        uint64_t mine[2], before = 0, total = 0;
+        uint64_t before = 0, total = 0;
         bool more = false;
         r->nblocks = 0;
         /* whole buckets, as many as surely fit */
@@ -225,26 +218,20 @@ static int save_rounds(mpikvs_t *kvs, struct kvs_bcomm *b, MPI_File fh,
         }
         if (rc == -ENOMEM)
             rc = kvs_fail(kvs, rc, "mpikvs_save: out of memory");
-        mine[0] = rc == MPIKVS_OK ? r->nblocks : 0;
-        mine[1] = first < end || rc != MPIKVS_OK;
-        int step = kvs_bcomm_allgather2(b, mine, &all[0][0]);
+        int step = kvs_bcomm_offsets(b, rc == MPIKVS_OK ? r->nblocks : 0,
+                                     first < end || rc != MPIKVS_OK, &before,
+                                     &total, &more);
         if (step != MPIKVS_OK) {
             rc = step;
             break;
         }
-        for (int i = 0; rc == MPIKVS_OK && i < kvs->size; i++) {
-            if (i < kvs->rank)
-                before += all[i][0];
-            total += all[i][0];
-            more |= all[i][1] != 0;
-        }
         for (uint64_t i = 0; rc == MPIKVS_OK && i < r->nblocks; i++) {
-            struct save_block *b = round_block(r, i);
-            unsigned char *tail = (unsigned char *)(b + 1) + b->count *
-                                                                 r->esize;
-            memset(tail, 0, (r->block_entries - b->count) * r->esize);
-            b->checksum = kvs_save_block_sum(b, base + before + i,
-                                             r->block_bytes);
+            struct save_block *blk = round_block(r, i);
+            unsigned char *tail = (unsigned char *)(blk + 1) + blk->count *
+                                                                   r->esize;
+            memset(tail, 0, (r->block_entries - blk->count) * r->esize);
+            blk->checksum = kvs_save_block_sum(blk, base + before + i,
+                                               r->block_bytes);
         }
         if (rc == MPIKVS_OK && r->nblocks) {   /* this rank's, alone */
             MPI_Offset at = (MPI_Offset)(SAVE_HEADER_SIZE +
@@ -261,7 +248,6 @@ static int save_rounds(mpikvs_t *kvs, struct kvs_bcomm *b, MPI_File fh,
         if (!more)
             break;
     }
-    free(all);
     *blocks = base;
     return rc;
 }
@@ -320,7 +306,7 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
     if (rc == MPIKVS_OK && kvs->rank == 0)
         rc = kvs_partial_create(kvs, path, &part);
     if ((rc = kvs_bcomm_agree(b, rc)) == MPIKVS_OK)
-        rc = kvs_bcomm_bcast(b, part.name, sizeof(part.name), 0);
+        rc = kvs_bcomm_bcast(b, part.name, sizeof(part.name));
     /* each rank its own handle, so that no MPI-IO call waits for another
      * rank; no MPI_MODE_CREATE, which would make a file where rank 0's is
      * not */
