@@ -33,7 +33,8 @@ struct kvs_bcomm {
     MPI_Request *reqs;    /* rank 0: one per rank; the others: 2 */
     bool        *is_recv;
     struct up   *up;      /* rank 0: one per rank; the others: 1 */
-    struct down *down;    /* rank 0: one per rank; the others: 1 */
+    struct down *down;    /* the answer to all, or the one received */
+    int64_t    (*each)[3];/* rank 0: the answer to each rank */
 };
 
 /* Wait for n requests, or give up after kvs->timeout seconds: spin for
@@ -82,8 +83,9 @@ static int post_failed(struct kvs_bcomm *b, int mrc, const char *what)
 /*
  * One step: every rank but 0 sends up_len bytes of b->up[0] to rank 0,
  * which gets them in b->up[r] (its own in b->up[0]), makes the answers
- * with answer(b), and sends b->down[r] (or b->down[0] to everyone, where
- * one_answer) down_len bytes long; the others get theirs in b->down[0].
+ * with answer(b), and sends down_len bytes of b->down to everyone (where
+ * one_answer) or b->each[r] to rank r; the others get theirs in b->down
+ * (each[r] is down's first words).
  */
 static int step(struct kvs_bcomm *b, int up_len, int down_len,
                 bool one_answer, void (*answer)(struct kvs_bcomm *),
@@ -102,7 +104,7 @@ static int step(struct kvs_bcomm *b, int up_len, int down_len,
         b->is_recv[0] = false;
         if (mrc != MPI_SUCCESS)
             return post_failed(b, mrc, what);
-        mrc = MPI_Irecv(&b->down[0], (int)sizeof(struct down), MPI_BYTE, 0,
+        mrc = MPI_Irecv(b->down, (int)sizeof(struct down), MPI_BYTE, 0,
                         b->tag, kvs->comm, &b->reqs[1]);
         b->is_recv[1] = true;
         if (mrc != MPI_SUCCESS)
@@ -120,8 +122,9 @@ static int step(struct kvs_bcomm *b, int up_len, int down_len,
         return rc;
     answer(b);
     for (int r = 1; r < kvs->size; r++) {
-        mrc = MPI_Isend(&b->down[one_answer ? 0 : r], down_len, MPI_BYTE, r,
-                        b->tag, kvs->comm, &b->reqs[r - 1]);
+        void *answer_to = one_answer ? (void *)b->down : (void *)b->each[r];
+        mrc = MPI_Isend(answer_to, down_len, MPI_BYTE, r, b->tag, kvs->comm,
+                        &b->reqs[r - 1]);
         b->is_recv[r - 1] = false;
         if (mrc != MPI_SUCCESS)
             return post_failed(b, mrc, what);
@@ -140,11 +143,12 @@ int kvs_bcomm_open(mpikvs_t *kvs, const char *call, struct kvs_bcomm **out)
         b->reqs = calloc(nreq, sizeof(*b->reqs));
         b->is_recv = calloc(nreq, sizeof(*b->is_recv));
         b->up = calloc(n, sizeof(*b->up));
-        b->down = calloc(n, sizeof(*b->down));
+        b->down = calloc(1, sizeof(*b->down));
+        b->each = calloc(n, sizeof(*b->each));
     }
     /* the number counts even when this rank cannot go on: the others'
      * next save is the next number too */
-    if (!b || !b->reqs || !b->is_recv || !b->up || !b->down) {
+    if (!b || !b->reqs || !b->is_recv || !b->up || !b->down || !b->each) {
         kvs->saves++;
         kvs_bcomm_close(&b);
         return kvs_fail(kvs, -ENOMEM, "%s: out of memory", call);
@@ -164,8 +168,8 @@ static void worst_of(struct kvs_bcomm *b)
     for (int r = 1; r < b->kvs->size; r++)
         if (b->up[r].v[0] < b->up[who].v[0])
             who = r;
-    b->down[0].v[0] = b->up[who].v[0];
-    memcpy(b->down[0].bytes, b->up[who].text, sizeof(b->up[who].text));
+    b->down->v[0] = b->up[who].v[0];
+    memcpy(b->down->bytes, b->up[who].text, sizeof(b->up[who].text));
 }
 
 int kvs_bcomm_agree(struct kvs_bcomm *b, int rc)
@@ -183,15 +187,15 @@ int kvs_bcomm_agree(struct kvs_bcomm *b, int rc)
                    true, worst_of, "agreement");
     if (step_rc != MPIKVS_OK)
         return step_rc;
-    if (b->down[0].v[0] == 0)
+    if (b->down->v[0] == 0)
         return rc;
-    memcpy(kvs->err.text, b->down[0].bytes, sizeof(kvs->err.text));
+    memcpy(kvs->err.text, b->down->bytes, sizeof(kvs->err.text));
     kvs->err.text[sizeof(kvs->err.text) - 1] = '\0';
-    kvs->err.code = (int)b->down[0].v[0];
+    kvs->err.code = (int)b->down->v[0];
     return kvs->err.code;
 }
 
-/* Rank 0: its bytes, already in down[0]. */
+/* Rank 0: its bytes, already in down. */
 static void as_is(struct kvs_bcomm *b)
 {
     (void)b;
@@ -205,11 +209,11 @@ int kvs_bcomm_bcast(struct kvs_bcomm *b, void *buf, int len)
         return kvs_fail(b->kvs, MPIKVS_ERR_INVAL, "%s: a broadcast of %d "
                         "bytes", b->call, len);
     if (b->kvs->rank == 0)
-        memcpy(b->down[0].bytes, buf, (size_t)len);
+        memcpy(b->down->bytes, buf, (size_t)len);
     rc = step(b, 0, (int)(sizeof(int64_t) * 3) + len, true, as_is,
               "broadcast");
     if (rc == MPIKVS_OK && b->kvs->rank != 0)
-        memcpy(buf, b->down[0].bytes, (size_t)len);
+        memcpy(buf, b->down->bytes, (size_t)len);
     return rc;
 }
 
@@ -219,14 +223,15 @@ static void offsets_of(struct kvs_bcomm *b)
     int64_t sum = 0, any = 0;
 
     for (int r = 0; r < b->kvs->size; r++) {
-        b->down[r].v[0] = sum;
+        b->each[r][0] = sum;
         sum += b->up[r].v[0];
         any |= b->up[r].v[1];
     }
     for (int r = 0; r < b->kvs->size; r++) {
-        b->down[r].v[1] = sum;
-        b->down[r].v[2] = any;
+        b->each[r][1] = sum;
+        b->each[r][2] = any;
     }
+    memcpy(b->down->v, b->each[0], sizeof(b->each[0]));
 }
 
 int kvs_bcomm_offsets(struct kvs_bcomm *b, uint64_t count, bool more,
@@ -239,9 +244,9 @@ int kvs_bcomm_offsets(struct kvs_bcomm *b, uint64_t count, bool more,
     rc = step(b, (int)(sizeof(int64_t) * 2), (int)(sizeof(int64_t) * 3),
               false, offsets_of, "exchange of counts");
     if (rc == MPIKVS_OK) {
-        *before = (uint64_t)b->down[0].v[0];
-        *total = (uint64_t)b->down[0].v[1];
-        *any = b->down[0].v[2] != 0;
+        *before = (uint64_t)b->down->v[0];
+        *total = (uint64_t)b->down->v[1];
+        *any = b->down->v[2] != 0;
     }
     return rc;
 }
@@ -253,7 +258,7 @@ static void sum_of(struct kvs_bcomm *b)
 
     for (int r = 0; r < b->kvs->size; r++)
         sum += (uint64_t)b->up[r].v[0];
-    b->down[0].v[0] = (int64_t)sum;
+    b->down->v[0] = (int64_t)sum;
 }
 
 int kvs_bcomm_sum(struct kvs_bcomm *b, uint64_t mine, uint64_t *sum)
@@ -264,7 +269,7 @@ int kvs_bcomm_sum(struct kvs_bcomm *b, uint64_t mine, uint64_t *sum)
     rc = step(b, (int)sizeof(int64_t), (int)(sizeof(int64_t) * 3), true,
               sum_of, "sum");
     if (rc == MPIKVS_OK)
-        *sum = (uint64_t)b->down[0].v[0];
+        *sum = (uint64_t)b->down->v[0];
     return rc;
 }
 
@@ -279,5 +284,6 @@ void kvs_bcomm_close(struct kvs_bcomm **bp)
     free(b->is_recv);
     free(b->up);
     free(b->down);
+    free(b->each);
     free(b);
 }
