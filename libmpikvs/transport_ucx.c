@@ -449,7 +449,8 @@ static int pack_node(mpikvs_t *kvs, struct ucx_transport *s, void **row,
     if (*row) {
         memcpy(*row, &h, sizeof(h));
         memcpy((char *)*row + sizeof(h), addr, addr_len);
-        memcpy((char *)*row + sizeof(h) + addr_len, rkey, rkey_len);
+        if (rkey_len)   /* no rkey without RMA: memcpy's NULL is UB */
+            memcpy((char *)*row + sizeof(h) + addr_len, rkey, rkey_len);
     }
     if (rkey)
         ucp_rkey_buffer_release(rkey);

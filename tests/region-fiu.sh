@@ -11,9 +11,11 @@ prog="${top_builddir:-.}/tests/check_region_fiu"
 # a libtool wrapper script would run under the wrappers too: the binary
 real="$(dirname "$prog")/.libs/$(basename "$prog")"
 [ -x "$real" ] && prog=$real
-# fiu-run preloads its libraries; the sanitizers' runtime must come first
-case "${LD_PRELOAD:-}" in *asan*) ;; *)
-    asan=$(ldd "$prog" 2>/dev/null | sed -n 's/.*=> \(.*libasan[^ ]*\).*/\1/p')
-    [ -n "$asan" ] && LD_PRELOAD=$asan && export LD_PRELOAD ;;
-esac
+# fiu-run puts its wrappers first in LD_PRELOAD, and ASan's runtime must
+# come first: in a sanitizer build the test cannot run (the plain build
+# of quickstart.sh test runs it)
+if ldd "$prog" 2>/dev/null | grep -q libasan; then
+    echo "SKIP: region-fiu: fiu-run's preload and the ASan runtime do not mix"
+    exit 77
+fi
 exec "$fiu_run" -x -f "" "$prog"
