@@ -142,8 +142,19 @@ static void send_am(ucp_ep_h ep, unsigned id, const void *head, size_t hlen,
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                              .flags = UCP_AM_SEND_FLAG_REPLY |
                                       UCP_AM_SEND_FLAG_EAGER};
-    ucs_status_ptr_t req = ucp_am_send_nbx(ep, id, head, hlen, data, len,
-                                           &p);
+    /* a send not yet wired up goes out later, from these bytes: copies
+     * that live until the program ends (the callers' are on the stack) */
+    void *h = malloc(hlen ? hlen : 1), *d = malloc(len ? len : 1);
+    ucs_status_ptr_t req;
+
+    if (!h || !d) {
+        printf("intruder: out of memory\n");
+        exit(1);
+    }
+    memcpy(h, head, hlen);
+    if (len)
+        memcpy(d, data, len);
+    req = ucp_am_send_nbx(ep, id, h, hlen, len ? d : NULL, len, &p);
 
     if (UCS_PTR_IS_PTR(req))
         ucp_request_free(req);   /* UCX completes it; we need no word */
