@@ -27,9 +27,6 @@
 #define THIS_ARCH AUDIT_ARCH_AARCH64
 #endif
 
-const char *const fail_syscalls_kinds[] = {"open-write", "pwrite", "fsync",
-                                           NULL};
-
 #define NR      offsetof(struct seccomp_data, nr)
 #define ARCH    offsetof(struct seccomp_data, arch)
 /* the low 32 bits of argument i (little-endian: both architectures) */

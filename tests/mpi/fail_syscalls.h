@@ -8,8 +8,6 @@
 /* The kinds: "open-write" (open and openat of an existing file for
  * writing, without O_CREAT: MPI-IO's open of a file made before),
  * "pwrite" (pwrite64, pwritev, pwritev2), "fsync" (fsync, fdatasync). */
-extern const char *const fail_syscalls_kinds[];
-
 /*
  * Every thread of the process, and the ones it starts later, gets EIO
  * from the calls of kind, until the process ends (a seccomp filter: it

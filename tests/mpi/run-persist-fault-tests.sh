@@ -29,10 +29,8 @@
 #   an open for writing, pwrite and fsync failing in every rank during a
 #   save (a seccomp filter, tests/mpi/fail_syscalls.c): the save fails
 #   naming itself, leaves no partial file, and the last save loads
-#   libfiu (fiu-run -x) failing open, pwrite and fsync in a save: only
-#   with MPIKVS_TEST_FIU_MPI=1 (libfiu 1.1's wrappers deadlock against
-#   the loader in a third of MPI_Inits), where fiu-run is installed and
-#   not in a sanitizer build
+#   (libfiu's fiu-run is not used here: its wrappers deadlock against
+#   the loader in about one MPI_Init of three; see fail_syscalls.c)
 #
 # Each mpirun has a hard time limit (MPITEST_TIMEOUT, default 120 s); a
 # load that waits on a FIFO, or a close that waits for the missing rank,
@@ -49,8 +47,7 @@ plain_mpirun_tally
 OMPI_MCA_osc=pt2pt    # a window across virtual nodes (run-mpi-tests.sh)
 export OMPI_MCA_osc
 xs="-x OMPI_MCA_btl -x OMPI_MCA_osc -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
-sanitized=
-plain_mpirun_asan "$prog" && xs="$xs -x ASAN_OPTIONS" && sanitized=1
+plain_mpirun_asan "$prog" && xs="$xs -x ASAN_OPTIONS"
 n=2000
 mounted=
 
@@ -74,7 +71,7 @@ job() {
     # shellcheck disable=SC2086
     env $envs timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs \
         $(for e in $envs; do echo "-x ${e%%=*}"; done) -np "$np" \
-        $wrap "$prog" "$@" </dev/null >"$tmp/out.$label" 2>&1
+        "$prog" "$@" </dev/null >"$tmp/out.$label" 2>&1
 }
 
 # run LABEL NP VNODES [ENV=VALUE ...] -- ARGS...: PASS or FAIL LABEL
@@ -88,7 +85,6 @@ run() {
     fi
 }
 
-wrap=
 file="$tmp/table.kvs"
 # the save's mode is 0600 whatever the umask
 umask 022
@@ -308,31 +304,6 @@ for kind in open-write pwrite fsync; do
         bad "a save with $kind failing" "$tmp/out.$kind failing"
     fi
 done
-
-# ---- libfiu ----
-if [ -n "$sanitized" ]; then
-    # its preload wraps malloc, and comes before the sanitizer's runtime
-    echo "SKIP libfiu: not in a sanitizer build (fiu-run's preload and" \
-        "the ASan runtime do not mix)"
-elif [ -z "${MPIKVS_TEST_FIU_MPI:-}" ]; then
-    # libfiu 1.1's wrappers take a lock of libfiu's and then look up
-    # libc's malloc with dlsym (the loader's lock), while MPI_Init's
-    # dlopen holds the loader's lock and calls malloc: with Open MPI's
-    # threads the job deadlocks in MPI_Init in about one run of three
-    echo "SKIP libfiu in a save: fiu-run's wrappers deadlock in" \
-        "MPI_Init (set MPIKVS_TEST_FIU_MPI=1 to run it anyway)"
-elif command -v fiu-run >/dev/null 2>&1; then
-    # no remote control: its thread blocks in open(2) of a FIFO, which
-    # the failure points reach as well
-    printf '#!/bin/sh\nexec fiu-run -x -f "" "$@"\n' >"$tmp/fiu-wrap"
-    chmod +x "$tmp/fiu-wrap"
-    wrap=$tmp/fiu-wrap
-    run "libfiu failing open, pwrite and fsync" 2 1 -- \
-        fiu "$tmp/fiu.kvs" $n
-    wrap=
-else
-    echo "SKIP libfiu: fiu-run is not installed (Debian: fiu-utils)"
-fi
 
 left=$(ls -A "$MPIKVS_SHM_DIR")
 [ -z "$left" ] || bad "left in $MPIKVS_SHM_DIR: $left"

@@ -36,14 +36,9 @@
  *                      in every rank (fail_syscalls.h: an open for
  *                      writing, pwrite, fsync) and saves again: the save
  *                      fails naming the save, and no partial file is
- *                      left (the script checks FILE is unchanged)
- *   fiu FILE N         (under fiu-run -x) open, pwrite and fsync fail
- *                      in turn during a save: each save fails naming
- *                      what failed, FILE stays the last good save and no
- *                      partial file is left
+ *                      left (the script checks FILE still loads)
  */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -396,10 +391,6 @@ static void phase_noclose(uint32_t n)
     }
 }
 
-/* libfiu's control, there when the program runs under fiu-run. */
-typedef int (*fiu_enable_fn)(const char *, int, void *, unsigned);
-typedef int (*fiu_disable_fn)(const char *);
-
 static void phase_syscall(const char *file, uint32_t n, const char *kind)
 {
     mpikvs_t *kvs = open_table();
@@ -424,47 +415,6 @@ static void phase_syscall(const char *file, uint32_t n, const char *kind)
                 mpikvs_last_error(kvs));
         EXPECT(partials_of(file) == 0, "%s failing: a partial file was "
                "left", kind);
-    }
-    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
-}
-
-static void phase_fiu(const char *file, uint32_t n)
-{
-    static const char *const points[] = {"posix/io/oc/open",
-                                         "posix/io/rw/pwrite",
-                                         "posix/io/sync/fsync"};
-    fiu_enable_fn enable = (fiu_enable_fn)dlsym(RTLD_DEFAULT, "fiu_enable");
-    fiu_disable_fn disable =
-        (fiu_disable_fn)dlsym(RTLD_DEFAULT, "fiu_disable");
-    mpikvs_t *kvs;
-    int rc;
-
-    if (!enable || !disable)
-        mt_abort("fiu_enable is not there: run under fiu-run -x");
-    kvs = open_table();
-    put_keys(kvs, n);
-    rc = mpikvs_save(kvs, file);
-    EXPECT(rc == MPIKVS_OK, "the good save: %s: %s", mpikvs_strerror(rc),
-           mpikvs_last_error(kvs));
-    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
-        mt_phase(points[i]);
-        /* every rank fails the call: the save's agreement is what is
-         * tested, not which rank saw it first */
-        enable(points[i], 1, NULL, 0);
-        rc = mpikvs_save(kvs, file);
-        disable(points[i]);
-        EXPECT(rc != MPIKVS_OK, "a save with %s failing returned OK",
-               points[i]);
-        EXPECT(strstr(mpikvs_last_error(kvs), "mpikvs_save") != NULL,
-               "the error names the save: \"%s\"", mpikvs_last_error(kvs));
-        if (rank == 0) {
-            mt_note("%s failing: %s: %s", points[i], mpikvs_strerror(rc),
-                    mpikvs_last_error(kvs));
-            EXPECT(partials_of(file) == 0, "%s failing: a partial file "
-                   "was left", points[i]);
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
-        expect_loads(kvs, file, n);
     }
     EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
 }
@@ -495,13 +445,11 @@ int main(int argc, char **argv)
         phase_noclose((uint32_t)atoi(argv[2]));
     else if (argc >= 5 && !strcmp(argv[1], "syscall"))
         phase_syscall(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
-    else if (argc >= 4 && !strcmp(argv[1], "fiu"))
-        phase_fiu(argv[2], (uint32_t)atoi(argv[3]));
     else
         mt_abort("usage: test_persist_fault save|save-loop|save-stop|load-loop|"
                  "check|"
                  "full|crafted|"
-                 "open-fifo|noclose|syscall|fiu ...");
+                 "open-fifo|noclose|syscall ...");
     int status = mt_finish();
     MPI_Finalize();
     return status;
