@@ -37,6 +37,22 @@ struct kvs_bcomm {
     int64_t    (*each)[3];/* rank 0: the answer to each rank */
 };
 
+/* Whether n requests are all done, by one MPI_Test each rather than
+ * MPI_Testall: MPICH's mpi.h declares the statuses an array, and gcc 12
+ * takes MPI_STATUSES_IGNORE for one of size 0 (-Wstringop-overflow). */
+static int test_all(int n, MPI_Request *reqs, int *done)
+{
+    *done = 1;
+    for (int i = 0; i < n; i++) {
+        int flag = 0, rc = MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (!flag)
+            *done = 0;
+    }
+    return MPI_SUCCESS;
+}
+
 /* Wait for n requests, or give up after kvs->timeout seconds: spin for
  * a while (a step is quick), then nap.  A give-up cancels the receives
  * still posted, so that no later message lands in them. */
@@ -47,7 +63,7 @@ static int wait_bounded(struct kvs_bcomm *b, int n, const char *what)
     int done = 0, mrc;
 
     for (;;) {
-        mrc = MPI_Testall(n, b->reqs, &done, MPI_STATUSES_IGNORE);
+        mrc = test_all(n, b->reqs, &done);
         if (mrc != MPI_SUCCESS || done)
             break;
         if (kvshm_now_ms() >= deadline)

@@ -28,11 +28,8 @@ int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc)
     int len = 0;
 
     MPI_Error_string(mpi_rc, text, &len);
-    return kvs_fail(kvs, MPIKVS_ERR_MPI,
-                    "%s failed: %s (for the mpi transport's window across "
-                    "nodes and its lock modes, Open MPI needs "
-                    "OMPI_MCA_osc=ucx or pt2pt)",
-                    what, text);
+    return kvs_fail(kvs, MPIKVS_ERR_MPI, "%s failed: %s%s", what, text,
+                    kvs_mpi_window_advice());
 }
 
 /* Every rank learns the worst outcome of a step of open; a rank that

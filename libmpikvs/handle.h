@@ -146,6 +146,18 @@ void kvs_stats_set_transport(mpikvs_t *kvs);
 int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env,
                   char *node_name, size_t len);
 
+/* What differs between MPI implementations (mpi_impl.c). */
+enum kvs_mpi_family { KVS_MPI_OPENMPI, KVS_MPI_MPICH, KVS_MPI_OTHER };
+
+/* The running MPI library: its version's first line, and its family. */
+const char *kvs_mpi_library(void);
+enum kvs_mpi_family kvs_mpi_family(void);
+/* mpikvs_open's first step: MPIKVS_ERR_MPI, naming the mismatch, when
+ * the process runs another MPI than the library was built for, or was
+ * started by another MPI's launcher. */
+int kvs_check_mpi_impl(void);
+/* The remedy to append to a failed window call's message ("" if none). */
+const char *kvs_mpi_window_advice(void);
 /* MPIKVS_ERR_MPI, with the remedy, when this MPI cannot run kvs->mode. */
 int kvs_check_osc(mpikvs_t *kvs);
 

@@ -20,11 +20,11 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/local.c \
 	libmpikvs/local.h \
 	libmpikvs/locks.c \
+	libmpikvs/mpi_impl.c \
 	libmpikvs/nodes.c \
 	libmpikvs/open.c \
 	libmpikvs/ops.c \
 	libmpikvs/ops.h \
-	libmpikvs/osc.c \
 	libmpikvs/persist.c \
 	libmpikvs/persist_file.c \
 	libmpikvs/persist_file.h \

@@ -850,7 +850,8 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     if (comm == MPI_COMM_NULL)
         return kvs_fail(NULL, MPIKVS_ERR_INVAL,
                         "mpikvs_open: comm is MPI_COMM_NULL");
-    if ((rc = check_mpi_thread()) != MPIKVS_OK)
+    if ((rc = check_mpi_thread()) != MPIKVS_OK ||
+        (rc = kvs_check_mpi_impl()) != MPIKVS_OK)
         return rc;
     kvs = calloc(1, sizeof(*kvs));
     if (!kvs)

@@ -8,9 +8,15 @@
  * coarse-lock mode opens an epoch per operation with MPI_Win_lock, which
  * is its whole point (it reproduces the paper's comparison).
  *
- * cpu_atomic is false: osc pt2pt applies MPI's atomics in software at the
- * target, rdma and ucx with the network's atomics, none of them with the
- * target CPU's locked instructions.
+ * cpu_atomic is false, under every MPI: MPI-3.1 (11.7) makes its
+ * accumulate operations atomic with each other only, not with the target
+ * node's own loads, stores and CPU atomics.  What the implementations do
+ * agrees: Open MPI's osc pt2pt applies them in software at the target,
+ * rdma and ucx with the network's atomics; MPICH's ch4 (MPICH, Intel MPI,
+ * Cray MPICH) on a window of MPI_Win_create memory with the netmod's
+ * atomics (UCX's, done by the target's worker on memory UCX did not
+ * allocate) or as active messages the target process applies; none with
+ * the target CPU's locked instructions.
  *
  * The window's calls are the profiling interface's (PMPI_): a tool that
  * wraps the MPI_ calls of the program, libmpikvs-rmacache above all

@@ -354,7 +354,10 @@ static int open_local(mpikvs_t *kvs, struct ucx_transport *s)
     ucs_status_t st;
     int rc;
 
-    if ((st = ucp_config_read(NULL, NULL, &config)) != UCS_OK)
+    /* MPIKVS_UCX_<NAME> over UCX_<NAME>: settings for this context only,
+     * beside the MPI library's own (MPICH's ch4:ucx, Open MPI's pml and
+     * osc ucx), which read UCX_<NAME> alone. */
+    if ((st = ucp_config_read("MPIKVS", NULL, &config)) != UCS_OK)
         return ucx_fail(kvs, "reading the UCX configuration", st);
     /* atomics by the target's CPU: see the top of this file */
     st = ucp_config_modify(config, "ATOMIC_MODE", "cpu");

@@ -746,7 +746,8 @@ static void dht_usage(FILE *f)
 "                   four slots of room per key, >= 64M)\n"
 "  --transport T    as without --tier\n"
 "\nAcross nodes (or MPIKVS_VIRTUAL_NODES) and in the lock modes, the mpi\n"
-"transport needs OMPI_MCA_osc=pt2pt or ucx.  See mpikvs-bench(1).\n",
+"transport needs, under Open MPI, OMPI_MCA_osc=pt2pt or ucx.  See\n"
+"mpikvs-bench(1).\n",
             BENCH_PROG);
 }
 

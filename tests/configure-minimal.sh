@@ -3,6 +3,11 @@
 # configure-minimal.sh - the build of a site that has neither Check nor
 # SUNDIALS nor UCX, and what an installed libmpikvs gives a user:
 #
+#   - configure with an MPICC that is no MPI wrapper, is missing, or
+#     links no MPI program fails, naming it and what to install; with
+#     MPICC=mpicc and MPICC=mpicc.mpich its summary names the MPI
+#     library that wrapper's programs run, and the build takes that
+#     wrapper's headers;
 #   - configure without UCX fails, naming libucx-dev and --without-ucx;
 #   - configure --without-ucx with Check, SUNDIALS and UCX hidden (a
 #     pkg-config directory of every system .pc file but check.pc and
@@ -112,6 +117,53 @@ check "jansson is still found" pkg-config --exists jansson
 build=$work/build
 inst=$work/inst
 mkdir "$build" "$work/noucx"
+# MPICC: the MPI configure is given is the MPI of the build, or it stops
+# naming the wrapper and what to install.  Each configure stops at the
+# MPI check or reaches the summary (no cache: each names another MPI).
+mpi_configure() { # NAME ARGS...: configure in $work/NAME, output in NAME.out
+    name=$1
+    shift
+    mkdir "$work/$name"
+    (cd "$work/$name" && "$top_srcdir/configure" --without-ucx \
+        ac_cv_header_cvode_cvode_h=no "$@") >"$work/$name.out" 2>&1
+}
+echo "# configure with MPICC: not a wrapper, missing, or linking no MPI"
+mkdir "$work/fake"
+# a wrapper that names an MPI library nobody has
+printf '#!/bin/sh\ncase $1 in\n--showme:compile) echo -I%s ;;\n--showme:link) echo -lmpikvs_no_such_mpi ;;\n*) exec gcc "$@" ;;\nesac\n' \
+    "$work/fake" >"$work/fake/mpicc"
+chmod +x "$work/fake/mpicc"
+: >"$work/fake/mpi.h"
+for case in "gcc:is it an MPI C wrapper?" \
+        "$work/no/such/mpicc:is not an executable file" \
+        "no-such-mpicc:no such program on PATH" \
+        "$work/fake/mpicc:cannot build an MPI program"; do
+    m=${case%%:*}
+    out=$work/mpicc.$(basename "$m").out
+    rc=0
+    mpi_configure "mpicc.$(basename "$m")" MPICC="$m" || rc=$?
+    check "configure MPICC=$m fails (exit $rc)" [ "$rc" -ne 0 ]
+    check "  ... saying '${case#*:}'" has "$out" "${case#*:}"
+    check "  ... naming it and what to install" sh -c \
+        "grep -F -- '$m' '$out' | grep -q 'install libopenmpi-dev and openmpi-bin, or libmpich-dev and mpich'"
+done
+for m in mpicc mpicc.mpich; do
+    command -v "$m" >/dev/null 2>&1 || { fail "$m not found"; continue; }
+    rc=0
+    mpi_configure "mpi.$m" MPICC="$m" || rc=$?
+    check "configure MPICC=$m (exit $rc)" [ "$rc" -eq 0 ]
+    # what the wrapper's own program says it is, as configure shortens it
+    printf '#include <mpi.h>\n#include <stdio.h>\nint main(void) { char v[MPI_MAX_LIBRARY_VERSION_STRING]; int n; MPI_Get_library_version(v, &n); printf("%%s", v); return 0; }\n' \
+        >"$work/mpiver.c"
+    "$m" "$work/mpiver.c" -o "$work/mpiver.$m"
+    want=$("$work/mpiver.$m" | sed -n '1{s/,.*//;s/[[:space:]][[:space:]]*/ /g;s/ *$//;p;}')
+    check "  ... its summary names the MPI ($want)" \
+        has "$work/mpi.$m.out" "mpi:          $want"
+    inc=$("$m" -show | tr ' ' '\n' | grep '^-I' | head -n 1)
+    check "  ... and compiles with that wrapper's headers ($inc)" \
+        has "$work/mpi.$m/Makefile" "MPI_CFLAGS = $inc"
+done
+
 echo "# configure without UCX, and without saying --without-ucx"
 (cd "$work/noucx" && "$top_srcdir/configure" --cache-file="$work/config.cache" \
     --prefix="$inst" ac_cv_header_cvode_cvode_h=no) >"$work/noucx.out" 2>&1

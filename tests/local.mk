@@ -4,9 +4,13 @@
 # The tests see every internal header: they check the parts from inside.
 TESTS_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/libmpikvs
 
+# The MPI jobs start through tests/mpi-launch.sh, which gives the launcher
+# of the MPI configure found its own options.
 TESTS_ENVIRONMENT = \
 	CK_DEFAULT_TIMEOUT=300 \
-	top_builddir=$(top_builddir) top_srcdir=$(top_srcdir)
+	top_builddir=$(top_builddir) top_srcdir=$(top_srcdir) \
+	MPIRUN=$(abs_top_srcdir)/tests/mpi-launch.sh \
+	MPICC=$(MPICC) MPIEXEC=$(MPIEXEC) MPI_FAMILY=$(MPI_FAMILY)
 
 check_PROGRAMS += \
 	tests/check_config \
@@ -98,6 +102,7 @@ tests_check_tier_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lpthread
 EXTRA_DIST += \
 	tests/check-exports.sh \
 	tests/config \
+	tests/mpi-launch.sh \
 	tests/mpikvs-config.sh \
 	tests/region-fiu.sh
 # End of EXTRA_DIST (tests)
@@ -156,9 +161,10 @@ EXTRA_DIST += \
 # --transport at np 2: what they print, never their timings.
 # tests/bench-persist.sh: mpikvs-bench persist at np 2 on 2 virtual
 # nodes, a small table: its fields, never its timings.
-# tests/bench-transport.sh and tests/bench-demo-slurm.sh are no tests:
-# they measure the transports side by side, and the demo through the test
-# Slurm cluster against mpirun (run them by hand, see their heads).
+# tests/bench-transport.sh, tests/bench-mpis.sh and
+# tests/bench-demo-slurm.sh are no tests: they measure the transports side
+# by side, two builds against two MPIs side by side, and the demo through
+# the test Slurm cluster against mpirun (run them by hand, see their heads).
 ##
 TESTS += \
 	tests/bench-dht.sh \
@@ -171,6 +177,7 @@ EXTRA_DIST += \
 	tests/bench-dht.sh \
 	tests/bench-open.sh \
 	tests/bench-demo-slurm.sh \
+	tests/bench-mpis.sh \
 	tests/bench-persist.sh \
 	tests/bench-tier.sh \
 	tests/bench-transport.sh \

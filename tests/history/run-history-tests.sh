@@ -83,14 +83,14 @@ fi
 run() {
     vnodes=$1 mode=$2 tp=$3 tls=$4 tier=$5
     shift 5
-    label="vnodes=$vnodes mode=$mode transport=$tp${tls:+ UCX_TLS=$tls}"
+    label="vnodes=$vnodes mode=$mode transport=$tp${tls:+ MPIKVS_UCX_TLS=$tls}"
     label="$label tier=$tier${1:+ $1}"
     [ $# -gt 0 ] && shift
     if [ -n "${HISTORY_ONLY:-}" ] &&
         ! printf '%s\n' "$label" | grep -q -- "$HISTORY_ONLY"; then
         return 0
     fi
-    unset MPIKVS_VIRTUAL_NODES MPIKVS_TRANSPORT UCX_TLS OMPI_MCA_osc
+    unset MPIKVS_VIRTUAL_NODES MPIKVS_TRANSPORT MPIKVS_UCX_TLS OMPI_MCA_osc
     xs="-x OMPI_MCA_btl -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
     [ -n "${ASAN_OPTIONS:-}" ] && xs="$xs -x ASAN_OPTIONS"
     if [ "$vnodes" -gt 1 ]; then
@@ -104,9 +104,9 @@ run() {
         xs="$xs -x MPIKVS_TRANSPORT"
     fi
     if [ -n "$tls" ]; then
-        UCX_TLS=$tls
-        export UCX_TLS
-        xs="$xs -x UCX_TLS"
+        MPIKVS_UCX_TLS=$tls
+        export MPIKVS_UCX_TLS
+        xs="$xs -x MPIKVS_UCX_TLS"
     fi
     # an MPI window (the lock modes, the mpi transport across nodes)
     # needs osc pt2pt here (tests/mpi/run-mpi-tests.sh says why)
@@ -138,7 +138,7 @@ run() {
         echo "FAIL $label (history exit $rc, checker exit $crc," \
             "$((t1 - t0)) s); histories kept in $kept"
         echo "    command: MPIKVS_VIRTUAL_NODES=${MPIKVS_VIRTUAL_NODES:-}" \
-            "MPIKVS_TRANSPORT=${MPIKVS_TRANSPORT:-} UCX_TLS=${UCX_TLS:-}" \
+            "MPIKVS_TRANSPORT=${MPIKVS_TRANSPORT:-} MPIKVS_UCX_TLS=${MPIKVS_UCX_TLS:-}" \
             "OMPI_MCA_osc=$OMPI_MCA_osc $mpirun --oversubscribe -np $np" \
             "$prog $mode DIR --epochs $epochs --ops $ops --tier $tier${*:+ $*}" \
             "--seed $(sed -n 's/^seed //p' "$dir/rank-0.hist" 2>/dev/null)"

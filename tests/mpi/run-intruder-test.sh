@@ -51,10 +51,10 @@ plain_mpirun_tally
 OMPI_MCA_btl=self,tcp
 MPIKVS_VIRTUAL_NODES=2
 MPIKVS_TRANSPORT=ucx
-UCX_TLS=tcp,self
-export OMPI_MCA_btl MPIKVS_VIRTUAL_NODES MPIKVS_TRANSPORT UCX_TLS
+MPIKVS_UCX_TLS=tcp,self
+export OMPI_MCA_btl MPIKVS_VIRTUAL_NODES MPIKVS_TRANSPORT MPIKVS_UCX_TLS
 timeout -k 5 "$limit" "$mpirun" --oversubscribe -np 2 -x OMPI_MCA_btl \
-    -x MPIKVS_VIRTUAL_NODES -x MPIKVS_TRANSPORT -x UCX_TLS \
+    -x MPIKVS_VIRTUAL_NODES -x MPIKVS_TRANSPORT -x MPIKVS_UCX_TLS \
     -x MPIKVS_SHM_DIR -x MPITEST_WATCHDOG ${xs_asan:-} \
     "$prog" "$tmp" >"$tmp/job.out" 2>&1 </dev/null &
 job=$!

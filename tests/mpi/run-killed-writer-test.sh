@@ -30,7 +30,7 @@ case_run() {
     # shellcheck disable=SC2086
     timeout -k 5 "$limit" "$mpirun" --oversubscribe --enable-recovery \
         -np 2 -x OMPI_MCA_btl -x MPIKVS_SHM_DIR -x MPITEST_WATCHDOG \
-        ${vnodes:+-x MPIKVS_VIRTUAL_NODES -x MPIKVS_TRANSPORT -x UCX_TLS} \
+        ${vnodes:+-x MPIKVS_VIRTUAL_NODES -x MPIKVS_TRANSPORT -x MPIKVS_UCX_TLS} \
         ${xs_asan:-} "$prog" "$1" "$tmp" >"$tmp/out" 2>&1 </dev/null
     rc=$?
     res=$tmp/result
@@ -54,9 +54,9 @@ if grep -q '^#define HAVE_UCX 1' "${top_builddir:-.}/config.h"; then
     vnodes=2
     MPIKVS_VIRTUAL_NODES=2
     MPIKVS_TRANSPORT=ucx
-    UCX_TLS=tcp,self
+    MPIKVS_UCX_TLS=tcp,self
     OMPI_MCA_btl=self,tcp
-    export MPIKVS_VIRTUAL_NODES MPIKVS_TRANSPORT UCX_TLS OMPI_MCA_btl
+    export MPIKVS_VIRTUAL_NODES MPIKVS_TRANSPORT MPIKVS_UCX_TLS OMPI_MCA_btl
     case_run shipped
 fi
 

@@ -104,7 +104,7 @@ run() {
     set -- "$bindir/$prog" "$mode" "$@"
     xs="-x OMPI_MCA_btl"
     unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES UCX_TLS MPIKVS_TRANSPORT \
-        MPIKVS_UCX_OPS
+        MPIKVS_UCX_OPS MPIKVS_UCX_TLS
     if [ "$vnodes" -gt 1 ]; then
         MPIKVS_VIRTUAL_NODES=$vnodes
         export MPIKVS_VIRTUAL_NODES
@@ -116,9 +116,9 @@ run() {
         xs="$xs -x MPIKVS_TRANSPORT"
     fi
     if [ -n "$ucx_tls" ]; then
-        UCX_TLS=$ucx_tls
-        export UCX_TLS
-        xs="$xs -x UCX_TLS"
+        MPIKVS_UCX_TLS=$ucx_tls
+        export MPIKVS_UCX_TLS
+        xs="$xs -x MPIKVS_UCX_TLS"
     fi
     if [ -n "$ucx_ops" ]; then
         MPIKVS_UCX_OPS=$ucx_ops
@@ -147,7 +147,7 @@ run() {
 
     label="np=$np vnodes=$vnodes mode=$mode transport=${tp:-auto}"
     label="$label osc=$osc"
-    [ -n "$ucx_tls" ] && label="$label UCX_TLS=$ucx_tls"
+    [ -n "$ucx_tls" ] && label="$label MPIKVS_UCX_TLS=$ucx_tls"
     [ -n "$ucx_ops" ] && label="$label MPIKVS_UCX_OPS=$ucx_ops"
     label="$label $prog"
     t0=$(date +%s)
@@ -172,6 +172,7 @@ run() {
         [ -n "${MPIKVS_TRANSPORT:-}" ] && envs="$envs MPIKVS_TRANSPORT=$MPIKVS_TRANSPORT"
         [ -n "${OMPI_MCA_osc:-}" ] && envs="$envs OMPI_MCA_osc=$OMPI_MCA_osc"
         [ -n "${UCX_TLS:-}" ] && envs="$envs UCX_TLS='$UCX_TLS'"
+        [ -n "${MPIKVS_UCX_TLS:-}" ] && envs="$envs MPIKVS_UCX_TLS='$MPIKVS_UCX_TLS'"
         [ -n "${MPIKVS_UCX_OPS:-}" ] && envs="$envs MPIKVS_UCX_OPS=$MPIKVS_UCX_OPS"
         [ "$asan" = 1 ] && envs="$envs ASAN_OPTIONS=$ASAN_OPTIONS"
         echo "    command: $envs $mpirun --oversubscribe -np $np $xs $*"

@@ -97,7 +97,7 @@ mpi() {
     shift 3
     xs="-x OMPI_MCA_btl -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
     xs="$xs -x MPIKVS_VIRTUAL_NODES -x MPIKVS_TRANSPORT"
-    unset UCX_TLS OMPI_MCA_osc MPIKVS_UCX_OPS
+    unset MPIKVS_UCX_TLS OMPI_MCA_osc MPIKVS_UCX_OPS
     MPIKVS_TRANSPORT=$tp
     export MPIKVS_TRANSPORT
     label="$tp $1 $2"
@@ -108,10 +108,10 @@ mpi() {
         label="$label MPIKVS_UCX_OPS=$ucx_ops"
     fi
     if [ "$tls" != - ]; then
-        UCX_TLS=$tls
-        export UCX_TLS
-        xs="$xs -x UCX_TLS"
-        label="$label UCX_TLS=$tls"
+        MPIKVS_UCX_TLS=$tls
+        export MPIKVS_UCX_TLS
+        xs="$xs -x MPIKVS_UCX_TLS"
+        label="$label MPIKVS_UCX_TLS=$tls"
     fi
     if [ "$osc" != - ]; then
         OMPI_MCA_osc=$osc

@@ -70,11 +70,26 @@
 # a repeated key overrides the one above it), CLUSTER_JOB_CONTAINER_CONF
 # (the text of DIR/etc/job_container.conf, for JobContainerType).
 #
-# For MPI across the simulated nodes (all on one host): srun --mpi=pmix
-# (the default here), OMPI_MCA_btl=self,tcp, OMPI_MCA_osc=pt2pt or ucx
+# For MPI across the simulated nodes (all on one host): srun's MPI
+# plugin is the cluster's MpiDefault, cluster_mpi's (so the tests write
+# no --mpi), and for Open MPI OMPI_MCA_btl=self,tcp, OMPI_MCA_osc=pt2pt or ucx
 # (Debian's openmpi-mca-params.conf excludes both; the environment wins),
 # and as root OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
 # srun hands its environment to the tasks.
+
+# cluster_mpi: srun's MPI plugin for the MPI the tests were built with
+# (MPI_FAMILY, as make check sets it): pmix for Open MPI; pmi2 for the
+# MPICH family, whose built-in PMI client (hydra's PMI-1 wire protocol)
+# Slurm's pmi2 plugin also serves.  CLUSTER_MPI overrides it.
+cluster_mpi() {
+    if [ -n "${CLUSTER_MPI:-}" ]; then
+        echo "$CLUSTER_MPI"
+    elif [ "${MPI_FAMILY:-openmpi}" = openmpi ]; then
+        echo pmix
+    else
+        echo pmi2
+    fi
+}
 
 CLUSTER_NODE_PREFIX=mpikvs
 CLUSTER_USER_NAME=mpikvstest
@@ -530,7 +545,7 @@ TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-MpiDefault=pmix
+MpiDefault=$(cluster_mpi)
 SwitchType=switch/none
 PlugStackConfig=$plug
 StateSaveLocation=$dir/state

@@ -21,5 +21,5 @@ if [ "$(id -u)" = 0 ]; then
     OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 fi
-exec srun --mpi=pmix "${RT_PROGRAM:-mpikvs-reactive-transport}" --compare \
+exec srun "${RT_PROGRAM:-mpikvs-reactive-transport}" --compare \
     --quiet "$@"

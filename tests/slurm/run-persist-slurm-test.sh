@@ -72,7 +72,7 @@ check "a save directory that does not exist" \
 check "no job was queued" [ "$(squeue -h | wc -l)" = "$before" ]
 
 echo "# a campaign: the first job saves, the second loads"
-printf '#!/bin/bash\nsrun --mpi=pmix -n2 %s "$1" 20\n' "$steps" >"$work/warm.sh"
+printf '#!/bin/bash\nsrun -n2 %s "$1" 20\n' "$steps" >"$work/warm.sh"
 chmod 755 "$work/warm.sh"
 rm -f "$work/first.out" "$work/second.out"
 batch_job "$work/first.out" 120 as_user sbatch -N2 -n2 -o "$work/first.out" \

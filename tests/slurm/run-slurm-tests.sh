@@ -160,7 +160,7 @@ for who in root "$user"; do
     check "$who: scancel of the job removes its regions" wait_gone "$job"
 
     echo "# the library opens the plugin's regions ($who)"
-    out=$(as "$who" srun --dht-size=64M -N2 -n4 --mpi=pmix \
+    out=$(as "$who" srun --dht-size=64M -N2 -n4 \
         "$bench" dht --pairs 200 2>&1)
     check "$who: mpikvs-bench dht runs on 2 nodes" has "$out" "nodes=2"
     check "$who: over the ucx transport, the default" has "$out" "transport=ucx"
@@ -169,11 +169,11 @@ for who in root "$user"; do
     # mpikvs(3)), so the read-back asks for no wrong value and 99 % hits.
     check "$who: mpikvs-bench dht reads back the pairs, none wrong" \
         has "$out" "^read .* \(99\.[0-9][0-9]\|100\.00\)%  *0 "
-    out=$(as "$who" srun --dht-size=64M -N2 -n4 --mpi=pmix \
+    out=$(as "$who" srun --dht-size=64M -N2 -n4 \
         "$bench" dht --mode fine-lock --pairs 200 2>&1)
     check "$who: the fine-lock mode on 2 nodes, no OMPI_MCA_osc: every pair" \
         has "$out" "^read .* 100\.00%  *0 "
-    out=$(as "$who" srun --dht-size=32M -N1 -n2 --mpi=pmix \
+    out=$(as "$who" srun --dht-size=32M -N1 -n2 \
         "$bench" dht --pairs 200 2>&1)
     check "$who: mpikvs-bench dht on 1 node: the pairs, all direct" \
         has "$out" "^read .* \(99\.[0-9][0-9]\|100\.00\)%  *0  *0  *0  *0  *100.0%"
@@ -181,12 +181,12 @@ for who in root "$user"; do
     echo "# job scope: a later step reads what an earlier one wrote ($who)"
     cat >"$work/steps.sh" <<EOF
 #!/bin/bash
-srun --mpi=pmix -n4 $steps write 500
+srun -n4 $steps write 500
 echo "shape \$(od -An -t u8 -j 256 -N 16 /dev/shm/mpikvs.\$SLURM_JOB_ID.mpikvs1.kvs-data | xargs)"
-srun --mpi=pmix -n4 $steps read 500
-srun --mpi=pmix -n2 -N2 $steps read 500
-srun --mpi=pmix -n4 --dht-scope=step $steps read 500
-MPIKVS_CONFIG=$work/chem.json srun --mpi=pmix -n2 -N1 $steps read 1
+srun -n4 $steps read 500
+srun -n2 -N2 $steps read 500
+srun -n4 --dht-scope=step $steps read 500
+MPIKVS_CONFIG=$work/chem.json srun -n2 -N1 $steps read 1
 # slurmstepd removes a step's regions just after srun returns
 for i in \$(seq 50); do
     left=\$(ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.s[0-9]*-")
@@ -223,9 +223,9 @@ printf '{ "version": 1, "tables": { "t": {\n  "key": { "key_size": 16 }, "value"
 chmod 644 "$work/tier.json"
 cat >"$work/tier.sh" <<EOF
 #!/bin/bash
-srun --mpi=pmix -n4 $steps write 500
-srun --mpi=pmix -n4 $steps read 500
-srun --mpi=pmix -n4 $steps read 500
+srun -n4 $steps write 500
+srun -n4 $steps read 500
+srun -n4 $steps read 500
 ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.t-entries" | sed "s/^/tier regions /"
 EOF
 chmod 755 "$work/tier.sh"
@@ -311,12 +311,12 @@ cat >"$work/cfgpath.sh" <<EOF
 #!/bin/bash
 echo "json \${SLURM_SPANK_MPIKVS_JOB_CONFIG_JSON:0:1} old \${SLURM_SPANK_MPIKVS_CONFIG:-unset} user \$MPIKVS_CONFIG"
 srun -n2 bash -c 'env | grep "^MPIKVS_\|^SLURM_SPANK_MPIKVS" | sed "s/=.*//; s/^/task has /"' | sort -u
-srun --mpi=pmix -n2 $steps write 20
-srun --mpi=pmix -n2 $steps read 20
-MPIKVS_CONFIG=$work/cfg-other.json srun --mpi=pmix -n2 $steps read 20
+srun -n2 $steps write 20
+srun -n2 $steps read 20
+MPIKVS_CONFIG=$work/cfg-other.json srun -n2 $steps read 20
 echo "refused step exit \$?"
-srun --mpi=pmix -n2 $steps read 20 $work/cfg-other.json
-srun --mpi=pmix -n2 $steps read 20 $work/cfg-job.json
+srun -n2 $steps read 20 $work/cfg-other.json
+srun -n2 $steps read 20 $work/cfg-job.json
 EOF
 chmod 755 "$work/cfgpath.sh"
 rm -f "$work/cfgpath.out"
@@ -543,7 +543,7 @@ check "the link's target was not touched" \
 # The library opens what MPIKVS_LAYOUT names the same way: a FIFO there
 # is refused at once, not waited on.
 cluster_runuser "$dir" mkfifo -m 666 /dev/shm/mpikvs-test-fifo.layout
-out=$(timeout 60 srun -N1 -n1 --mpi=pmix \
+out=$(timeout 60 srun -N1 -n1 \
     env MPIKVS_LAYOUT=/dev/shm/mpikvs-test-fifo.layout \
     "$bench" dht --pairs 10 2>&1)
 check "a FIFO as the job layout: refused at once, saying what it is" \

@@ -110,9 +110,9 @@ check "... on both nodes" [ ! -e "$base/jc/mpikvs2/$job" ]
 echo "# libmpikvs through the plugin's regions; job scope across steps"
 cat >"$work/steps.sh" <<EOF
 #!/bin/bash
-srun --mpi=pmix -n4 $steps write 300
-srun --mpi=pmix -n4 $steps read 300
-srun --mpi=pmix -n4 --dht-scope=step bash -c 'ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.s2-" | sed "s/^/own /"'
+srun -n4 $steps write 300
+srun -n4 $steps read 300
+srun -n4 --dht-scope=step bash -c 'ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.s2-" | sed "s/^/own /"'
 for i in \$(seq 50); do
     left=\$(ls /dev/shm | grep -c "^mpikvs\.\$SLURM_JOB_ID\..*\.s2-")
     [ "\$left" = 0 ] && break

@@ -93,7 +93,7 @@ echo "# a job's report while it runs, its counters moving, its output unchanged"
 args=(--rounds 40 --keys 10 --size 16777216)
 # rank 0 names the job, then becomes stat_job
 named='[ "$SLURM_PROCID" = 0 ] && echo "job $SLURM_JOB_ID"; exec "$0" "$@"'
-out=$(as_user srun --dht-size=16M -N2 -n2 --mpi=pmix \
+out=$(as_user srun --dht-size=16M -N2 -n2 \
     bash -c "$named" "$stat_job" "${args[@]}" 2>&1)
 finished=$(sed -n 's/^job \([0-9]*\)$/\1/p' <<<"$out")
 baseline=$(grep '^stat_job:' <<<"$out")
@@ -102,7 +102,7 @@ check "the unwatched Slurm job $finished: $baseline" \
 check "the plugin removed its regions at the job's end" \
     cond '[ -n "$finished" ] && wait_for 20 no_regions "$finished"'
 rm -f "$work/ready"
-as_user srun --dht-size=16M -N2 -n2 --mpi=pmix "$stat_job" "${args[@]}" \
+as_user srun --dht-size=16M -N2 -n2 "$stat_job" "${args[@]}" \
     --pause-ms 50 --ready "$work/ready" >"$work/watched.out" 2>&1 &
 started="$started $!"
 if ! wait_for 60 test -e "$work/ready"; then
@@ -170,7 +170,7 @@ printf '{ "version": 1, "tables": { "kvs": { "key": { "key_size": 16 },
 chmod 644 "$work/tier.json"
 rm -f "$work/go"
 as_user srun --dht-size=16M --dht-config="$work/tier.json" -N2 -n2 \
-    --mpi=pmix "$stat_job" --rounds 5 --keys 20 --size 12582912 \
+    "$stat_job" --rounds 5 --keys 20 --size 12582912 \
     --hold "$work/go" --timeout 100 >"$work/tier.out" 2>&1 &
 started="$started $!"
 if ! wait_for 60 grep -qs '^stat_job:' "$work/tier.out"; then

@@ -30,7 +30,8 @@ fi
 for p in "$stat_bin" "$stat_job" "$stat_region" "$json_get"; do
     [ -x "$p" ] || { echo "FAIL: $p is missing (make check builds it)"; exit 1; }
 done
-command -v mpirun >/dev/null 2>&1 || { echo "FAIL: mpirun not found"; exit 1; }
+mpirun=${MPIRUN:-mpirun}
+command -v "$mpirun" >/dev/null 2>&1 || { echo "FAIL: $mpirun not found"; exit 1; }
 
 . "$top_srcdir/tests/plain-mpirun.sh"
 plain_mpirun_env
@@ -71,7 +72,7 @@ job() {
     fi
     ASAN_OPTIONS=$job_asan MPIKVS_VIRTUAL_NODES=$vnodes \
         timeout -k 10 "$limit" \
-        mpirun --oversubscribe -np "$np" -x MPIKVS_SHM_DIR \
+        "$mpirun" --oversubscribe -np "$np" -x MPIKVS_SHM_DIR \
         -x MPIKVS_VIRTUAL_NODES -x OMPI_MCA_btl -x OMPI_MCA_osc \
         "$@" </dev/null
 }
