@@ -23,9 +23,10 @@
 # install.
 #
 # Environment: top_srcdir (default: this script's ..), MPIEXEC (default:
-# the launcher beside the wrapper: mpicc -> mpiexec, mpicc.mpich ->
-# mpiexec.mpich, mpicc.openmpi -> mpiexec.openmpi), KEEP=1 keeps the
-# scratch directory.
+# the launcher beside the wrapper, named as it is: mpicc.mpich ->
+# mpiexec.mpich, mpicc.openmpi -> mpiexec.openmpi, and Debian's
+# /usr/bin/mpicc -> that of the MPI it stands for; mpicc -> mpiexec),
+# KEEP=1 keeps the scratch directory.
 
 LC_ALL=C
 export LC_ALL
@@ -166,17 +167,24 @@ check "and so does $prefix's libmpikvs" \
 echo "# run it with -n 2"
 mpiexec=${MPIEXEC:-}
 if [ -z "$mpiexec" ]; then
-    # The launcher beside the wrapper: mpicc.mpich -> mpiexec.mpich.  The
-    # name the wrapper's links resolve to comes first (Debian's
-    # /usr/bin/mpicc is an alternative, as is mpiexec, set apart from it);
-    # Open MPI's mpicc resolves to opal_wrapper, so then the name given.
-    for w in "$(readlink -f "$mpicc")" "$mpicc"; do
-        case $(basename "$w") in
-        mpicc*) mpiexec=$(dirname "$w")/mpiexec$(basename "$w" | sed 's/^mpicc//') ;;
-        *) continue ;;
-        esac
-        [ -x "$mpiexec" ] && break
+    # The launcher beside the wrapper: mpicc.mpich -> mpiexec.mpich.  Of
+    # the names along the wrapper's symbolic links, the last that is an
+    # mpicc: Debian's /usr/bin/mpicc is an alternative (mpicc.openmpi or
+    # mpicc.mpich), and so is /usr/bin/mpiexec, chosen apart from it;
+    # mpicc.openmpi then leads to opal_wrapper, no mpicc.  Else mpiexec.
+    w=$mpicc
+    name=$mpicc
+    n=0
+    while [ -L "$w" ] && [ "$n" -lt 20 ]; do
+        t=$(readlink "$w")
+        case $t in /*) w=$t ;; *) w=$(dirname "$w")/$t ;; esac
+        case $(basename "$w") in mpicc*) name=$w ;; esac
+        n=$((n + 1))
     done
+    case $(basename "$name") in
+    mpicc*) mpiexec=$(dirname "$name")/mpiexec$(basename "$name" | sed 's/^mpicc//') ;;
+    *) mpiexec=$(dirname "$name")/mpiexec ;;
+    esac
 fi
 if [ -n "$mpiexec" ] && command -v "$mpiexec" >/dev/null 2>&1; then
     ok "the launcher $mpiexec is there"
