@@ -23,7 +23,9 @@
 #     compiles alone; mpikvs.pc is valid and enough on its own (no other
 #     .pc file), a program links with `pkg-config --cflags --libs mpikvs`
 #     and mpicc alone, dynamically with -lmpikvs only, and statically with
-#     `pkg-config --static`, and runs.
+#     `pkg-config --static`, and runs;
+#   - the CMake package is installed, and a CMake project finds it,
+#     builds with mpikvs::mpikvs and runs (cmake-project.sh).
 #
 # It configures and builds a tree of its own (a minute or two), so it is
 # not part of `make check`; quickstart.sh test runs it once.  Prints "ok"
@@ -316,5 +318,17 @@ check "static link with mpicc and pkg-config --static" built "$work/app-static"
 check "the static program does not use libmpikvs.so" \
     sh -c "! readelf -d '$work/app-static' | grep -q 'NEEDED.*libmpikvs'"
 check "the static program runs" says "$want_text" "$work/app-static"
+
+# The CMake package: a project's find_package(mpikvs 0.1 CONFIG REQUIRED)
+# against this install, built and run (cmake-project.sh, one check here)
+echo "# the CMake package"
+for f in mpikvsConfig.cmake mpikvsConfigVersion.cmake; do
+    check "installed lib/cmake/mpikvs/$f" [ -f "$inst/lib/cmake/mpikvs/$f" ]
+done
+"$top_srcdir/tests/cmake-project.sh" "$inst" >"$work/cmake.out" 2>&1
+rc=$?
+sed 's/^/  /' "$work/cmake.out"
+check "a CMake project finds, builds with and runs this install (cmake-project.sh, exit $rc)" \
+    [ "$rc" -eq 0 ]
 
 finish
