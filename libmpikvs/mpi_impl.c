@@ -70,7 +70,11 @@ static pthread_once_t library_once = PTHREAD_ONCE_INIT;
 
 static void read_library(void)
 {
-    char v[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    /* Room for any MPI's string, not only the one of the mpi.h we were
+     * built with: in a process that runs another MPI (the case to name),
+     * MPICH writes up to its 8192 bytes where Open MPI's bound is 256.
+     * Called once (library_once). */
+    static char v[65536];
     int len = 0;
     size_t n = 0;
     bool blank = false;

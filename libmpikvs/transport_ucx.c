@@ -35,13 +35,13 @@
  * RDMA and the thread sleeps.
  *
  * A node of the same host (virtual nodes; nodes that share a machine) is
- * not reached through UCX at all where the user's UCX_TLS allows shared
- * memory: its region is mapped here and its operations are loads, stores
- * and CPU atomics, as for the node's own ranks, so they need no leader,
- * no helper and no wake-up (map_region).  UCX 1.13 cannot do this for
- * memory it did not allocate (its sysv and posix transports reach only
- * their own segments), and a region UCX allocated would be UCX's, not
- * the plugin's to create, name and remove.
+ * not reached through UCX at all where the user's MPIKVS_UCX_TLS (else
+ * UCX_TLS) allows shared memory: its region is mapped here and its
+ * operations are loads, stores and CPU atomics, as for the node's own
+ * ranks, so they need no leader, no helper and no wake-up (map_region).
+ * UCX 1.13 cannot do this for memory it did not allocate (its sysv and
+ * posix transports reach only their own segments), and a region UCX
+ * allocated would be UCX's, not the plugin's to create, name and remove.
  *
  * cpu_atomic is true: the serving worker's atomics are the CPU's, and
  * with RMA the context runs with UCX_ATOMIC_MODE=cpu, so that the
@@ -524,16 +524,19 @@ static int exchange(mpikvs_t *kvs, struct ucx_transport *s, char **all,
     return rc;
 }
 
-/* May UCX use shared memory here?  Not where the user's UCX_TLS leaves
- * it out (as "tcp,self" does, standing for hosts without it). */
+/* May UCX use shared memory here?  Not where the transports this
+ * context reads (MPIKVS_UCX_TLS, else UCX_TLS: see ucp_config_read)
+ * leave it out, as "tcp,self" does, standing for hosts without it. */
 static bool shm_allowed(void)
 {
     static const char *const shm[] = {"all", "sm", "shm", "posix", "sysv",
                                       "mm", "cma", "xpmem", "knem"};
-    const char *tls = getenv("UCX_TLS");
+    const char *tls = getenv("MPIKVS_UCX_TLS");
     bool negated, named = false;
     char buf[256], *save = NULL;
 
+    if (!tls)
+        tls = getenv("UCX_TLS");
     if (!tls || !*tls)
         return true;
     negated = tls[0] == '^';
@@ -627,8 +630,9 @@ static int connect_nodes(mpikvs_t *kvs, struct ucx_transport *s,
             s->nodes[n].ep = NULL;
             return kvs_fail(kvs, MPIKVS_ERR_TRANSPORT,
                             "UCX: cannot reach node %u (its leader is rank "
-                            "%d): %s (UCX_TLS chooses what UCX may use; "
-                            "MPIKVS_TRANSPORT=auto falls back to mpi)",
+                            "%d): %s (MPIKVS_UCX_TLS, else UCX_TLS, chooses "
+                            "what UCX may use; MPIKVS_TRANSPORT=auto falls "
+                            "back to mpi)",
                             n, kvs->leaders[n], ucs_status_string(st));
         }
         if (!s->rma)

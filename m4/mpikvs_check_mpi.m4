@@ -8,9 +8,8 @@
 #   MVAPICH); a wrapper that prints neither (Cray's cc, say) must be the
 #   compiler itself (CC=$MPICC).  Sets and substitutes MPICC (absolute),
 #   MPI_CFLAGS, MPI_LIBS, MPI_FAMILY (openmpi, mpich or other, from mpi.h),
-#   MPI_LIBRARY_VERSION (MPI_Get_library_version's first line, to
-#   its first comma) and
-#   MPIEXEC, the launcher of that MPI.
+#   MPI_LIBRARY_VERSION (MPI_Get_library_version's first line, to its
+#   first comma) and MPIEXEC, the launcher of that MPI.
 AC_DEFUN([MPIKVS_CHECK_MPI], [
   AC_ARG_VAR([MPICC], [MPI C compiler wrapper of the MPI to build with (default: mpicc)])
   AC_ARG_VAR([MPIEXEC], [the launcher of that MPI (default: the mpiexec beside MPICC)])
@@ -28,6 +27,7 @@ AC_DEFUN([MPIKVS_CHECK_MPI], [
   # wrapper as its MPI names it, so that the launcher found beside it, and
   # what the install records (cmake/), stay that MPI's when the
   # alternative changes.
+  mpikvs_mpicc_named=$MPICC
   mpikvs_link=$MPICC
   mpikvs_hops=0
   while test -h "$mpikvs_link" && test $mpikvs_hops -lt 16; do
@@ -60,7 +60,7 @@ AC_DEFUN([MPIKVS_CHECK_MPI], [
      done
      MPI_CFLAGS=`echo $MPI_CFLAGS`
      MPI_LIBS=`echo $MPI_LIBS`],
-   [test "x$CC" = "x$MPICC"],
+   [test "x`command -v "$CC" 2>/dev/null`" = "x$mpikvs_mpicc_named"],
     [AC_MSG_RESULT([none: it is the compiler (CC=$MPICC)])
      MPI_CFLAGS=
      MPI_LIBS=],

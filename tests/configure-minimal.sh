@@ -278,6 +278,16 @@ for l in -lmpikvs -ljansson -lxxhash -lm -lpthread; do
 done
 check "pkg-config --static adds jansson, xxhash, libm, pthreads ($static)" \
     [ "$rc" -eq 0 ]
+pc_mpicc=$(pkg-config --variable=mpicc mpikvs)
+check "mpikvs.pc names the wrapper of its MPI ($pc_mpicc)" \
+    [ "$pc_mpicc" = "$(sed -n 's/^MPICC = //p' "$build/Makefile")" ]
+check "... and its launcher ($(pkg-config --variable=mpiexec mpikvs))" \
+    [ -x "$(pkg-config --variable=mpiexec mpikvs)" ]
+# the plugin and mpikvs-stat serve the regions of an install of either MPI
+for f in lib/slurm/spank_mpikvs.so bin/mpikvs-stat bin/mpikvs-config; do
+    check "$f links no MPI library" sh -c \
+        "! readelf -d '$inst/$f' | grep -Eq 'NEEDED.*\[lib(mpi|mpich|mpi_[a-z]+)\.so'"
+done
 
 # A user's program: mpikvs_strerror at run time; mpikvs_open and
 # mpikvs_close referenced, so that a static link must resolve all of the

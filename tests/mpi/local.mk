@@ -11,6 +11,7 @@ check_PROGRAMS += \
 	tests/mpi/test_tier \
 	tests/mpi/test_torture \
 	tests/mpi/test_locks \
+	tests/mpi/test_mpi_mix \
 	tests/mpi/test_nodes \
 	tests/mpi/test_persist \
 	tests/mpi/test_persist_fault \
@@ -28,6 +29,7 @@ TESTS += \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
 	tests/mpi/run-lock-tests.sh \
+	tests/mpi/run-mpi-mix-test.sh \
 	tests/mpi/run-nodes-test.sh \
 	tests/mpi/run-persist-tests.sh \
 	tests/mpi/run-persist-fault-tests.sh \
@@ -62,6 +64,12 @@ tests_mpi_test_tier_SOURCES = tests/mpi/test_tier.c
 tests_mpi_test_tier_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_tier_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 tests_mpi_test_tier_LDADD = libmpikvs/libmpikvs.la shm/libkvshm.la $(MPI_LIBS) -lpthread
+
+# also built by another MPI's wrapper, from the source (run-mpi-mix-test.sh)
+tests_mpi_test_mpi_mix_SOURCES = tests/mpi/test_mpi_mix.c
+tests_mpi_test_mpi_mix_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_mpi_mix_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_mpi_mix_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 tests_mpi_test_persist_SOURCES = tests/mpi/test_persist.c
 tests_mpi_test_persist_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -137,6 +145,7 @@ EXTRA_DIST += \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
 	tests/mpi/run-lock-tests.sh \
+	tests/mpi/run-mpi-mix-test.sh \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-nodes-test.sh \
 	tests/mpi/run-persist-tests.sh \

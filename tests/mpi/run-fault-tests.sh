@@ -122,10 +122,10 @@ elif grep -q watchdog "$dir/out"; then
     bad "the job ended by the test's watchdog, not by mpirun"
 elif ! grep -q "holding rank 0's window lock" "$dir/out"; then
     bad "rank 2 did not get to take the lock"
-elif ! grep -q "process rank 2 .*exited on signal 9" "$dir/out"; then
+elif ! death=$(plain_mpirun_death "$dir/out" 2); then
     bad "mpirun did not name the killed rank 2"
 else
-    ok "mpirun ended the job (exit $rc): $(grep -o 'process rank 2 .*' "$dir/out")"
+    ok "mpirun ended the job (exit $rc): $death"
 fi
 # a killed job leaves its regions (mpikvs(3), "Regions left behind")
 rm -f "$MPIKVS_SHM_DIR"/*

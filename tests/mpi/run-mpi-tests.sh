@@ -35,7 +35,10 @@
 # lock modes, and every run across virtual nodes) gets
 # OMPI_MCA_osc=pt2pt; a last pass runs np=4 on 2 virtual nodes over
 # OMPI_MCA_osc=ucx with UCX_TLS=^self.  The ucx transport runs with no
-# one-sided setting at all.
+# one-sided setting at all.  Under MPICH (MPI_FAMILY=mpich) the osc=ucx
+# pass is left out, and a run that needs a window is skipped, saying so,
+# where MPICH starves a rank's one-sided operations
+# (plain_mpirun_window_starves: np 4 on 2 cores).
 
 LC_ALL=C
 export LC_ALL
@@ -95,6 +98,7 @@ cp "$tmp/shm-before" "$tmp/shm-prev"
 
 pass=0
 fail=0
+skip=0
 start=$(date +%s)
 
 # run NP VNODES MODE PROGRAM [ARGS...]
@@ -150,6 +154,13 @@ run() {
     [ -n "$ucx_tls" ] && label="$label MPIKVS_UCX_TLS=$ucx_tls"
     [ -n "$ucx_ops" ] && label="$label MPIKVS_UCX_OPS=$ucx_ops"
     label="$label $prog"
+    if { [ "$tp" = mpi ] || [ "$mode" = coarse-lock ]; } &&
+        plain_mpirun_window_starves "$np"; then
+        skip=$((skip + 1))
+        echo "SKIP $label: MPICH starves one-sided operations at np=$np" \
+            "on $(nproc) cores (tests/plain-mpirun.sh)"
+        return
+    fi
     t0=$(date +%s)
     # shellcheck disable=SC2086
     timeout -k 10 "$limit" "$mpirun" --oversubscribe -np "$np" $xs "$@" \
@@ -273,9 +284,13 @@ tp=mpi
 osc=ucx
 lock_ops=$((torture_lock_ops / 5))
 [ "$lock_ops" -ge 1000 ] || lock_ops=1000
-for mode in $modes; do
-    run_programs 4 2 "$mode"
-done
+if [ "${MPI_FAMILY:-openmpi}" = openmpi ]; then
+    for mode in $modes; do
+        run_programs 4 2 "$mode"
+    done
+else
+    echo "SKIP the osc=ucx pass: a component of Open MPI's, not of $MPI_FAMILY"
+fi
 
 shm_list >"$tmp/shm-after"
 # shellcheck disable=SC2046
@@ -286,5 +301,5 @@ if [ -s "$tmp/shm-left" ]; then
 fi
 
 echo "mpi: total time $(( $(date +%s) - start )) s"
-echo "mpi: $pass passed, $fail failed"
+echo "mpi: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

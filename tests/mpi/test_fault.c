@@ -527,6 +527,17 @@ int main(int argc, char **argv)
     else
         mt_abort("usage: test_fault MODE invalidate|late-close|die-locked");
     int status = mt_finish();
+#ifdef MPICH_VERSION
+    /* A close given up on leaves the cache's window (mpikvs(3)), and
+     * MPICH 4.0's MPI_Finalize aborts on a window left registered with
+     * UCX (an assertion in ucp_cleanup): what MPI does then is not the
+     * test's to judge, as its checks are done. */
+    if (strcmp(what, "late-close") == 0 &&
+        strcmp(mode, "coarse-lock") == 0) {
+        fflush(NULL);
+        _exit(status);
+    }
+#endif
     MPI_Finalize();
     return status;
 }

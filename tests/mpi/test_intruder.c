@@ -3,7 +3,7 @@
  * workers (run-intruder-test.sh; the attacker is ucx_intruder.c).
  *
  * np=2 on MPIKVS_VIRTUAL_NODES=2 over MPIKVS_TRANSPORT=ucx and
- * UCX_TLS=tcp,self, as across hosts without RDMA: each rank is its
+ * MPIKVS_UCX_TLS=tcp,self, as across hosts without RDMA: each rank is its
  * node's leader, with a serving worker that any local user can connect
  * to.  Each rank puts NKEYS keys whose home is its node, fences, and
  * publishes in DIR (argv[1]) what an attacker who found the job's ports

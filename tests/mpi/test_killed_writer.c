@@ -6,9 +6,9 @@
  *   test_killed_writer shared DIR    one node: rank 1 writes node 0's
  *                                    slots itself, in shared memory
  *   test_killed_writer shipped DIR   MPIKVS_VIRTUAL_NODES=2 over
- *                                    UCX_TLS=tcp,self: rank 1 ships its
- *                                    puts to node 0, whose serving
- *                                    thread writes them
+ *                                    MPIKVS_UCX_TLS=tcp,self: rank 1
+ *                                    ships its puts to node 0, whose
+ *                                    serving thread writes them
  *
  * Rank 1 puts NKEYS keys of node 0 over and over, each time a new
  * version of a self-checking value (mpitest.h), with a few keys per

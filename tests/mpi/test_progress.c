@@ -17,7 +17,7 @@
  *       the gets completed during the computation or only after (for the
  *       mpi transport over osc pt2pt, which needs the target in MPI).
  *   test_progress MODE no-ucx
- *       an open where UCX cannot start (the script sets UCX_TLS so).
+ *       an open where UCX cannot start (the script sets MPIKVS_UCX_TLS so).
  *       MPIKVS_TRANSPORT=ucx: every rank fails with MPIKVS_ERR_TRANSPORT
  *       and a message naming UCX.  auto: every rank opens the mpi
  *       transport, and a key put on one node is read on the other.
@@ -158,8 +158,8 @@ static mpikvs_options_t table_options(void)
 static bool mapped_here(void);
 
 /* Over ucx, whether the other node's keys are shipped whole to it: where
- * it is reached through UCX (UCX_TLS=tcp,self here, which has no RDMA),
- * in the lock-free mode, unless MPIKVS_UCX_OPS=rma. */
+ * it is reached through UCX (MPIKVS_UCX_TLS=tcp,self here, which has no
+ * RDMA), in the lock-free mode, unless MPIKVS_UCX_OPS=rma. */
 static void check_shipping(mpikvs_t *kvs)
 {
     const char *ops = getenv("MPIKVS_UCX_OPS");
@@ -168,9 +168,9 @@ static void check_shipping(mpikvs_t *kvs)
     bool ships = kvs_shipped(kvs, (uint32_t)(1 - rank));
 
     EXPECT(ships == want,
-           "node %d's keys are %sshipped whole (UCX_TLS=%s "
+           "node %d's keys are %sshipped whole (MPIKVS_UCX_TLS=%s "
            "MPIKVS_UCX_OPS=%s, mode %s)",
-           1 - rank, ships ? "" : "not ", getenv("UCX_TLS"),
+           1 - rank, ships ? "" : "not ", getenv("MPIKVS_UCX_TLS"),
            ops ? ops : "(unset)", mode);
     if (rank == 0)
         mt_note("node 1's keys: %s", ships ? "shipped whole"
@@ -463,12 +463,13 @@ static bool dead(pid_t pid)
     return close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
 }
 
-/* Where UCX may use shared memory (UCX_TLS unset), the ucx transport
- * maps a node of this host and reaches it with loads and stores: its
- * region outlives its leader, and the calls on it go on working. */
+/* Where UCX may use shared memory (MPIKVS_UCX_TLS unset), the ucx
+ * transport maps a node of this host and reaches it with loads and
+ * stores: its region outlives its leader, and the calls on it go on
+ * working. */
 static bool mapped_here(void)
 {
-    const char *tls = getenv("UCX_TLS");
+    const char *tls = getenv("MPIKVS_UCX_TLS");
 
     return !tls || !*tls;
 }

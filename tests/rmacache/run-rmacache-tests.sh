@@ -238,11 +238,17 @@ expect_json counters.ranks.2.node_hits 1
 expect_json counters.node.gets 2
 no_region "node-hold (window freed)"
 
-if run unfreed 3 -- node-unfreed &&
+# (MPICH 4.0's own MPI_Finalize aborts on the window the program left
+# registered with UCX, an assertion in ucp_cleanup, with or without the
+# cache: there the exit status is MPICH's, and the checks and the region
+# are what is asserted)
+rc=0
+run unfreed 3 -- node-unfreed || rc=$?
+if { [ "$rc" = 0 ] || [ "${MPI_FAMILY:-openmpi}" = mpich ]; } &&
     grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/unfreed"; then
     ok
 else
-    bad "node-unfreed" "$tmp/unfreed"
+    bad "node-unfreed (exit $rc)" "$tmp/unfreed"
 fi
 no_region "node-unfreed (MPI_Finalize)"
 

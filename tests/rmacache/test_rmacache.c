@@ -826,8 +826,12 @@ static void t_excl_store(void)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 1) {
+        /* MPI_Win_sync only in a passive target epoch (MPICH refuses
+         * it outside one), of one that cannot wait for rank 0's lock */
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
         base[5] = 2222;
         MPI_Win_sync(win);
+        MPI_Win_unlock(0, win);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
