@@ -54,26 +54,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-passed=0
-failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# check TEXT COMMAND...: ok if COMMAND succeeds
-check() {
-    what=$1
-    shift
-    if "$@"; then ok "$what"; else fail "$what"; fi
-}
+tally_name=cmake-project
+. "$top_srcdir/tests/tally.sh"
 # shown FILE: FILE indented, and false (a failed check's evidence)
 shown() {
     sed 's/^/  | /' "$1"
     return 1
-}
-# has FILE TEXT: FILE holds TEXT (fixed string); else show FILE
-has() {
-    grep -qF -- "$2" "$1" && return 0
-    echo "  '$2' is not in $1:"
-    shown "$1"
 }
 # mpi_needed FILE: the MPI libraries FILE needs (libmpi*, not
 # libmpikvs), sorted
@@ -91,12 +77,6 @@ same() {
     [ "$2" = "$3" ] && return 0
     echo "  $1: want '$(flat "$2")', got '$(flat "$3")'"
     return 1
-}
-# finish: the tally, and the exit status
-finish() {
-    echo "cmake-project: $passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit $?
 }
 
 echo "# the package installed in $prefix"
@@ -194,14 +174,8 @@ else
 fi
 # Nothing of a surrounding job or shell (MPIKVS_*) may choose the run's
 # config or regions; its regions go to a directory of their own.
-for v in $(env | sed -n 's/^\(MPIKVS_[A-Za-z0-9_]*\)=.*/\1/p'); do
-    unset "$v"
-done
-if [ "$(id -u)" = 0 ]; then
-    OMPI_ALLOW_RUN_AS_ROOT=1
-    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-fi
+. "$top_srcdir/tests/plain-mpirun.sh"
+plain_mpirun_env
 shm=$(mktemp -d /dev/shm/kvcmake.XXXXXX) || finish
 MPIKVS_SHM_DIR=$shm LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     timeout -k 5 120 "$mpiexec" -n 2 "$app" >"$work/run.out" 2>&1

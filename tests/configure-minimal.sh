@@ -54,23 +54,8 @@ else
 fi
 trap 'exit 130' INT TERM
 
-passed=0
-failed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-# check TEXT COMMAND...: ok if COMMAND succeeds
-check() {
-    what=$1
-    shift
-    if "$@"; then ok "$what"; else fail "$what"; fi
-}
-# has FILE TEXT: FILE holds TEXT (fixed string); else show FILE
-has() {
-    grep -qF -- "$2" "$1" && return 0
-    echo "  '$2' is not in $1:"
-    sed 's/^/  | /' "$1"
-    return 1
-}
+tally_name=configure-minimal
+. "$top_srcdir/tests/tally.sh"
 # built FILE: the link made FILE; else show the compiler's output
 built() {
     [ -x "$1" ] && return 0
@@ -84,12 +69,6 @@ says() {
     out=$("$@" 2>&1)
     echo "  $*: $out"
     printf '%s\n' "$out" | grep -qF -- "$text"
-}
-# finish: the tally, and the exit status
-finish() {
-    echo "configure-minimal: $passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit $?
 }
 
 # Every .pc file of the default search path (and PKG_CONFIG_PATH) but

@@ -55,16 +55,17 @@ expect() {
     fi
 }
 
-# launcher: the real program, the other MPI's launcher (its own
-# options: -n; it passes the environment)
-if [ "$other" = openmpi ]; then
-    set -- --oversubscribe -x MPIKVS_SHM_DIR -np 2
-else
-    set -- -n 2
-fi
-rc=0
-timeout -k 5 "$limit" "$other_exec" "$@" "$prog" >"$tmp/launcher" 2>&1 \
-    </dev/null || rc=$?
+# other_run NP PROGRAM OUT: PROGRAM on NP ranks of the other MPI's
+# launcher, with its own options, bounded; rc its exit status
+other_run() {
+    rc=0
+    MPIEXEC=$other_exec MPI_FAMILY=$other timeout -k 5 "$limit" \
+        "${top_srcdir:-.}/tests/mpi-launch.sh" --oversubscribe \
+        -x MPIKVS_SHM_DIR -np "$1" "$2" >"$3" 2>&1 </dev/null || rc=$?
+}
+
+# launcher: the real program, the other MPI's launcher
+other_run 2 "$prog" "$tmp/launcher"
 expect "started by $other_exec" "was it started by another MPI's launcher?" \
     "$tmp/launcher" "$rc"
 
@@ -79,14 +80,7 @@ elif ! "$other_cc" -I"${top_srcdir:-.}/include" \
         -o "$tmp/mix" >"$tmp/cc" 2>&1; then
     bad "link: $other_cc cannot build the program" "$tmp/cc"
 else
-    if [ "$other" = openmpi ]; then
-        set -- --oversubscribe -x MPIKVS_SHM_DIR -np 1
-    else
-        set -- -n 1
-    fi
-    rc=0
-    timeout -k 5 "$limit" "$other_exec" "$@" "$tmp/mix" >"$tmp/link" 2>&1 \
-        </dev/null || rc=$?
+    other_run 1 "$tmp/mix" "$tmp/link"
     expect "built with $other_cc" "libmpikvs was built for" "$tmp/link" "$rc"
 fi
 
