@@ -77,7 +77,7 @@ AC_DEFUN([MPIKVS_CHECK_MPI], [
                                   [[MPI_Init(0, 0); MPI_Finalize();]])],
     [AC_MSG_RESULT([yes])],
     [AC_MSG_RESULT([no])
-     AC_MSG_ERROR([$CC $MPI_CFLAGS ... $MPI_LIBS (the flags of $MPICC) cannot build an MPI program; see config.log; $mpikvs_mpi_install])])
+     AC_MSG_ERROR([$MPICC: an MPI program built with its flags ($CC $MPI_CFLAGS ... $MPI_LIBS) does not link: is it an MPI C wrapper, its MPI's library installed?  See config.log; $mpikvs_mpi_install])])
 
   # The family, from the header: the library may be another of its ABI at
   # run time, which libmpikvs asks itself (libmpikvs/mpi_impl.c).

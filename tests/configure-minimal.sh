@@ -115,10 +115,10 @@ printf '#!/bin/sh\ncase $1 in\n--showme:compile) echo -I%s ;;\n--showme:link) ec
     "$work/fake" >"$work/fake/mpicc"
 chmod +x "$work/fake/mpicc"
 : >"$work/fake/mpi.h"
-for case in "gcc:is it an MPI C wrapper?" \
+for case in "gcc:is it an MPI C wrapper" \
         "$work/no/such/mpicc:is not an executable file" \
         "no-such-mpicc:no such program on PATH" \
-        "$work/fake/mpicc:cannot build an MPI program"; do
+        "$work/fake/mpicc:does not link"; do
     m=${case%%:*}
     out=$work/mpicc.$(basename "$m").out
     rc=0
