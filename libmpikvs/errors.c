@@ -22,16 +22,6 @@ int kvs_fail(mpikvs_t *kvs, int code, const char *fmt, ...)
     return code;
 }
 
-int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc)
-{
-    char text[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-
-    MPI_Error_string(mpi_rc, text, &len);
-    return kvs_fail(kvs, MPIKVS_ERR_MPI, "%s failed: %s%s", what, text,
-                    kvs_mpi_window_advice());
-}
-
 /* Every rank learns the worst outcome of a step of open; a rank that
  * succeeded where another failed says so. */
 int kvs_agree(mpikvs_t *kvs, int rc)

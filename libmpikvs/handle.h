@@ -126,9 +126,6 @@ struct mpikvs {
 int kvs_fail(mpikvs_t *kvs, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* A failed MPI call: its error string in kvs->err, MPIKVS_ERR_MPI. */
-int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc);
-
 void kvs_env_read(struct mpikvs_env *env);
 
 /* A step of open that may fail on some ranks only: every rank learns the
@@ -156,8 +153,9 @@ enum kvs_mpi_family kvs_mpi_family(void);
  * the process runs another MPI than the library was built for, or was
  * started by another MPI's launcher. */
 int kvs_check_mpi_impl(void);
-/* The remedy to append to a failed window call's message ("" if none). */
-const char *kvs_mpi_window_advice(void);
+/* A failed MPI call: its error string in kvs->err, with this MPI's
+ * remedy where there is one, MPIKVS_ERR_MPI. */
+int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc);
 /* MPIKVS_ERR_MPI, with the remedy, when this MPI cannot run kvs->mode. */
 int kvs_check_osc(mpikvs_t *kvs);
 

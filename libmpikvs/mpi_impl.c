@@ -9,7 +9,8 @@
  *     and whether it is the one the library was compiled for: a program
  *     that links another MPI than libmpikvs's, or one started by another
  *     MPI's launcher, is refused at open with the mismatch named;
- *   - the remedy a failed window call suggests (Open MPI's OMPI_MCA_osc);
+ *   - a failed MPI call's message, with the remedy of a failed window
+ *     call under Open MPI (OMPI_MCA_osc);
  *   - whether the fine-lock mode can run: Open MPI's rdma one-sided
  *     component emulates MPI_Compare_and_swap and MPI_Fetch_and_op
  *     through the shared-memory transport and crashes on the own rank;
@@ -168,12 +169,18 @@ int kvs_check_mpi_impl(void)
     return MPIKVS_OK;
 }
 
-const char *kvs_mpi_window_advice(void)
+int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc)
 {
-    return kvs_mpi_family() == KVS_MPI_OPENMPI
-               ? " (for the mpi transport's window across nodes and its "
-                 "lock modes, Open MPI needs OMPI_MCA_osc=ucx or pt2pt)"
-               : "";
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+
+    MPI_Error_string(mpi_rc, text, &len);
+    return kvs_fail(kvs, MPIKVS_ERR_MPI, "%s failed: %s%s", what, text,
+                    kvs_mpi_family() == KVS_MPI_OPENMPI
+                        ? " (for the mpi transport's window across nodes "
+                          "and its lock modes, Open MPI needs "
+                          "OMPI_MCA_osc=ucx or pt2pt)"
+                        : "");
 }
 
 /* Open MPI's "osc" selection ("" when nobody chose, "^ucx,pt2pt" when

@@ -135,8 +135,9 @@ plain_mpirun_window_starves() {
 
 # plain_mpirun_death FILE RANK: the launcher's words in FILE (the job's
 # output) that rank RANK was killed by SIGKILL; false if there are none.
-# Open MPI's mpirun names the rank; hydra names one process of those it
-# ended, not always the first to die, so only that one died of it.
+# Open MPI's mpirun names the rank; hydra names the pid of one process
+# it saw end, not always the killed one's, so there the words are that a
+# process of the job ended by SIGKILL.
 plain_mpirun_death() {
     case ${MPI_FAMILY:-openmpi} in
     openmpi) grep -o "process rank $2 .*exited on signal 9.*" "$1" ;;
