@@ -14,7 +14,10 @@
 # to the job's working directory.
 #
 # Nothing to set for the cache: its default transport (ucx) needs no
-# one-sided component of Open MPI (see mpikvs(3)).
+# one-sided component of Open MPI (see mpikvs(3)).  srun starts the tasks
+# with the cluster's MpiDefault plugin, which must be the one of the MPI
+# the program was built with (pmix for Open MPI, pmi2 for MPICH: the
+# test cluster's follows the build, tests/slurm/cluster.sh).
 set -eu
 if [ "$(id -u)" = 0 ]; then
     OMPI_ALLOW_RUN_AS_ROOT=1
