@@ -63,9 +63,9 @@ static const char *family_name(enum kvs_mpi_family f)
 
 /* The library's version string up to its first line's end or comma
  * ("Open MPI v4.1.4", "MPICH Version: 4.0.2"), runs of blanks made one
- * (MPICH's has tabs).  Allowed before MPI_Init and from
- * any thread (MPI-3.1, 8.1.1), and it takes no handle, so it is safe to
- * call into an MPI of another ABI. */
+ * (MPICH's has tabs).  MPI_Get_library_version is allowed before
+ * MPI_Init and from any thread (MPI-3.1, 8.1.1), and takes no handle, so
+ * it is safe to call into an MPI of another ABI. */
 static char library[MPI_MAX_LIBRARY_VERSION_STRING];
 static pthread_once_t library_once = PTHREAD_ONCE_INIT;
 
