@@ -41,12 +41,15 @@ while [ "$n" -gt 0 ]; do
     -x)
         name=${1%%=*}
         case $1 in
-        *=*) value=${1#*=} ;;
-        *) eval "value=\${$name-}" ;;
+        *=*) value=${1#*=} set=1 ;;
+        *) eval "value=\${$name-} set=\${$name+1}" ;;
         esac
         shift
         n=$((n - 1))
-        if [ "$family" = mpich ]; then
+        # an unset NAME stays unset in the ranks, as with Open MPI's -x
+        if [ -z "$set" ]; then
+            :
+        elif [ "$family" = mpich ]; then
             set -- "$@" -genv "$name" "$value"
         else
             export "$name=$value"
