@@ -7,7 +7,7 @@
 #   slurm   sbatch -N2 -n2 (one rank on each of the two simulated nodes)
 #           --dht-size=64M --dht-config=etc/examples/reactive-transport.json
 #           tests/slurm/demo-job.sh (which sets nothing for the cache),
-#           with OMPI_MCA_btl=self,tcp as the Slurm tests export (the
+#           with the btl the test cluster's TaskProlog gives tasks (the
 #           nodes share one host) and nothing else: no OMPI_MCA_osc, no
 #           MPIKVS_TRANSPORT, no UCX_TLS (but -u's).  The two nodes share
 #           this host, so the ucx transport maps the other node's region
@@ -123,7 +123,7 @@ failed=0
 # its CSV in $work/slurm-I.csv
 slurm() {
     local out jobid state
-    out=$(cd "$work" && env OMPI_MCA_btl=self,tcp ${tls:+UCX_TLS=$tls} RT_PROGRAM="$prog" \
+    out=$(cd "$work" && env ${tls:+UCX_TLS=$tls} RT_PROGRAM="$prog" \
         sbatch -N2 -n2 --ntasks-per-node=1 -o "$work/slurm-$1.out" \
         --dht-size=64M --dht-config="$config" "$work/demo-job.sh" \
         "${grid[@]}" --no-plot --csv "$work/slurm-$1.csv" 2>&1)

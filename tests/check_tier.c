@@ -522,7 +522,7 @@ struct reader_report {
 };
 
 static void reader_loop(int done_fd, uint64_t ids, int out_fd,
-                        unsigned seed)
+                        unsigned seed, uint64_t *all_hits)
 {
     struct kvshm_tier *r = open_tier("conc", 0);
     struct reader_report rep = {0};
@@ -547,6 +547,7 @@ static void reader_loop(int done_fd, uint64_t ids, int out_fd,
                 continue;
             }
             rep.hits++;
+            __atomic_fetch_add(all_hits, 1, __ATOMIC_RELAXED);
             int64_t version = check_value(v, len, id);
             if (version < 0)
                 rep.torn++;
@@ -566,7 +567,14 @@ static void reader_loop(int done_fd, uint64_t ids, int out_fd,
 
 START_TEST(readers_never_see_torn_entries)
 {
-    enum { READERS = 3, IDS = 20000 };
+    /* The writer goes on past ROUNDS until the readers have hit HITS
+     * times (at most MAX_ROUNDS): on a busy machine they may get the CPU
+     * only late, and the test is about their overlapping the writer. */
+    enum { READERS = 3, IDS = 20000, ROUNDS = 60000, HITS = 1000,
+           MAX_ROUNDS = 6000000 };
+    uint64_t *all_hits = mmap(NULL, sizeof(*all_hits),
+                              PROT_READ | PROT_WRITE,
+                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     struct kvshm_tier_spec s = spec_for("conc");
     struct kvshm_tier *w;
     struct kvshm_tier_stats st;
@@ -578,13 +586,16 @@ START_TEST(readers_never_see_torn_entries)
     s.initial_bytes = 4096;
     s.buckets = 2;
     w = create_tier(&s);
+    ck_assert(all_hits != MAP_FAILED);
+    *all_hits = 0;
     ck_assert(pipe(done) == 0 && pipe(results) == 0);
     for (int i = 0; i < READERS; i++) {
         pids[i] = fork();
         ck_assert(pids[i] >= 0);
         if (pids[i] == 0) {
             close(done[1]);
-            reader_loop(done[0], IDS, results[1], 1234u + (unsigned)i);
+            reader_loop(done[0], IDS, results[1], 1234u + (unsigned)i,
+                        all_hits);
         }
     }
     close(done[0]);
@@ -594,7 +605,11 @@ START_TEST(readers_never_see_torn_entries)
      * in-place rewrites and relinked entries both happen under readers. */
     for (uint64_t id = 0; id < IDS; id++)
         put_version(w, id, 0);
-    for (int round = 0; round < 60000; round++)
+    for (int round = 0;
+         round < ROUNDS ||
+         (__atomic_load_n(all_hits, __ATOMIC_RELAXED) < HITS &&
+          round < MAX_ROUNDS);
+         round++)
         put_version(w, (uint64_t)round * 7919 % IDS, version++);
     close(done[1]);
 
@@ -623,8 +638,9 @@ START_TEST(readers_never_see_torn_entries)
     ck_assert_msg(total.went_back == 0,
                   "%llu lookups returned an older version than before",
                   (unsigned long long)total.went_back);
-    ck_assert_msg(total.hits > 1000, "readers hit only %llu times: they did "
-                  "not overlap the writer", (unsigned long long)total.hits);
+    ck_assert_msg(total.hits >= HITS, "readers hit only %llu times: they "
+                  "did not overlap the writer", (unsigned long long)total.hits);
+    munmap(all_hits, sizeof(*all_hits));
     ck_assert_msg(st.rebuilds >= 10 && st.growths >= 5,
                   "writer should have rebuilt and grown (%llu, %llu)",
                   (unsigned long long)st.rebuilds,
@@ -866,6 +882,7 @@ static void writer_dies_mid_publication(const char *prefix)
 struct torn_reader {
     const char *prefix;
     volatile int *stop;
+    uint64_t *all_hits;   /* every reader's, for the writer to wait on */
     uint64_t ids, lookups, hits, torn, errors;
     int first_error;
 };
@@ -899,6 +916,7 @@ static void *torn_reader_main(void *arg)
             continue;
         }
         tr->hits++;
+        __atomic_fetch_add(tr->all_hits, 1, __ATOMIC_RELAXED);
         if (big ? !big_whole(v, len) : check_value(v, len, id) < 0)
             tr->torn++;
     }
@@ -908,7 +926,13 @@ static void *torn_reader_main(void *arg)
 
 START_TEST(killed_writer_is_repaired_by_the_next)
 {
-    enum { READERS = 3, IDS = 200 };
+    /* The writer goes on past ROUNDS until the readers have hit HITS
+     * times (at most MAX_ROUNDS): on a busy machine they may get the CPU
+     * only late, and the test is about their overlapping the writer. */
+    enum { READERS = 3, IDS = 200, ROUNDS = 3000, HITS = 200,
+           MAX_ROUNDS = 300000 };
+    uint64_t all_hits = 0;
+    int rounds;
     struct kvshm_tier_spec s = spec_for("kill");
     struct kvshm_tier *w = create_tier(&s), *w2 = NULL;
     struct kvshm_region *idx = NULL;
@@ -972,11 +996,16 @@ START_TEST(killed_writer_is_repaired_by_the_next)
     }
     for (int i = 0; i < READERS; i++) {
         tr[i] = (struct torn_reader){.prefix = "kill", .stop = &stop,
-                                     .ids = IDS};
+                                     .all_hits = &all_hits, .ids = IDS};
         ck_assert(pthread_create(&th[i], NULL, torn_reader_main, &tr[i]) ==
                   0);
     }
-    for (int round = 0; round < 3000; round++) {
+    for (rounds = 0;
+         rounds < ROUNDS ||
+         (__atomic_load_n(&all_hits, __ATOMIC_RELAXED) < HITS &&
+          rounds < MAX_ROUNDS);
+         rounds++) {
+        int round = rounds;
         /* versions 3 apart keep the length: updates in place */
         put_version(w2, (uint64_t)round % IDS, 3 * (uint64_t)(round / IDS + 1));
         if (round % 10 == 0) {
@@ -997,8 +1026,8 @@ START_TEST(killed_writer_is_repaired_by_the_next)
             first_error = tr[i].first_error;
         errors += tr[i].errors;
     }
-    printf("after a killed writer: seq %llu, %llu lookups, %llu hits, "
-           "%llu torn, %llu errors (first %d)\n",
+    printf("after a killed writer: %d rounds, seq %llu, %llu lookups, "
+           "%llu hits, %llu torn, %llu errors (first %d)\n", rounds,
            (unsigned long long)__atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE),
            (unsigned long long)lookups, (unsigned long long)hits,
            (unsigned long long)torn, (unsigned long long)errors,
@@ -1011,7 +1040,8 @@ START_TEST(killed_writer_is_repaired_by_the_next)
                   (unsigned long long)torn);
     ck_assert_msg(errors == 0, "%llu lookups failed (first: %s)",
                   (unsigned long long)errors, mpikvs_strerror(first_error));
-    ck_assert_msg(hits > 100, "only %llu hits", (unsigned long long)hits);
+    ck_assert_msg(hits >= HITS, "only %llu hits in %d rounds",
+                  (unsigned long long)hits, rounds);
     /* what the new writer wrote is there, whole */
     struct kvshm_tier *r = open_tier("kill", 0);
     uint8_t v[BIG_LEN];
@@ -1021,7 +1051,7 @@ START_TEST(killed_writer_is_repaired_by_the_next)
     ck_assert_msg(big_whole(v, len) && v[0] == big[0], "big value wrong");
     for (uint64_t id = 0; id < IDS; id++)
         ck_assert_int_eq(get_version(r, id),
-                         3 * (int64_t)((3000 - 1 - id) / IDS + 1));
+                         3 * (int64_t)(((uint64_t)rounds - 1 - id) / IDS + 1));
     kvshm_tier_close(&r);
     kvshm_region_close(&idx);
     kvshm_tier_close(&w2);

@@ -145,7 +145,8 @@ run() {
         rm -rf "$kept"
         mkdir -p "$keep" && cp -r "$dir" "$kept"
         echo "FAIL $label (history exit $rc, checker exit $crc," \
-            "$((t1 - t0)) s); histories kept in $kept"
+            "$((t1 - t0)) s): $(grep -m1 '^  ' "$tmp/check" | cut -c3-)"
+        echo "    histories kept in $kept"
         echo "    command: MPIKVS_VIRTUAL_NODES=${MPIKVS_VIRTUAL_NODES:-}" \
             "MPIKVS_TRANSPORT=${MPIKVS_TRANSPORT:-} MPIKVS_UCX_TLS=${MPIKVS_UCX_TLS:-}" \
             "OMPI_MCA_osc=$OMPI_MCA_osc $mpirun --oversubscribe -np $np" \

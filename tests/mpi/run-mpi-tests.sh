@@ -12,11 +12,12 @@
 # MPIKVS_UCX_OPS=rma.  Each run has a hard time limit
 # (MPITEST_TIMEOUT seconds, default 120); a run that times out fails.
 # Prints one line per run, the output of each failed run, and a summary;
-# exits nonzero on any failure, and also when the runs left mpikvs.*
-# files in /dev/shm.  A file counts as left by a run when it appeared
-# during the run, was made outside Slurm (job id u<pid>-...) and its
-# maker is gone: the regions of programs that run alongside, which
-# remove their own, are neither counted nor touched.
+# exits nonzero on any failure, and also when a run left a file in the
+# regions' directory: a private one under /dev/shm (MPIKVS_SHM_DIR), so
+# that what other programs of the machine make or leave in /dev/shm is
+# neither counted nor touched.  To show it, a leftover region of another
+# user appears in /dev/shm during the runs (as a crashed job of theirs
+# leaves one) and must be there, untouched, at the end.
 #
 # Environment: top_builddir (where tests/mpi/ holds the programs; default
 # .), MPIRUN (default mpirun), MPITEST_TIMEOUT, MPITEST_VERBOSE=1 (print
@@ -75,26 +76,27 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-mpitests.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
-# the names of mpikvs regions in /dev/shm, one a line, sorted
-shm_list() {
-    for f in /dev/shm/mpikvs.*; do
-        [ -e "$f" ] && printf '%s\n' "${f#/dev/shm/}"
-    done | sort
-}
+# the files in the runs' private regions directory, one a line: every
+# one is a run's (the directory is this script's alone)
+plain_mpirun_shm mpitests
+trap 'rm -rf "$tmp" "$MPIKVS_SHM_DIR"; rm -f "$decoy"' EXIT
+shm_list() { ls -A "$MPIKVS_SHM_DIR"; }
+: >"$tmp/shm-left"
 
-# leaked NAME...: those of the names whose maker is gone.  Without the
-# plugin, a job id is u<pid of rank 0, hex>-...; a live maker (another
-# program running alongside) removes its regions itself.
-leaked() {
-    for f in "$@"; do
-        pid=$(printf '%s\n' "$f" | sed -n 's/^mpikvs\.u\([0-9a-f]\{1,8\}\)-.*/\1/p')
-        [ -n "$pid" ] && [ ! -d "/proc/$((0x$pid))" ] && echo "$f"
-    done
-    return 0
+# another user's region left in /dev/shm by a job that died: planted
+# after the first run (so it is new during the runs), never ours to count
+# or remove.  Its maker's pid, 0x3ffffff, is above any pid_max.
+# (Not root: the leftover is our own, which the runs must leave alone too.)
+decoy=/dev/shm/mpikvs.u3ffffff-$$.decoy.node0.t
+decoy_user=$(id -un) as_decoy_user=
+if [ "$(id -u)" = 0 ]; then
+    decoy_user=nobody as_decoy_user="runuser -u nobody --"
+fi
+plant_decoy() {
+    [ -e "$decoy" ] && return 0
+    $as_decoy_user sh -c "umask 022; echo leftover >'$decoy'" ||
+        { echo "FAIL: cannot plant $decoy as $decoy_user"; fail=$((fail + 1)); }
 }
-
-shm_list >"$tmp/shm-before"
-cp "$tmp/shm-before" "$tmp/shm-prev"
 
 pass=0
 fail=0
@@ -106,7 +108,7 @@ run() {
     np=$1 vnodes=$2 mode=$3 prog=$4
     shift 4
     set -- "$bindir/$prog" "$mode" "$@"
-    xs="-x OMPI_MCA_btl"
+    xs="-x OMPI_MCA_btl -x MPIKVS_SHM_DIR"
     unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES UCX_TLS MPIKVS_TRANSPORT \
         MPIKVS_UCX_OPS MPIKVS_UCX_TLS
     if [ "$vnodes" -gt 1 ]; then
@@ -189,23 +191,20 @@ run() {
         echo "    command: $envs $mpirun --oversubscribe -np $np $xs $*"
         sed 's/^/    /' "$tmp/out"
     fi
-    # regions this run left behind (a killed run always does): name them,
-    # count them in the summary, and remove the ones this user owns so
-    # that they do not pile up (MPITEST_KEEP_SHM=1 keeps them)
-    shm_list >"$tmp/shm-now"
-    # shellcheck disable=SC2046
-    new=$(leaked $(comm -13 "$tmp/shm-prev" "$tmp/shm-now"))
+    # files this run left behind (a killed run always does): name them,
+    # count them in the summary, and remove them so that the next run
+    # starts clean (MPITEST_KEEP_SHM=1 keeps them, and counts them once)
+    new=$(shm_list | grep -vxF -f "$tmp/shm-left")
     if [ -n "$new" ]; then
-        echo "    left in /dev/shm after this run: $(echo "$new" | tr '\n' ' ')"
+        echo "    left in $MPIKVS_SHM_DIR after this run: $(echo "$new" | tr '\n' ' ')"
         echo "$new" >>"$tmp/shm-left"
         if [ "${MPITEST_KEEP_SHM:-0}" != 1 ]; then
             for f in $new; do
-                [ -O "/dev/shm/$f" ] && rm -f "/dev/shm/$f"
+                rm -f "${MPIKVS_SHM_DIR:?}/$f"
             done
-            shm_list >"$tmp/shm-now"
         fi
     fi
-    mv "$tmp/shm-now" "$tmp/shm-prev"
+    plant_decoy
 }
 
 # run_programs NP VNODES MODE: every program, with $tp, $osc, $ucx_tls.
@@ -292,12 +291,17 @@ else
     echo "SKIP the osc=ucx pass: a component of Open MPI's, not of $MPI_FAMILY"
 fi
 
-shm_list >"$tmp/shm-after"
-# shellcheck disable=SC2046
-leaked $(comm -13 "$tmp/shm-before" "$tmp/shm-after") >>"$tmp/shm-left"
 if [ -s "$tmp/shm-left" ]; then
     fail=$((fail + 1))
-    echo "FAIL the runs left files in /dev/shm: $(sort -u "$tmp/shm-left" | tr '\n' ' ')"
+    echo "FAIL the runs left files in $MPIKVS_SHM_DIR: $(sort -u "$tmp/shm-left" | tr '\n' ' ')"
+fi
+if [ "$(cat "$decoy" 2>/dev/null)" = leftover ] &&
+    [ "$(stat -c %U "$decoy")" = "$decoy_user" ]; then
+    pass=$((pass + 1))
+    echo "PASS another user's leftover region in /dev/shm was left alone"
+else
+    fail=$((fail + 1))
+    echo "FAIL another user's leftover region $decoy was removed or changed"
 fi
 
 echo "mpi: total time $(( $(date +%s) - start )) s"

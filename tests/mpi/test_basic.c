@@ -15,8 +15,8 @@
  * and rounding); the transport (option, MPIKVS_TRANSPORT, config, bad
  * names); tables over half the ranks and over MPI_COMM_SELF;
  * ranks that disagree about the options (last: a library that does not
- * check them hangs there).  After each table, no mpikvs.* file may be
- * left in /dev/shm.
+ * check them hangs there).  After each table, no mpikvs.* file of this
+ * job may be left in the regions' directory (MPIKVS_SHM_DIR or /dev/shm).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -64,7 +64,6 @@ static struct {
 
 /* ---------------------------------------------------------------- shm */
 
-#define SHM_DIR  "/dev/shm"
 #define MAXNAMES 512
 
 struct names {
@@ -76,6 +75,13 @@ struct names {
  * programs' regions (another test run at the same time) are not ours. */
 static int   *job_pids;
 static int    njob_pids;
+
+/* where the library makes the regions (mpikvs(3), MPIKVS_SHM_DIR) */
+static const char *shm_dir(void)
+{
+    const char *d = getenv("MPIKVS_SHM_DIR");
+    return d && *d ? d : "/dev/shm";
+}
 
 static int ours(const char *name)
 {
@@ -97,7 +103,7 @@ static void shm_list(struct names *out)
     out->n = 0;
     if (!T.shm_leader)
         return;
-    d = opendir(SHM_DIR);
+    d = opendir(shm_dir());
     if (!d)
         return;
     while ((e = readdir(d)) != NULL && out->n < MAXNAMES) {
@@ -125,7 +131,7 @@ static void shm_check(const char *when)
     shm_list(&shm_now);
     for (int i = 0; i < shm_now.n; i++)
         EXPECT(names_has(&shm_before, shm_now.v[i]),
-               "after %s: %s/%s was left behind", when, SHM_DIR,
+               "after %s: %s/%s was left behind", when, shm_dir(),
                shm_now.v[i]);
     MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -11,8 +11,9 @@
 #     srun -N2 -n4 hostname
 #     runuser -u "$(cluster_user)" -- env $(cluster_env "$dir") srun ...
 #
-# Everything lives under DIR: etc/ (slurm.conf, plugstack.conf), munge/
-# (key, seed), run/ (pid files, run/munge/munge.socket.2), state/
+# Everything lives under DIR: etc/ (slurm.conf, plugstack.conf,
+# task-prolog.sh), munge/ (key, seed), run/ (pid files,
+# run/munge/munge.socket.2), state/
 # (StateSaveLocation), spool/<node>/ (SlurmdSpoolDir), tmp/ and
 # tmp/<node>/ (TmpFS; all mode 1777), log/ (munged.log, slurmctld.log,
 # slurmd-<node>.log), work/ (mode 1777: a place for job scripts, programs
@@ -72,10 +73,40 @@
 #
 # For MPI across the simulated nodes (all on one host): srun's MPI
 # plugin is the cluster's MpiDefault, cluster_mpi's (so the tests write
-# no --mpi), and for Open MPI OMPI_MCA_btl=self,tcp, OMPI_MCA_osc=pt2pt or ucx
-# (Debian's openmpi-mca-params.conf excludes both; the environment wins),
-# and as root OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
-# srun hands its environment to the tasks.
+# no --mpi); the cluster's TaskProlog (DIR/etc/task-prolog.sh,
+# cluster__task_prolog says why) gives every task Open MPI's transport
+# for simulated nodes unless the job chose its own.  What a job still
+# sets itself: OMPI_MCA_osc=pt2pt or ucx for an MPI window (Debian's
+# openmpi-mca-params.conf excludes both; the environment wins), and as
+# root OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.  srun
+# hands its environment to the tasks.
+
+# cluster__task_prolog: print the cluster's TaskProlog.  slurmstepd runs
+# it as the job's user, with the task's environment, before each task;
+# each "export NAME=VALUE" line it prints goes into the task's
+# environment.  Both simulated nodes are this one host, which Open MPI
+# cannot tell apart from one node:
+#   - OMPI_MCA_btl=self,tcp: its shared-memory BTL (vader) takes ranks of
+#     the two nodes for neighbours and crashes (SIGSEGV in
+#     mca_btl_vader_poll_handle_frag) or hangs;
+#   - OMPI_MCA_btl_tcp_if_include=lo: over the host's Ethernet address,
+#     Open MPI 4.1.4's TCP BTL lost a connection race ("connect() ...
+#     failed, Operation now in progress (115)") and a rank died of
+#     SIGSEGV in 3 of 210 two-node runs; over loopback in 0 of 150.
+# A value the job set itself wins: the prolog sets only what is unset.
+cluster__task_prolog() {
+    cat <<'EOF'
+#!/bin/sh
+# Written by tests/slurm/cluster.sh: Open MPI's transport for simulated
+# nodes that share one host (cluster.sh, cluster__task_prolog, says why).
+[ -n "${OMPI_MCA_btl:-}" ] || echo "export OMPI_MCA_btl=self,tcp"
+if [ -z "${OMPI_MCA_btl_tcp_if_include:-}" ] &&
+    [ -z "${OMPI_MCA_btl_tcp_if_exclude:-}" ]; then
+    echo "export OMPI_MCA_btl_tcp_if_include=lo"
+fi
+exit 0
+EOF
+}
 
 # cluster_mpi: srun's MPI plugin for the MPI the tests were built with
 # (MPI_FAMILY, as make check sets it): pmix for Open MPI; pmi2 for the
@@ -512,6 +543,9 @@ cluster__start_impl() {
         return 1
     fi
 
+    cluster__task_prolog >"$dir/etc/task-prolog.sh"
+    chmod 755 "$dir/etc/task-prolog.sh"
+
     # slurm.conf.
     base=$(cluster__free_ports $((n + 1))) || {
         cluster__fail "$dir" "found no $((n + 1)) free ports in 20000-29999"
@@ -546,6 +580,7 @@ JobAcctGatherType=jobacct_gather/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=$(cluster_mpi)
+TaskProlog=$dir/etc/task-prolog.sh
 SwitchType=switch/none
 PlugStackConfig=$plug
 StateSaveLocation=$dir/state

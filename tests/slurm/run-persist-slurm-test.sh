@@ -35,8 +35,7 @@ cluster_start "$dir" 2 "$plugstack" || { echo "FAIL: cluster start"; exit 1; }
 cluster_env "$dir" >/dev/null
 user=$(cluster_user) || { echo "FAIL: no test user"; exit 1; }
 work=$dir/tmp     # writable by the test user
-export OMPI_MCA_btl=self,tcp
-unset OMPI_MCA_osc
+unset OMPI_MCA_osc OMPI_MCA_btl   # the cluster's TaskProlog sets OMPI_MCA_btl
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
 as_user() { cluster_runuser "$dir" timeout 120 "$@"; }

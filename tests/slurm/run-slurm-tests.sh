@@ -40,9 +40,11 @@ user=$(cluster_user) || { echo "FAIL: no test user"; exit 1; }
 ugroup=$(id -gn "$user")
 work=$dir/tmp     # writable by the test user
 # The library's defaults: its ucx transport needs no one-sided component
-# (no OMPI_MCA_osc), as a user's job sets none.
-export OMPI_MCA_btl=self,tcp
-unset OMPI_MCA_osc
+# (no OMPI_MCA_osc), as a user's job sets none; Open MPI's transport
+# between the simulated nodes comes from the cluster (its TaskProlog), as
+# the README's commands expect.
+unset OMPI_MCA_osc OMPI_MCA_btl OMPI_MCA_btl_tcp_if_include \
+    OMPI_MCA_btl_tcp_if_exclude
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
@@ -94,6 +96,13 @@ for name in s3 s3-x; do
 done
 chmod 644 "$work"/*.json
 chmod 600 "$work/unreadable.json"
+
+echo "# the cluster gives tasks Open MPI's transport for simulated nodes"
+out=$(as "$user" srun -N2 -n2 sh -c 'echo "btl=$OMPI_MCA_btl if=$OMPI_MCA_btl_tcp_if_include"' 2>&1)
+check "each task gets OMPI_MCA_btl=self,tcp over lo from the cluster" \
+    [ "$(grep -c '^btl=self,tcp if=lo$' <<<"$out")" = 2 ]
+out=$(as "$user" env OMPI_MCA_btl=self,vader,tcp srun -N1 -n1 sh -c 'echo "btl=$OMPI_MCA_btl"' 2>&1)
+check "a job's own OMPI_MCA_btl wins over the cluster's" has "$out" "^btl=self,vader,tcp$"
 
 echo "# help text"
 out=$(srun --help 2>&1)
@@ -247,7 +256,7 @@ wait_gone "$job"
 if [ "${demo_built:-yes}" = no ]; then
     echo "# the demo through Slurm: not run, configure did not build the demo"
 else
-echo "# the demo through Slurm, as the README runs it (a small grid)"
+echo "# the demo through Slurm, as the README runs it (no OMPI_MCA_* set; a small grid)"
 cp "$top_srcdir/etc/examples/reactive-transport.json" "$work/rt.json"
 cp "$top_srcdir/tests/slurm/demo-job.sh" "$work/demo-job.sh"
 chmod 644 "$work/rt.json"

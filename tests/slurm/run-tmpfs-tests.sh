@@ -62,9 +62,9 @@ cluster_start "$dir" 2 "$plugstack" || { echo "FAIL: cluster start"; exit 1; }
 cluster_env "$dir" >/dev/null
 work=$dir/tmp
 # The library's defaults: its ucx transport needs no one-sided component
-# (no OMPI_MCA_osc), as a user's job sets none.
-export OMPI_MCA_btl=self,tcp
-unset OMPI_MCA_osc
+# (no OMPI_MCA_osc), as a user's job sets none; OMPI_MCA_btl comes from
+# the cluster's TaskProlog.
+unset OMPI_MCA_osc OMPI_MCA_btl
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 host_shm_dev=$(stat -c %d /dev/shm)

@@ -202,7 +202,7 @@ EOF
         show "$out"
     else
         # shellcheck disable=SC2054
-        mpienv=(env OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1
+        mpienv=(env -u OMPI_MCA_btl OMPI_ALLOW_RUN_AS_ROOT=1
             OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
         out=$(timeout 60 "${mpienv[@]}" srun -N2 -n4 "$jobdir/mpi/hello" 2>&1)
         rc=$?
@@ -226,7 +226,7 @@ EOF
                 show "$out"
             fi
         done
-        out=$(cluster_runuser "$dir" timeout 60 env OMPI_MCA_btl=self,tcp \
+        out=$(cluster_runuser "$dir" timeout 60 env -u OMPI_MCA_btl \
             srun -N2 -n4 "$jobdir/mpi/hello" 2>&1)
         rc=$?
         got=$(printf '%s\n' "$out" | grep '^rank ' | sort | xargs)
