@@ -122,9 +122,14 @@ struct mpikvs {
     mpikvs_error_t            err;
 };
 
-/* Set kvs->err (which mpikvs_last_error() shows) and return code. */
+/* Set kvs->err (which mpikvs_last_error() shows) and return code; with
+ * kvs NULL, the thread's detail (mpikvs_last_error(NULL)). */
 int kvs_fail(mpikvs_t *kvs, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* A public call given a NULL handle: MPIKVS_ERR_INVAL, with a detail
+ * naming call in the thread's (errors.c). */
+int kvs_no_handle(const char *call);
 
 void kvs_env_read(struct mpikvs_env *env);
 

@@ -284,7 +284,7 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
     int rc, mrc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_save");
     kvs_async_complete(kvs);   /* its puts in the file */
     /* every wait for the other ranks from here on is bounded */
     if ((rc = kvs_bcomm_open(kvs, "mpikvs_save", &b)) != MPIKVS_OK)
@@ -669,7 +669,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     int rc, mrc, any = 0, mine;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_load");
     kvs_async_complete(kvs);   /* the table as it is, before the file */
     rc = check_path(kvs, "mpikvs_load", path);
     if (rc == MPIKVS_OK && (flags & ~MPIKVS_LOAD_MERGE))

@@ -7,6 +7,7 @@ check_PROGRAMS += \
 	tests/mpi/test_absent_stopped \
 	tests/mpi/test_basic \
 	tests/mpi/test_corrupt \
+	tests/mpi/test_errors \
 	tests/mpi/test_fault \
 	tests/mpi/test_tier \
 	tests/mpi/test_torture \
@@ -25,6 +26,7 @@ TESTS += \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
+	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
@@ -59,6 +61,12 @@ tests_mpi_test_corrupt_SOURCES = tests/mpi/test_corrupt.c
 tests_mpi_test_corrupt_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_corrupt_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_corrupt_LDADD = libmpikvs/libmpikvs.la shm/libkvshm.la $(MPI_LIBS)
+
+# public calls only; a thread opens under MPI_THREAD_FUNNELED
+tests_mpi_test_errors_SOURCES = tests/mpi/test_errors.c
+tests_mpi_test_errors_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_errors_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
+tests_mpi_test_errors_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lpthread
 
 tests_mpi_test_tier_SOURCES = tests/mpi/test_tier.c
 tests_mpi_test_tier_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -141,6 +149,7 @@ EXTRA_DIST += \
 	tests/mpi/mt_key_home.h \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
+	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
