@@ -19,6 +19,7 @@ check_PROGRAMS += \
 	tests/mpi/test_populate \
 	tests/mpi/test_progress \
 	tests/mpi/test_thread \
+	tests/mpi/test_warm_start \
 	tests/mpi/test_killed_writer
 # End of check_PROGRAMS (mpi)
 
@@ -37,7 +38,8 @@ TESTS += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh
+	tests/mpi/run-thread-test.sh \
+	tests/mpi/run-warm-start-test.sh
 # End of TESTS (mpi)
 
 tests_mpi_test_absent_stopped_SOURCES = tests/mpi/test_absent_stopped.c
@@ -138,6 +140,13 @@ tests_mpi_test_killed_writer_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_killed_writer_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
 tests_mpi_test_killed_writer_LDADD = $(LIBMPIKVS_LIBS)
 
+# built from the library's sources: it reads what persist.load did at
+# open (kvs->warm), which no public call shows yet
+tests_mpi_test_warm_start_SOURCES = tests/mpi/test_warm_start.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_warm_start_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_warm_start_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_warm_start_LDADD = $(LIBMPIKVS_LIBS)
+
 # built from the library's sources: it holds bucket locks itself
 tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -161,5 +170,6 @@ EXTRA_DIST += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh
+	tests/mpi/run-thread-test.sh \
+	tests/mpi/run-warm-start-test.sh
 # End of EXTRA_DIST (mpi)
