@@ -64,7 +64,8 @@ typedef struct mpikvs_options {
     const char *mode;           /* "lockfree" | "fine-lock" | "coarse-lock" */
     const char *config;         /* JSON path; default: $MPIKVS_CONFIG */
     const char *table;          /* table of the config; default: its only
-                                 * (or first) table */
+                                 * (or first) table; without a config
+                                 * MPIKVS_ERR_CONFIG */
     unsigned    slots_per_bucket; /* default: config, else 4 */
     /* Fields are only ever added here, at the end (ABI). */
     const char *transport;      /* to other nodes: "auto" | "mpi" | "ucx";
@@ -281,10 +282,13 @@ unsigned mpikvs_counters(const mpikvs_t *kvs);
 /* The text of a return code (also for -errno). */
 const char *mpikvs_strerror(int rc);
 
-/* A detailed message about the last failure of a call on kvs (or of the
- * last failed mpikvs_open or mpikvs_close on this thread when kvs is
- * NULL): what failed, with what value, and what to do.  "" when nothing
- * has failed.  Valid until the next call that fails. */
+/* A detailed message about the last failure of a call on kvs: what
+ * failed, with what value, and what to do.  With kvs NULL, about the
+ * last failure on this thread that had no handle to keep it in: a failed
+ * mpikvs_open or mpikvs_close, or any call given a NULL handle (which
+ * returns MPIKVS_ERR_INVAL).  Every error return leaves a detail in one
+ * of the two.  "" when nothing has failed.  Valid until the next call
+ * that fails. */
 const char *mpikvs_last_error(const mpikvs_t *kvs);
 
 /* The sizes a handle was opened with (from the options or the config). */

@@ -239,7 +239,7 @@ int mpikvs_put_if_absent(mpikvs_t *kvs, const void *key, const void *value,
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_put_if_absent");
     if (!key || !value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_put_if_absent: key and value must not be "

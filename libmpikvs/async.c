@@ -132,7 +132,7 @@ static int start(mpikvs_t *kvs, const char *call, bool put, size_t n,
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle(call);
     if (!out)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL, "%s: request must not be "
                                                "NULL", call);
@@ -218,7 +218,7 @@ int mpikvs_test(mpikvs_t *kvs, mpikvs_request_t *req, int *done)
     struct request *r;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_test");
     if (!done)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL, "mpikvs_test: done must "
                                                "not be NULL");
@@ -240,7 +240,7 @@ int mpikvs_wait(mpikvs_t *kvs, mpikvs_request_t *req)
     struct request *r;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_wait");
     if (!(r = lookup(kvs, "mpikvs_wait", req)))
         return MPIKVS_ERR_INVAL;
     while (!r->done)

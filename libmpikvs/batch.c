@@ -324,7 +324,7 @@ int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys, void *values,
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_get_batch");
     if ((rc = kvs_batch_args(kvs, "mpikvs_get_batch", n, keys, values,
                              status)))
         return rc;
@@ -337,7 +337,7 @@ int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_put_batch");
     if ((rc = kvs_batch_args(kvs, "mpikvs_put_batch", n, keys, values,
                              values)))
         return rc;

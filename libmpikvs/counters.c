@@ -75,7 +75,7 @@ int mpikvs_counter_add(mpikvs_t *kvs, unsigned counter, int64_t add,
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_counter_add");
     if ((rc = where(kvs, "mpikvs_counter_add", counter, &node, &disp)) !=
         MPIKVS_OK)
         return rc;
@@ -98,7 +98,7 @@ int mpikvs_counter_cas(mpikvs_t *kvs, unsigned counter, uint64_t expect,
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_counter_cas");
     if ((rc = where(kvs, "mpikvs_counter_cas", counter, &node, &disp)) !=
         MPIKVS_OK)
         return rc;

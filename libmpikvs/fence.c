@@ -12,7 +12,7 @@ int mpikvs_fence(mpikvs_t *kvs)
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_fence");
     kvs_async_complete(kvs);
     /* Stores to the own node's memory before the barrier are seen by the
      * node's ranks after it. */
@@ -32,7 +32,7 @@ int mpikvs_fence(mpikvs_t *kvs)
 int mpikvs_tier_invalidate(mpikvs_t *kvs)
 {
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_tier_invalidate");
     kvs_async_complete(kvs);
     return kvs_tier_invalidate(kvs);
 }

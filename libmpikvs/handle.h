@@ -45,6 +45,22 @@ struct mpikvs_env {
     const char *populate;       /* MPIKVS_POPULATE, or NULL */
 };
 
+/* What the config's persist.load did at open: the one record of it
+ * (persist.c fills it, kvs_warm_start_text says it), for the calls that
+ * describe a handle.  mpikvs(3), PERSIST. */
+enum kvs_warm_start {
+    KVS_WARM_NONE = 0,  /* the table has no persist.load */
+    KVS_WARM_LOADED,    /* the file's entries were loaded: report */
+    KVS_WARM_NO_FILE,   /* no file at the path yet: a cold start */
+    KVS_WARM_KEPT       /* the table held entries already (a job-scope
+                         * region an earlier step filled): not loaded */
+};
+
+struct kvs_warm {
+    enum kvs_warm_start  what;
+    mpikvs_load_report_t report;   /* LOADED: the job's totals */
+};
+
 struct mpikvs {
     MPI_Comm                  comm;        /* a dup of the user's */
     MPI_Comm                  node_comm;   /* the ranks of my node */
@@ -111,6 +127,7 @@ struct mpikvs {
     uint64_t                 *recorded;    /* filter of recorded key hashes */
     int                      *gather_counts, *gather_displs; /* leader */
 
+    struct kvs_warm           warm;        /* persist.load at open */
     unsigned                  ncounters;   /* global counters (counters.c) */
     uint64_t                  saves;       /* begun: each save's tag */
 
@@ -122,9 +139,14 @@ struct mpikvs {
     mpikvs_error_t            err;
 };
 
-/* Set kvs->err (which mpikvs_last_error() shows) and return code. */
+/* Set kvs->err (which mpikvs_last_error() shows) and return code; with
+ * kvs NULL, the thread's detail (mpikvs_last_error(NULL)). */
 int kvs_fail(mpikvs_t *kvs, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* A public call given a NULL handle: MPIKVS_ERR_INVAL, with a detail
+ * naming call in the thread's (errors.c). */
+int kvs_no_handle(const char *call);
 
 void kvs_env_read(struct mpikvs_env *env);
 
@@ -184,8 +206,13 @@ int kvs_tier_invalidate(mpikvs_t *kvs);
 /* The config's persist.load at open (persist.c): mpikvs_load, but a
  * file that does not exist yet is a cold start, not an error, and a
  * table that holds entries already (a job-scope region an earlier step
- * filled) is left as it is. */
+ * filled) is left as it is; either way kvs->warm says what it did. */
 int kvs_load_at_open(mpikvs_t *kvs, const char *path);
+
+/* kvs->warm in words, with the path ("loaded 1200 entries from
+ * /scratch/warm.kvs", "no file at /scratch/warm.kvs yet: a cold
+ * start", ...), into buf of len bytes; returns buf. */
+const char *kvs_warm_start_text(const mpikvs_t *kvs, char *buf, size_t len);
 
 /* Counters are written by their rank only: a plain increment, made
  * visible to readers of the region without a locked instruction. */

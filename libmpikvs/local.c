@@ -114,7 +114,7 @@ int mpikvs_foreach_local(mpikvs_t *kvs, mpikvs_entry_fn fn, void *arg)
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_foreach_local");
     if (!fn)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_foreach_local: fn is NULL");

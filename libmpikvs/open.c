@@ -116,6 +116,21 @@ static int check_job_config(mpikvs_t *kvs, const char *path, const char *what,
                     path, what, job_name, undo, path);
 }
 
+/* "'chem', 'interp'": the names of n tables, each the first member of an
+ * element of stride bytes from first (the config's or the layout's), for
+ * the message that names a table they do not have. */
+static const char *table_names(char *buf, size_t len, const void *first,
+                               size_t n, size_t stride)
+{
+    size_t at = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s'%s'", i ? ", " : "",
+                               (const char *)first + i * stride);
+    return buf;
+}
+
 /* The config, parsed once: the options', else MPIKVS_CONFIG, else the one
  * the plugin validated at submit time and put in the job layout.  Under
  * the plugin a given one must be that one (check_job_config). */
@@ -125,8 +140,19 @@ static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
     const char *path = opt->config ? opt->config : env->config;
     const char *text = kvs->layout ? kvs->layout->config_text : NULL;
     struct kvshm_diag diag;
+    char names[256];
     int rc;
 
+    /* a table is a config's (under the plugin without one, its table) */
+    if (!path && !text && opt->table &&
+        !(kvs->layout && !strcmp(opt->table, KVSHM_PLAN_DEFAULT_TABLE)))
+        return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
+                        "options.table '%s' names a table of a job config, "
+                        "and no config was given: name the JSON file in "
+                        "options.config or MPIKVS_CONFIG (mpikvs.json(5)), "
+                        "or submit the job with --dht-config; or leave "
+                        "options.table NULL and give options.key_size and "
+                        "options.value_size", opt->table);
     if (!path && !text)
         return MPIKVS_OK;
     rc = path ? kvshm_config_load(path, &kvs->config, &diag)
@@ -148,8 +174,15 @@ static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
     if (opt->table) {
         kvs->table = kvshm_config_table(kvs->config, opt->table);
         if (!kvs->table)
-            return kvs_fail(kvs, MPIKVS_ERR_CONFIG, "%s has no table '%s'",
-                            path ? path : "the job's config", opt->table);
+            return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
+                            "%s has no table '%s'; its tables: %s (name one "
+                            "in options.table, or leave it NULL for the "
+                            "first)",
+                            path ? path : "the job's config", opt->table,
+                            table_names(names, sizeof(names),
+                                        kvs->config->tables,
+                                        kvs->config->ntables,
+                                        sizeof(kvs->config->tables[0])));
     } else {
         kvs->table = &kvs->config->tables[0];
     }
@@ -166,6 +199,13 @@ static int pick_size(mpikvs_t *kvs, const char *what, size_t option,
                         "%s %zu contradicts the config's %zu", what, option,
                         from_config);
     *out = option ? option : from_config;
+    if (*out == 0 && !kvs->config)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "options.%s is 0 and no job config was given to "
+                        "take it from: set options.%s, or name a config "
+                        "in options.config or MPIKVS_CONFIG "
+                        "(mpikvs.json(5))",
+                        what, what);
     if (*out == 0 || *out > 65536)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "%s %zu is out of range 1..65536 (give it in the "
@@ -187,6 +227,7 @@ static int find_job_table(mpikvs_t *kvs)
 {
     const char *table = kvs->table ? kvs->table->name
                                    : KVSHM_PLAN_DEFAULT_TABLE;
+    char names[256];
 
     for (size_t i = 0; i < kvs->layout->ntables; i++)
         if (strcmp(kvs->layout->tables[i].name, table) == 0) {
@@ -194,10 +235,13 @@ static int find_job_table(mpikvs_t *kvs)
             return MPIKVS_OK;
         }
     return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
-                    "the job has no table '%s' on node %s (the plugin made "
-                    "the tables of --dht-config, or one table 'kvs' "
-                    "without it)",
-                    table, kvs->layout->node);
+                    "the job has no table '%s' on node %s; its tables: "
+                    "%s (the plugin made the tables of --dht-config, or "
+                    "one table 'kvs' without it)",
+                    table, kvs->layout->node,
+                    table_names(names, sizeof(names), kvs->layout->tables,
+                                kvs->layout->ntables,
+                                sizeof(kvs->layout->tables[0])));
 }
 
 /* Without the plugin: the table's plan, from the same function the

@@ -347,7 +347,7 @@ int mpikvs_get(mpikvs_t *kvs, const void *key, void *value)
     struct kvs_key k;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_get");
     if (!key || !value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_get: key and value must not be NULL");
@@ -360,7 +360,7 @@ int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value)
     struct kvs_key k;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_put");
     if (!key || !value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_put: key and value must not be NULL");

@@ -284,7 +284,7 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
     int rc, mrc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_save");
     kvs_async_complete(kvs);   /* its puts in the file */
     /* every wait for the other ranks from here on is bounded */
     if ((rc = kvs_bcomm_open(kvs, "mpikvs_save", &b)) != MPIKVS_OK)
@@ -669,7 +669,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     int rc, mrc, any = 0, mine;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_load");
     kvs_async_complete(kvs);   /* the table as it is, before the file */
     rc = check_path(kvs, "mpikvs_load", path);
     if (rc == MPIKVS_OK && (flags & ~MPIKVS_LOAD_MERGE))
@@ -686,8 +686,10 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
             return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce failed");
         /* at open, a region an earlier step of the job filled is
          * warm already */
-        if (any && at_open)
+        if (any && at_open) {
+            kvs->warm.what = KVS_WARM_KEPT;
             return MPIKVS_OK;
+        }
         if (any)
             return kvs_fail(kvs, MPIKVS_ERR_NOTEMPTY,
                             "mpikvs_load: the table already holds entries "
@@ -713,6 +715,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
         /* the config's load before the first save: a cold start */
         if (rc == -ENOENT && at_open) {
             kvs->err.text[0] = '\0';
+            kvs->warm.what = KVS_WARM_NO_FILE;
             return MPIKVS_OK;
         }
         return rc;
@@ -734,8 +737,10 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     KVS_COUNT(kvs, load_unfit, kvs->stats->evictions - evicted0);
     MPI_File_close(&fh);
     free(buf);
+    /* every rank sees what was put; agreed, as the report's sum below
+     * is collective */
     if (rc == MPIKVS_OK)
-        rc = mpikvs_fence(kvs);   /* every rank sees what was put */
+        rc = agree(kvs, mpikvs_fence(kvs));
     if (rc == MPIKVS_OK && report) {
         uint64_t me[2] = {kvs->stats->loaded - loaded0,
                           kvs->stats->evictions - evicted0},
@@ -747,6 +752,8 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
         report->loaded = sum[0];
         report->not_fitting = sum[1];
     }
+    if (rc == MPIKVS_OK && at_open)
+        kvs->warm.what = KVS_WARM_LOADED;
     return rc;
 }
 
@@ -758,5 +765,33 @@ int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
 
 int kvs_load_at_open(mpikvs_t *kvs, const char *path)
 {
-    return load(kvs, path, 0, NULL, true);
+    return load(kvs, path, 0, &kvs->warm.report, true);
+}
+
+const char *kvs_warm_start_text(const mpikvs_t *kvs, char *buf, size_t len)
+{
+    const char *path = kvs->table ? kvs->table->persist.load : "";
+    const mpikvs_load_report_t *r = &kvs->warm.report;
+
+    switch (kvs->warm.what) {
+    case KVS_WARM_LOADED:
+        snprintf(buf, len, "loaded %llu entries of %llu from %s (%llu did "
+                 "not fit: evicted others)",
+                 (unsigned long long)r->loaded,
+                 (unsigned long long)r->entries, path,
+                 (unsigned long long)r->not_fitting);
+        break;
+    case KVS_WARM_NO_FILE:
+        snprintf(buf, len, "no file at %s yet: a cold start (persist.save "
+                 "writes one at close)", path);
+        break;
+    case KVS_WARM_KEPT:
+        snprintf(buf, len, "the table held entries already (a region an "
+                 "earlier step of the job filled): %s not loaded", path);
+        break;
+    default:
+        snprintf(buf, len, "no persist.load in the table's config");
+        break;
+    }
+    return buf;
 }

@@ -10,7 +10,7 @@ int mpikvs_round_key(mpikvs_t *kvs, const double *in, size_t n, void *key)
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_round_key");
     if (!kvs->table)
         return kvs_fail(kvs, MPIKVS_ERR_CONFIG,
                         "mpikvs_round_key needs a job config with key "

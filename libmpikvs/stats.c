@@ -49,7 +49,7 @@ int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_stats");
     if (!out)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL, "mpikvs_stats: out is NULL");
     read_block(kvs->stats, &mine);

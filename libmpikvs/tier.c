@@ -361,7 +361,7 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value)
     int rc;
 
     if (!kvs)
-        return MPIKVS_ERR_INVAL;
+        return kvs_no_handle("mpikvs_get_ref");
     if (!key || !value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_get_ref: key and value must not be NULL");

@@ -7,6 +7,7 @@ check_PROGRAMS += \
 	tests/mpi/test_absent_stopped \
 	tests/mpi/test_basic \
 	tests/mpi/test_corrupt \
+	tests/mpi/test_errors \
 	tests/mpi/test_fault \
 	tests/mpi/test_tier \
 	tests/mpi/test_torture \
@@ -18,6 +19,7 @@ check_PROGRAMS += \
 	tests/mpi/test_populate \
 	tests/mpi/test_progress \
 	tests/mpi/test_thread \
+	tests/mpi/test_warm_start \
 	tests/mpi/test_killed_writer
 # End of check_PROGRAMS (mpi)
 
@@ -25,6 +27,7 @@ TESTS += \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
+	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
@@ -35,7 +38,8 @@ TESTS += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh
+	tests/mpi/run-thread-test.sh \
+	tests/mpi/run-warm-start-test.sh
 # End of TESTS (mpi)
 
 tests_mpi_test_absent_stopped_SOURCES = tests/mpi/test_absent_stopped.c
@@ -59,6 +63,12 @@ tests_mpi_test_corrupt_SOURCES = tests/mpi/test_corrupt.c
 tests_mpi_test_corrupt_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_corrupt_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_corrupt_LDADD = libmpikvs/libmpikvs.la shm/libkvshm.la $(MPI_LIBS)
+
+# public calls only; a thread opens under MPI_THREAD_FUNNELED
+tests_mpi_test_errors_SOURCES = tests/mpi/test_errors.c
+tests_mpi_test_errors_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_errors_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
+tests_mpi_test_errors_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lpthread
 
 tests_mpi_test_tier_SOURCES = tests/mpi/test_tier.c
 tests_mpi_test_tier_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -130,6 +140,13 @@ tests_mpi_test_killed_writer_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_killed_writer_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
 tests_mpi_test_killed_writer_LDADD = $(LIBMPIKVS_LIBS)
 
+# built from the library's sources: it reads what persist.load did at
+# open (kvs->warm), which no public call shows yet
+tests_mpi_test_warm_start_SOURCES = tests/mpi/test_warm_start.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_warm_start_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_warm_start_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_warm_start_LDADD = $(LIBMPIKVS_LIBS)
+
 # built from the library's sources: it holds bucket locks itself
 tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -141,6 +158,7 @@ EXTRA_DIST += \
 	tests/mpi/mt_key_home.h \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
+	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
@@ -152,5 +170,6 @@ EXTRA_DIST += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh
+	tests/mpi/run-thread-test.sh \
+	tests/mpi/run-warm-start-test.sh
 # End of EXTRA_DIST (mpi)
