@@ -192,15 +192,14 @@ const char *kvshm_size_like(char *buf, size_t len, uint64_t bytes,
 {
     size_t n = given ? strlen(given) : 0;
     int shift = n ? unit_shift(given[n - 1]) : -1;
+    uint64_t units;
 
     if (shift <= 0) {
         snprintf(buf, len, "%llu", (unsigned long long)bytes);
         return buf;
     }
     /* rounded up: a limit given back must hold what it limits */
-    snprintf(buf, len, "%llu%c",
-             (unsigned long long)((bytes >> shift) +
-                                  ((bytes & ((UINT64_C(1) << shift) - 1)) != 0)),
-             given[n - 1]);
+    units = (bytes >> shift) + ((bytes & ((UINT64_C(1) << shift) - 1)) != 0);
+    snprintf(buf, len, "%llu%c", (unsigned long long)units, given[n - 1]);
     return buf;
 }

@@ -361,9 +361,9 @@ static int refuse_below(const struct kvshm_plan_input *in, uint64_t min,
                  sizeof(smallest) - strlen(smallest), " (%llu bytes)",
                  (unsigned long long)min);
     snprintf(line, sizeof(line),
-             "%s=%s is below the smallest usable size, %s: %s",
-             in->size_what ? in->size_what : "the DHT size", given, smallest,
-             why);
+             "%s%s%s is below the smallest usable size, %s: %s",
+             in->size_what ? in->size_what : "a DHT size of",
+             in->size_what ? "=" : " ", given, smallest, why);
     kvshm_diag_line(diag, line);
     for (const char *l = problems->text; l && *l;) {
         size_t n = strcspn(l, "\n");

@@ -81,8 +81,8 @@ struct kvshm_plan_input {
     const char                *table;
     const struct kvshm_table_shape *shape;
     /* How dht_size was given, for the refusal of a size below the
-     * smallest usable one: the option or key ("--dht-size"; NULL: "the
-     * DHT size") and its text as given ("4K", whose unit the smallest
+     * smallest usable one: the option or key ("--dht-size"; NULL: "a
+     * DHT size of") and its text as given ("4K", whose unit the smallest
      * size is given in; NULL: bytes). */
     const char                *size_what;
     const char                *size_text;
