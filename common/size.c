@@ -186,3 +186,20 @@ int kvshm_parse_share(const char *text, const char *what, uint64_t *bytes,
     }
     return kvshm_parse_size(text, what, 1, bytes, err);
 }
+
+const char *kvshm_size_like(char *buf, size_t len, uint64_t bytes,
+                            const char *given)
+{
+    size_t n = given ? strlen(given) : 0;
+    int shift = n ? unit_shift(given[n - 1]) : -1;
+    uint64_t units;
+
+    if (shift <= 0) {
+        snprintf(buf, len, "%llu", (unsigned long long)bytes);
+        return buf;
+    }
+    /* rounded up: a limit given back must hold what it limits */
+    units = (bytes >> shift) + ((bytes & ((UINT64_C(1) << shift) - 1)) != 0);
+    snprintf(buf, len, "%llu%c", (unsigned long long)units, given[n - 1]);
+    return buf;
+}

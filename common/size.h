@@ -11,6 +11,7 @@
 #ifndef MPIKVS_SHM_SIZE_H
 #define MPIKVS_SHM_SIZE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mpikvs_errors.h"
@@ -27,5 +28,14 @@ int kvshm_parse_size(const char *text, const char *what, uint64_t min,
  * size gives *bytes.  Exactly one of them is set, the other is 0. */
 int kvshm_parse_share(const char *text, const char *what, uint64_t *bytes,
                       double *fraction, mpikvs_error_t *err);
+
+/* bytes in the unit of given, a size as someone wrote it ("4K": K, in
+ * the same case), rounded up to a whole number of that unit so that it
+ * is never less than bytes: 16832 in the unit of "4K" is "17K"; in that
+ * of "4096" or of NULL, "16832".  Into buf (32 bytes are enough);
+ * returns buf.  For messages that give a limit back in the words the
+ * user used. */
+const char *kvshm_size_like(char *buf, size_t len, uint64_t bytes,
+                            const char *given);
 
 #endif /* MPIKVS_SHM_SIZE_H */

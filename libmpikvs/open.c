@@ -247,14 +247,16 @@ static int find_job_table(mpikvs_t *kvs)
 /* Without the plugin: the table's plan, from the same function the
  * plugin uses (shm/plan.h), for the shape the options and the config
  * ask for and size_per_node. */
-static int plan_own_table(mpikvs_t *kvs, uint64_t size_per_node)
+static int plan_own_table(mpikvs_t *kvs, uint64_t size_per_node,
+                          const char *size_what)
 {
     struct kvshm_table_shape want = {
         .key_size = kvs->key_size, .value_size = kvs->value_size,
         .slots_per_bucket = kvs->slots, .mode = (uint32_t)kvs->mode};
     struct kvshm_plan_input in = {
         .dht_size = size_per_node, .config = kvs->config, .own_table = true,
-        .table = kvs->table ? kvs->table->name : NULL, .shape = &want};
+        .table = kvs->table ? kvs->table->name : NULL, .shape = &want,
+        .size_what = size_what};
     struct kvshm_diag diag;
     struct kvshm_plan plan;
     int rc = kvshm_plan_make(&in, &plan, &diag);
@@ -307,6 +309,7 @@ static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
 {
     const struct kvshm_table_config *t;
     const struct kvshm_table_shape *plan = NULL;
+    char what[sizeof(kvs->config->source) + 64];
     int rc = load_config(kvs, opt, env);
 
     if (rc != MPIKVS_OK)
@@ -350,7 +353,16 @@ static int resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
     *size_per_node = opt->size_per_node  ? opt->size_per_node
                      : t && t->size.bytes ? t->size.bytes
                                           : MPIKVS_DEFAULT_SIZE;
-    return plan_own_table(kvs, *size_per_node);
+    /* a size below the smallest usable one is refused naming where it
+     * came from */
+    if (opt->size_per_node)
+        snprintf(what, sizeof(what), "options.size_per_node");
+    else if (t && t->size.bytes)
+        snprintf(what, sizeof(what), "%s: tables.%s.size",
+                 kvs->config->source, t->name);
+    else
+        snprintf(what, sizeof(what), "the default size_per_node");
+    return plan_own_table(kvs, *size_per_node, what);
 }
 
 /* Every rank must have asked for the same table: a rank with other sizes
@@ -469,6 +481,20 @@ static int attach_region(mpikvs_t *kvs)
     if (rc == MPIKVS_OK)
         rc = kvshm_data_format(c, kvs->region->size, &shape,
                                kvs->region_name, &err);
+    if (rc == MPIKVS_ERR_TOOSMALL && !kvs->job_table->shape.key_size) {
+        /* the plugin made the job's --dht-size of memory without a
+         * config: these buckets are this program's choice */
+        char have[32];
+        kvshm_format_bytes(have, sizeof(have), kvs->region->size);
+        return kvs_fail(kvs, rc,
+                        "the job's --dht-size, %s, is below the smallest "
+                        "usable size for this program's buckets, %llu "
+                        "bytes (%s): submit with a larger --dht-size",
+                        have,
+                        (unsigned long long)kvshm_data_min_size(seen.max_ranks,
+                                                                &shape),
+                        err.text);
+    }
     if (rc == MPIKVS_OK)
         rc = kvshm_data_read_control(kvs->region->base, kvs->region->size,
                                      kvs->region_name, &seen, &err);

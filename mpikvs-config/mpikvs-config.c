@@ -26,20 +26,25 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 static void usage(FILE *f)
 {
     fprintf(f,
-            "Usage: " PROG " check [--size SIZE] FILE\n"
+            "Usage: " PROG " check [--size SIZE [--ranks N]] FILE\n"
             "       " PROG " key FILE TABLE VALUE...\n"
             "\n"
             "  check  validate FILE and print it with every default filled "
             "in;\n"
             "         with --size, also how it divides SIZE of DHT memory per "
-            "node\n"
+            "node,\n"
+            "         refused below the smallest usable size; --ranks: the "
+            "ranks\n"
+            "         a node's regions count (default %u, the plugin's "
+            "min_ranks)\n"
             "  key    round VALUE... by TABLE's key fields and print the key "
             "as\n"
             "         text and in hex\n"
             "\n"
             "  -h, --help     print this and exit\n"
             "  -V, --version  print the version and exit\n"
-            "\nSee mpikvs-config(1) and mpikvs.json(5).\n");
+            "\nSee mpikvs-config(1) and mpikvs.json(5).\n",
+            KVSHM_PLAN_MIN_RANKS);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -67,10 +72,12 @@ static int cmd_check(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"size", required_argument, NULL, 's'},
+        {"ranks", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *size = NULL;
+    const char *size = NULL, *ranks_text = NULL;
+    unsigned long ranks = KVSHM_PLAN_MIN_RANKS;
     struct kvshm_plan plan = {0};
     struct kvshm_config *cfg;
     mpikvs_error_t err;
@@ -83,6 +90,8 @@ static int cmd_check(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 's')
             size = optarg;
+        else if (c == 'r')
+            ranks_text = optarg;
         else if (c == 'h') {
             usage(stdout);
             return EXIT_OK;
@@ -99,12 +108,26 @@ static int cmd_check(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err.text);
         return EXIT_USAGE;
     }
+    if (ranks_text) {
+        char *end;
+        errno = 0;
+        ranks = strtoul(ranks_text, &end, 10);
+        if (!size || !isdigit((unsigned char)*ranks_text) || *end ||
+            errno || ranks == 0 || ranks > 65536)
+            return usage_error(size ? "check: --ranks %s: give a rank count "
+                                      "from 1 to 65536"
+                                    : "check: --ranks %s needs --size",
+                               ranks_text);
+    }
     cfg = load(argv[optind]);
     if (!cfg)
         return EXIT_INVALID;
     if (size) {
         /* the plan the SPANK plugin would make of it (shm/plan.h) */
-        struct kvshm_plan_input in = {.dht_size = node, .config = cfg};
+        struct kvshm_plan_input in = {.dht_size = node, .config = cfg,
+                                      .max_ranks = ranks,
+                                      .size_what = "--size",
+                                      .size_text = size};
         struct kvshm_diag diag;
         if (kvshm_plan_make(&in, &plan, &diag) != MPIKVS_OK) {
             fputs(diag.text ? diag.text : PROG ": out of memory\n", stderr);

@@ -25,27 +25,29 @@ static int lay_out_buckets(struct kvshm_data_control *c, uint64_t region_size,
                            mpikvs_error_t *err)
 {
     uint64_t bucket_size = kvshm_bucket_size(s);
-    uint64_t room = region_size > c->buckets_offset
-                        ? region_size - c->buckets_offset : 0;
+    uint64_t need = kvshm_data_min_size(c->max_ranks, s);
 
-    if (room / bucket_size == 0) {
+    if (region_size < need) {
         char have[32];
         kvshm_format_bytes(have, sizeof(have), region_size);
         return kvshm_fail(err, MPIKVS_ERR_TOOSMALL,
                           "a region of %s cannot hold one bucket of %llu "
                           "bytes (%llu slots of %llu-byte keys and "
-                          "%llu-byte values) after its counters",
+                          "%llu-byte values) after its counters for %llu "
+                          "ranks: the smallest is %llu bytes",
                           have, (unsigned long long)bucket_size,
                           (unsigned long long)s->slots_per_bucket,
                           (unsigned long long)s->key_size,
-                          (unsigned long long)s->value_size);
+                          (unsigned long long)s->value_size,
+                          (unsigned long long)c->max_ranks,
+                          (unsigned long long)need);
     }
     c->key_size = s->key_size;
     c->value_size = s->value_size;
     c->slots_per_bucket = s->slots_per_bucket;
     c->slot_size = kvshm_slot_size(s);
     c->bucket_size = bucket_size;
-    c->nbuckets = room / bucket_size;
+    c->nbuckets = (region_size - c->buckets_offset) / bucket_size;
     c->mode = s->mode;
     return MPIKVS_OK;
 }

@@ -46,6 +46,15 @@ static inline uint64_t kvshm_bucket_size(const struct kvshm_data_shape *s)
  * must. */
 uint64_t kvshm_data_buckets_offset(uint64_t max_ranks);
 
+/* The smallest data region with counters for max_ranks ranks and one
+ * bucket of shape s: kvshm_data_init and kvshm_data_format refuse less,
+ * and the smallest usable DHT size (plan.h) is built on it. */
+static inline uint64_t kvshm_data_min_size(uint64_t max_ranks,
+                                           const struct kvshm_data_shape *s)
+{
+    return kvshm_data_buckets_offset(max_ranks) + kvshm_bucket_size(s);
+}
+
 /* The control block of a new region of region_size bytes, with counters
  * for max_ranks ranks.  With a shape, the buckets fill the rest of the
  * region (MPIKVS_ERR_TOOSMALL if not one fits); without one, the region

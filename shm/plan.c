@@ -11,6 +11,16 @@
 #include "data_region.h"
 #include "errors_internal.h"
 #include "plan.h"
+#include "size.h"
+
+/* Sizes tried for the smallest usable one: none above this works, if
+ * none below it does. */
+#define MIN_SIZE_CEILING (UINT64_C(1) << 60)
+
+/* The smallest bucket a program can ask for: 1-byte keys and values in
+ * buckets of one slot. */
+static const struct kvshm_data_shape smallest_shape = {1, 1, 1,
+                                                       KVSHM_MODE_LOCKFREE};
 
 int kvshm_limits_check(const struct kvshm_limits *limits, const char *what,
                        uint64_t size, uint64_t node_memory,
@@ -158,12 +168,65 @@ static int plan_node(const struct kvshm_plan_input *in, struct kvshm_plan *p,
     return rc;
 }
 
-int kvshm_plan_make(const struct kvshm_plan_input *in,
-                    struct kvshm_plan *out, struct kvshm_diag *diag)
+static struct kvshm_data_shape data_shape(const struct kvshm_table_shape *t)
 {
+    struct kvshm_data_shape s = {t->key_size, t->value_size,
+                                 t->slots_per_bucket, t->mode};
+    return s;
+}
+
+/* Each data region of the node's plan holds its counters and one bucket
+ * of its shape, or of the smallest where the shape is its opener's to
+ * choose: the plan's half of the rule of the smallest usable size. */
+static int check_room(const struct kvshm_plan_input *in,
+                      const struct kvshm_plan *p, struct kvshm_diag *diag)
+{
+    int rc = MPIKVS_OK;
+
+    if (!in->max_ranks)   /* not known: the node checks */
+        return MPIKVS_OK;
+    for (size_t i = 0; i < p->ntables; i++) {
+        const struct kvshm_table_plan *tp = &p->tables[i];
+        struct kvshm_data_shape s = tp->shape.key_size
+                                        ? data_shape(&tp->shape)
+                                        : smallest_shape;
+        uint64_t need = kvshm_data_min_size(in->max_ranks, &s);
+        char have[32], line[512];
+
+        if (tp->data_bytes >= need)
+            continue;
+        kvshm_format_bytes(have, sizeof(have), tp->data_bytes);
+        if (in->config)
+            snprintf(line, sizeof(line),
+                     "%s: tables.%s.size: %s%s cannot hold counters for %llu "
+                     "ranks and one bucket of %llu bytes: it needs %llu "
+                     "bytes",
+                     in->config->source, tp->name, have,
+                     tp->tier_bytes ? " after its tier" : "",
+                     (unsigned long long)in->max_ranks,
+                     (unsigned long long)kvshm_bucket_size(&s),
+                     (unsigned long long)need);
+        else
+            snprintf(line, sizeof(line),
+                     "%s of DHT memory cannot hold counters for %llu ranks "
+                     "and one bucket: it needs %llu bytes",
+                     have, (unsigned long long)in->max_ranks,
+                     (unsigned long long)need);
+        kvshm_diag_line(diag, line);
+        rc = MPIKVS_ERR_INVAL;
+    }
+    return rc;
+}
+
+/* The plan of in for size bytes per node. */
+static int plan_at(const struct kvshm_plan_input *in, uint64_t size,
+                   struct kvshm_plan *out, struct kvshm_diag *diag)
+{
+    struct kvshm_plan_input at = *in;
     size_t n = in->own_table || !in->config ? 1 : in->config->ntables;
     int rc;
 
+    at.dht_size = size;
     memset(out, 0, sizeof(*out));
     if (diag)
         memset(diag, 0, sizeof(*diag));
@@ -171,11 +234,172 @@ int kvshm_plan_make(const struct kvshm_plan_input *in,
     if (!out->tables)
         return -ENOMEM;
     out->ntables = n;
-    out->dht_size = in->dht_size;
-    rc = in->own_table ? plan_own_table(in, &out->tables[0], diag)
-                       : plan_node(in, out, diag);
+    out->dht_size = size;
+    rc = at.own_table ? plan_own_table(&at, &out->tables[0], diag)
+                      : plan_node(&at, out, diag);
+    if (rc == MPIKVS_OK && !at.own_table)
+        rc = check_room(&at, out, diag);
     if (rc != MPIKVS_OK)
         kvshm_plan_free(out);
+    return rc;
+}
+
+/* 1: the plan of in works with size bytes; 0: it does not; -ENOMEM. */
+static int fits(const struct kvshm_plan_input *in, uint64_t size)
+{
+    struct kvshm_plan p;
+    int rc;
+
+    if (size == 0)
+        return 0;
+    rc = plan_at(in, size, &p, NULL);
+    if (rc == -ENOMEM)
+        return rc;
+    kvshm_plan_free(&p);
+    return rc == MPIKVS_OK;
+}
+
+/* The smallest size above refused (where the plan of in does not work)
+ * with which it does: doubled until it works, then halved back, so that
+ * *min works and *min - 1 does not.  The plan grows with the size (a
+ * share of more is never less, nor is what a tier leaves of it). */
+static int search_min(const struct kvshm_plan_input *in, uint64_t refused,
+                      uint64_t *min)
+{
+    uint64_t lo = refused, hi = refused < 4096 ? 4096 : refused;
+    int ok;
+
+    while ((ok = fits(in, hi)) == 0) {
+        if (hi >= MIN_SIZE_CEILING)
+            return MPIKVS_ERR_TOOBIG;
+        lo = hi;
+        hi *= 2;
+    }
+    while (ok >= 0 && hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if ((ok = fits(in, mid)) > 0)
+            hi = mid;
+        else if (ok == 0)
+            lo = mid;
+    }
+    if (ok < 0)
+        return ok;
+    *min = hi;
+    return MPIKVS_OK;
+}
+
+int kvshm_plan_min_size(const struct kvshm_plan_input *in, uint64_t *min)
+{
+    int rc = search_min(in, 0, min);
+
+    if (in->config)   /* the tries resolved it for other sizes */
+        kvshm_config_resolve(in->config, in->dht_size, NULL);
+    return rc;
+}
+
+/* What the smallest usable size holds, for the refusal: from the plan
+ * made for it. */
+static void describe_min(const struct kvshm_plan_input *in,
+                         const struct kvshm_plan *p, char *buf, size_t len)
+{
+    const struct kvshm_table_shape *t = &p->tables[0].shape;
+    size_t used;
+
+    if (in->own_table) {
+        snprintf(buf, len,
+                 "one bucket of %llu bytes (%llu slots of %llu-byte keys "
+                 "and %llu-byte values)%s",
+                 (unsigned long long)t->bucket_size,
+                 (unsigned long long)t->slots_per_bucket,
+                 (unsigned long long)t->key_size,
+                 (unsigned long long)t->value_size,
+                 p->tables[0].tier_bytes ? " after the tier's share" : "");
+        return;
+    }
+    if (!in->config) {
+        snprintf(buf, len,
+                 "counters for %llu ranks and one bucket of the smallest "
+                 "shape, %llu bytes (the program's keys and values may "
+                 "need more)",
+                 (unsigned long long)in->max_ranks,
+                 (unsigned long long)kvshm_bucket_size(&smallest_shape));
+        return;
+    }
+    used = (size_t)snprintf(buf, len,
+                            "counters for %llu ranks and one bucket in each "
+                            "table, after its tier (buckets of",
+                            (unsigned long long)in->max_ranks);
+    for (size_t i = 0; i < p->ntables && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s %s: %llu bytes",
+                                 i ? "," : "", p->tables[i].name,
+                                 (unsigned long long)
+                                     p->tables[i].shape.bucket_size);
+    if (used < len)
+        snprintf(buf + used, len - used, ")");
+}
+
+/* The refusal of a size below the smallest usable one, as diag's first
+ * line, followed by the lines of the plan's own problems (problems). */
+static int refuse_below(const struct kvshm_plan_input *in, uint64_t min,
+                        struct kvshm_diag *problems, struct kvshm_diag *diag)
+{
+    struct kvshm_plan p;
+    char given[32], smallest[32], why[600], line[900];
+    int rc = plan_at(in, min, &p, NULL);
+
+    if (rc != MPIKVS_OK)
+        return rc;
+    describe_min(in, &p, why, sizeof(why));
+    kvshm_plan_free(&p);
+    if (in->size_text)
+        snprintf(given, sizeof(given), "%s", in->size_text);
+    else
+        kvshm_size_like(given, sizeof(given), in->dht_size, NULL);
+    kvshm_size_like(smallest, sizeof(smallest), min, in->size_text);
+    if (strcmp(smallest, kvshm_size_like(line, sizeof(line), min, NULL)))
+        snprintf(smallest + strlen(smallest),
+                 sizeof(smallest) - strlen(smallest), " (%llu bytes)",
+                 (unsigned long long)min);
+    snprintf(line, sizeof(line),
+             "%s%s%s is below the smallest usable size, %s: %s",
+             in->size_what ? in->size_what : "a DHT size of",
+             in->size_what ? "=" : " ", given, smallest, why);
+    kvshm_diag_line(diag, line);
+    for (const char *l = problems->text; l && *l;) {
+        size_t n = strcspn(l, "\n");
+        snprintf(line, sizeof(line), "%.*s", (int)n, l);
+        kvshm_diag_line(diag, line);
+        l += n + (l[n] == '\n');
+    }
+    return MPIKVS_ERR_TOOSMALL;
+}
+
+int kvshm_plan_make(const struct kvshm_plan_input *in,
+                    struct kvshm_plan *out, struct kvshm_diag *diag)
+{
+    struct kvshm_diag problems = {0};
+    uint64_t min;
+    int rc = plan_at(in, in->dht_size, out, &problems);
+
+    if (diag)
+        memset(diag, 0, sizeof(*diag));
+    if (rc == MPIKVS_OK || rc == -ENOMEM ||
+        search_min(in, in->dht_size, &min) != MPIKVS_OK ||
+        (rc = refuse_below(in, min, &problems, diag)) != MPIKVS_ERR_TOOSMALL) {
+        /* as it was: no larger size would do, or it worked */
+        if (diag) {
+            kvshm_diag_free(diag);
+            *diag = problems;
+        } else {
+            kvshm_diag_free(&problems);
+        }
+        if (in->config && rc != MPIKVS_OK)
+            kvshm_config_resolve(in->config, in->dht_size, NULL);
+        return rc;
+    }
+    kvshm_diag_free(&problems);
+    if (in->config)   /* the tries resolved it for other sizes */
+        kvshm_config_resolve(in->config, in->dht_size, NULL);
     return rc;
 }
 

@@ -26,6 +26,11 @@
 /* Without a job config the node has one table of this name. */
 #define KVSHM_PLAN_DEFAULT_TABLE "kvs"
 
+/* Counters a data region holds at least, unless the site says otherwise
+ * (the plugin's min_ranks=): what the submit side and mpikvs-config
+ * check count on a node, which takes more for more CPUs or tasks. */
+#define KVSHM_PLAN_MIN_RANKS 64u
+
 /* The site's limits on the DHT size per node (the plugin's max_size=). */
 struct kvshm_limits {
     uint64_t max_size;        /* 0: no limit in bytes */
@@ -75,6 +80,12 @@ struct kvshm_plan_input {
     bool                       own_table;
     const char                *table;
     const struct kvshm_table_shape *shape;
+    /* How dht_size was given, for the refusal of a size below the
+     * smallest usable one: the option or key ("--dht-size"; NULL: "a
+     * DHT size of") and its text as given ("4K", whose unit the smallest
+     * size is given in; NULL: bytes). */
+    const char                *size_what;
+    const char                *size_text;
 };
 
 /*
@@ -82,14 +93,37 @@ struct kvshm_plan_input {
  * given, fractions of dht_size, the rest shared equally:
  * kvshm_config_resolve), its tier's bytes, the rest its data region; its
  * shape from the config (none without one), and the buckets that fit
- * the data region after max_ranks counters.  Refused (MPIKVS_ERR_INVAL,
- * each problem a line in diag as the config's own: "<source>: <path>:
- * <message>") when the tables do not fit or a tier leaves its table
- * nothing; for own_table, MPIKVS_ERR_TOOSMALL when the tier takes all
- * or not one bucket fits.  *out is to be freed with kvshm_plan_free.
+ * the data region after max_ranks counters.
+ *
+ * The rule of the smallest usable size: every table must hold one
+ * bucket at least (kvshm_plan_min_size).  Where max_ranks is known, a
+ * table's data region must hold its counters and one bucket of its shape
+ * (kvshm_data_min_size), and without a config the one table's must hold
+ * them with the smallest bucket any program can ask for (its opener lays
+ * it out with its own shape, and refuses less, naming its smallest);
+ * for own_table, one bucket must fit after the tier.
+ *
+ * Refused, each problem a line in diag as the config's own ("<source>:
+ * <path>: <message>"): MPIKVS_ERR_INVAL when the tables do not fit, a
+ * tier leaves its table nothing or a table of a fixed size holds no
+ * bucket; for own_table, MPIKVS_ERR_TOOSMALL when the tier takes all or
+ * not one bucket fits.  Whenever a larger dht_size would do, the refusal
+ * is MPIKVS_ERR_TOOSMALL and diag's first line names the smallest:
+ * "--dht-size=4K is below the smallest usable size, 17K (16832 bytes):
+ * <what it holds>" (size_what, size_text).  *out is to be freed with
+ * kvshm_plan_free.
  */
 int kvshm_plan_make(const struct kvshm_plan_input *in,
                     struct kvshm_plan *out, struct kvshm_diag *diag);
+
+/* The smallest dht_size (in->dht_size aside) with which kvshm_plan_make
+ * plans in: worked out by trying the plan itself, so that the smallest
+ * is exactly what the plan and the regions laid out from it accept, and
+ * one byte less is refused.  MPIKVS_OK and *min, or MPIKVS_ERR_TOOBIG
+ * when no size up to 1 EiB will do (a table of a fixed size too small
+ * for one bucket).  A config's resolved bytes are left as planned for
+ * in->dht_size. */
+int kvshm_plan_min_size(const struct kvshm_plan_input *in, uint64_t *min);
 
 /* The table of that name, or NULL. */
 const struct kvshm_table_plan *kvshm_plan_table(const struct kvshm_plan *p,

@@ -36,6 +36,21 @@ static void log_diag(const struct kvshm_diag *diag, const char *fallback)
     }
 }
 
+/* The refusal of a size below the smallest usable one: its first line
+ * is about the size ("--dht-size=4K is below ..."), the others, if
+ * any, about the config's tables. */
+static void log_size_refusal(struct kvshm_diag *diag)
+{
+    size_t n = strcspn(diag->text, "\n");
+    char *rest = diag->text + n + (diag->text[n] == '\n');
+
+    plugin_error("%.*s", (int)n, diag->text);
+    if (*rest) {
+        memmove(diag->text, rest, strlen(rest) + 1);
+        log_diag(diag, "cannot be used");
+    }
+}
+
 static int check_names(const char *path, const struct kvshm_config *cfg)
 {
     int rc = 0;
@@ -51,11 +66,15 @@ static int check_names(const char *path, const struct kvshm_config *cfg)
     return rc;
 }
 
-int config_for_request(const char *path, const char *text, uint64_t size,
-                       uint64_t max_ranks, struct kvshm_config **cfg,
-                       struct kvshm_plan *plan)
+int config_for_request(const struct plugin *p, const char *path,
+                       const char *text, uint64_t size, uint64_t max_ranks,
+                       struct kvshm_config **cfg, struct kvshm_plan *plan)
 {
-    struct kvshm_plan_input in = {.dht_size = size, .max_ranks = max_ranks};
+    const struct request *r = &p->req;
+    struct kvshm_plan_input in = {
+        .dht_size = size, .max_ranks = max_ranks,
+        .size_what = r->size_given ? "--dht-size" : "default_size",
+        .size_text = r->size_given && r->size_text[0] ? r->size_text : NULL};
     struct kvshm_diag diag = {0};
     int rc = MPIKVS_OK;
 
@@ -69,6 +88,8 @@ int config_for_request(const char *path, const char *text, uint64_t size,
     if (rc != MPIKVS_OK) {
         if (rc == -ENOMEM && !diag.text)
             plugin_error("out of memory");
+        else if (rc == MPIKVS_ERR_TOOSMALL && diag.text)
+            log_size_refusal(&diag);
         else
             log_diag(&diag, "cannot be used");
         kvshm_diag_free(&diag);
@@ -138,14 +159,18 @@ int alloc_post_opt(spank_t sp, struct plugin *p)
         return 0;
     if (site_checked_size(p, 0, &size) != 0)
         return -1;
-    if (!r->config_path)
-        return 0;
-    /* what the nodes will make of it: refused here if it cannot fit */
-    if (config_for_request(r->config_path,
-                           inherited_config(ctx, r->config_path), size, 0,
-                           &cfg, &plan) != 0)
+    /* What the nodes will make of it: refused here if it cannot fit,
+     * with counters for the site's min_ranks (a node counts at least
+     * those; more for more CPUs or tasks, which it checks itself). */
+    if (config_for_request(p, r->config_path,
+                           r->config_path
+                               ? inherited_config(ctx, r->config_path)
+                               : NULL,
+                           size, p->site.min_ranks, &cfg, &plan) != 0)
         return -1;
     kvshm_plan_free(&plan);
+    if (!r->config_path)
+        return 0;
     if (persist_check(r->config_path, cfg) != 0) {
         kvshm_config_free(cfg);
         return -1;

@@ -49,6 +49,8 @@ static int option_size(int val, const char *optarg, int remote)
         plugin_error("%s", optarg ? err.text : "--dht-size needs a value");
         return -1;
     }
+    snprintf(r->size_text, sizeof(r->size_text), "%s",
+             strlen(optarg) < sizeof(r->size_text) ? optarg : "");
     r->size_given = true;
     r->enabled = true;
     return 0;   /* against the site's limits: site_checked_size, later */

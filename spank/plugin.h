@@ -59,6 +59,8 @@ struct request {
     bool             enabled;     /* any option given */
     bool             size_given;
     uint64_t         size;        /* bytes per node */
+    char             size_text[32];   /* --dht-size as given, for
+                                       * messages ("" if longer) */
     char            *config_path; /* --dht-config, or NULL */
     enum kvshm_scope scope;
 };
@@ -112,13 +114,15 @@ int site_checked_size(const struct plugin *p, uint64_t node_memory,
 int alloc_post_opt(spank_t sp, struct plugin *p);
 
 /* alloc.c: load (path) or take (text) the config, parsed once, and
- * make the node's plan for it (kvshm_plan_make: size per node, max_ranks
- * counters per data region, 0 where unknown); logs each problem as one
- * line naming the option and the value.  Without a path, the plan of the
- * one table "kvs" and NULL.  Returns 0 (*cfg and *plan set) or -1. */
-int config_for_request(const char *path, const char *text, uint64_t size,
-                       uint64_t max_ranks, struct kvshm_config **cfg,
-                       struct kvshm_plan *plan);
+ * make the node's plan for it (kvshm_plan_make: the request's size per
+ * node, max_ranks counters per data region: the site's min_ranks on the
+ * submit side, the node's own in slurmstepd); logs each problem as one
+ * line naming the option and the value, first the smallest usable size
+ * where the size is below it.  Without a path, the plan of the one table
+ * "kvs" and NULL.  Returns 0 (*cfg and *plan set) or -1. */
+int config_for_request(const struct plugin *p, const char *path,
+                       const char *text, uint64_t size, uint64_t max_ranks,
+                       struct kvshm_config **cfg, struct kvshm_plan *plan);
 
 /* persist.c: the config's persist paths, usable by the submitting
  * user (access(2) in sbatch, salloc or srun; nothing opened).  Logs each

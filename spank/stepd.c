@@ -740,7 +740,7 @@ static int set_up_step(spank_t sp, struct plugin *p)
             return -1;
         }
     }
-    if (config_for_request(p->req.config_path, text, size, max_ranks(p, s),
+    if (config_for_request(p, p->req.config_path, text, size, max_ranks(p, s),
                            &cfg, &plan) != 0) {
         free(text);
         return -1;

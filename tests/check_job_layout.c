@@ -44,6 +44,7 @@
 #include "plan.h"
 #include "region.h"
 #include "shm_check.h"
+#include "size.h"
 
 #define JOB        "77"
 #define NODE       "n1"
@@ -1792,6 +1793,206 @@ START_TEST(test_plan_own_table)
 }
 END_TEST
 
+/* diag's first line, for comparing */
+static const char *first_line(const struct kvshm_diag *diag, char *buf,
+                              size_t len)
+{
+    const char *t = diag->text ? diag->text : "(none)";
+
+    snprintf(buf, len, "%.*s", (int)strcspn(t, "\n"), t);
+    return buf;
+}
+
+/* The smallest usable size: every table holds its counters and one
+ * bucket after its tier.  Worked out here by hand from the layout
+ * (format.h): 80-byte keys and 104-byte values in 4 slots make a bucket
+ * of a 64-byte header and four 192-byte slots, 832 bytes; counters for
+ * 64 ranks end at 256 + 256 + 64 * 192 = 12800, and the buckets start on
+ * the next page, 16384.  The smallest is planned and lays out one
+ * bucket; a byte less is refused, naming the smallest in the unit the
+ * size was given in. */
+START_TEST(test_plan_min_size)
+{
+    struct kvshm_config *cfg = plan_config(
+        "{\"version\": 1, \"tables\": {\"cache\": {\"key\": "
+        "{\"key_size\": 80}, \"value\": {\"value_size\": 104}}}}");
+    struct kvshm_plan_input in = {.dht_size = 4096, .config = cfg,
+                                  .max_ranks = 64, .size_what = "--dht-size",
+                                  .size_text = "4K"};
+    struct kvshm_data_shape shape = {80, 104, 4, KVSHM_MODE_LOCKFREE};
+    struct kvshm_data_control c;
+    struct kvshm_plan plan;
+    struct kvshm_diag diag;
+    mpikvs_error_t err;
+    uint64_t min = 0;
+    char line[600];
+
+    ck_assert_int_eq(kvshm_plan_min_size(&in, &min), MPIKVS_OK);
+    ck_assert_uint_eq(min, 16384 + 832);
+    ck_assert_uint_eq(min, kvshm_data_min_size(64, &shape));
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_TOOSMALL);
+    ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
+                     "--dht-size=4K is below the smallest usable size, 17K "
+                     "(17216 bytes): counters for 64 ranks and one bucket in "
+                     "each table, after its tier (buckets of cache: 832 "
+                     "bytes)");
+    ck_assert_msg(strstr(diag.text, "plan.json: tables.cache.size: 4.0 KiB "
+                                    "cannot hold counters for 64 ranks and "
+                                    "one bucket of 832 bytes: it needs "
+                                    "17216 bytes"),
+                  "%s", diag.text);
+    ck_assert_ptr_null(plan.tables);
+    kvshm_diag_free(&diag);
+
+    in.dht_size = min;   /* planned, and the region lays out one bucket */
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_uint_eq(plan.tables[0].shape.nbuckets, 1);
+    ck_assert_uint_eq(plan.tables[0].data_bytes, min);
+    memset(&c, 0, sizeof(c));
+    assert_rc(kvshm_data_init(&c, plan.tables[0].data_bytes, 64, &shape,
+                              "cache", &err),
+              MPIKVS_OK, &err, "lay out the smallest region");
+    ck_assert_uint_eq(c.nbuckets, 1);
+    kvshm_plan_free(&plan);
+    ck_assert_int_eq(kvshm_data_init(&c, min - 1, 64, &shape, "cache", &err),
+                     MPIKVS_ERR_TOOSMALL);
+    ck_assert_msg(strstr(err.text, "the smallest is 17216 bytes"), "%s",
+                  err.text);
+
+    in.dht_size = min - 1;   /* in bytes, and without a name */
+    in.size_what = in.size_text = NULL;
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_TOOSMALL);
+    ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
+                     "a DHT size of 17215 is below the smallest usable size, "
+                     "17216: counters for 64 ranks and one bucket in each "
+                     "table, after its tier (buckets of cache: 832 bytes)");
+    kvshm_diag_free(&diag);
+
+    in.max_ranks = 1;   /* fewer counters: one page of them */
+    ck_assert_int_eq(kvshm_plan_min_size(&in, &min), MPIKVS_OK);
+    ck_assert_uint_eq(min, 4096 + 832);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+/* The smallest usable size where tables share it and a tier takes a
+ * share: PLAN_CONFIG's chem gets half of the size, its tier a tenth of
+ * that, and needs counters for 8 ranks (one page) and a bucket of 640
+ * bytes: floor(D / 2) - floor(floor(D / 2) / 10) >= 4736 first holds at
+ * D = 10524; phys's half then holds its 256-byte bucket. */
+START_TEST(test_plan_min_size_shares)
+{
+    struct kvshm_config *cfg = plan_config(PLAN_CONFIG);
+    struct kvshm_plan_input in = {.dht_size = 10524, .config = cfg,
+                                  .max_ranks = 8};
+    struct kvshm_plan plan;
+    struct kvshm_diag diag;
+    uint64_t min = 0;
+    char line[600];
+
+    ck_assert_int_eq(kvshm_plan_min_size(&in, &min), MPIKVS_OK);
+    ck_assert_uint_eq(min, 10524);
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_uint_eq(kvshm_plan_table(&plan, "chem")->shape.nbuckets, 1);
+    ck_assert_uint_ge(kvshm_plan_table(&plan, "phys")->shape.nbuckets, 1);
+    kvshm_plan_free(&plan);
+    in.dht_size = 10523;
+    in.size_what = "--size";
+    in.size_text = "10523";
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_TOOSMALL);
+    ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
+                     "--size=10523 is below the smallest usable size, 10524: "
+                     "counters for 8 ranks and one bucket in each table, "
+                     "after its tier (buckets of chem: 640 bytes, phys: 256 "
+                     "bytes)");
+    kvshm_diag_free(&diag);
+    kvshm_config_free(cfg);
+
+    /* a table of a fixed size too small: no DHT size helps */
+    cfg = plan_config("{\"version\": 1, \"tables\": {\"t\": {\"size\": "
+                      "\"1K\", \"key\": {\"key_size\": 8}, \"value\": "
+                      "{\"value_size\": 8}}}}");
+    in.config = cfg;
+    in.dht_size = 1 * MiB;
+    ck_assert_int_eq(kvshm_plan_min_size(&in, &min), MPIKVS_ERR_TOOBIG);
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_INVAL);
+    ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
+                     "plan.json: tables.t.size: 1.0 KiB cannot hold counters "
+                     "for 8 ranks and one bucket of 192 bytes: it needs 4288 "
+                     "bytes");
+    kvshm_diag_free(&diag);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+/* Without a config the node's one table is laid out by its first opener
+ * with a shape of its own: the smallest is counters and the smallest
+ * bucket any program can ask for (one slot of 1-byte key and value: a
+ * 64-byte header and a 16-byte slot, 128 bytes).  The library's own
+ * table: one bucket after its tier, the counters on top. */
+START_TEST(test_plan_min_size_other_plans)
+{
+    struct kvshm_config *cfg = plan_config(PLAN_CONFIG);
+    struct kvshm_table_shape want = {.key_size = 16, .value_size = 40,
+                                     .slots_per_bucket = 8,
+                                     .mode = KVSHM_MODE_FINE_LOCK};
+    struct kvshm_plan_input in = {.dht_size = 4096, .max_ranks = 64,
+                                  .size_what = "--dht-size",
+                                  .size_text = "4k"};
+    struct kvshm_plan plan;
+    struct kvshm_diag diag;
+    uint64_t min = 0;
+    char line[600];
+
+    ck_assert_int_eq(kvshm_plan_min_size(&in, &min), MPIKVS_OK);
+    ck_assert_uint_eq(min, 16384 + 128);
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_TOOSMALL);
+    ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
+                     "--dht-size=4k is below the smallest usable size, 17k "
+                     "(16512 bytes): counters for 64 ranks and one bucket of "
+                     "the smallest shape, 128 bytes (the program's keys and "
+                     "values may need more)");
+    kvshm_diag_free(&diag);
+    in.max_ranks = 0;   /* not known (as before the node): not checked */
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    kvshm_plan_free(&plan);
+
+    /* own table: S - floor(S / 10) >= 640 first at S = 711 */
+    in = (struct kvshm_plan_input){.dht_size = 710, .config = cfg,
+                                   .own_table = true, .table = "chem",
+                                   .shape = &want, .max_ranks = 3,
+                                   .size_what = "options.size_per_node"};
+    ck_assert_int_eq(kvshm_plan_min_size(&in, &min), MPIKVS_OK);
+    ck_assert_uint_eq(min, 711);
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_TOOSMALL);
+    ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
+                     "options.size_per_node=710 is below the smallest usable "
+                     "size, 711: one bucket of 640 bytes (8 slots of 16-byte "
+                     "keys and 40-byte values) after the tier's share");
+    kvshm_diag_free(&diag);
+    in.dht_size = 711;
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_uint_eq(plan.tables[0].shape.nbuckets, 1);
+    kvshm_plan_free(&plan);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+/* A size given back in the unit it was asked in, rounded up. */
+START_TEST(test_size_like)
+{
+    char buf[32];
+
+    ck_assert_str_eq(kvshm_size_like(buf, sizeof(buf), 17216, "4K"), "17K");
+    ck_assert_str_eq(kvshm_size_like(buf, sizeof(buf), 16384, "16k"), "16k");
+    ck_assert_str_eq(kvshm_size_like(buf, sizeof(buf), 1, "2G"), "1G");
+    ck_assert_str_eq(kvshm_size_like(buf, sizeof(buf), 17216, "0.5M"), "1M");
+    ck_assert_str_eq(kvshm_size_like(buf, sizeof(buf), 17216, "4096"),
+                     "17216");
+    ck_assert_str_eq(kvshm_size_like(buf, sizeof(buf), 17216, NULL), "17216");
+}
+END_TEST
+
 /* The site's limit, by bytes or by a share of the node's memory. */
 START_TEST(test_limits_check)
 {
@@ -1937,6 +2138,10 @@ static Suite *job_layout_suite(bool root)
     tcase_add_test(tc, test_plan_no_config);
     tcase_add_test(tc, test_plan_refused);
     tcase_add_test(tc, test_plan_own_table);
+    tcase_add_test(tc, test_plan_min_size);
+    tcase_add_test(tc, test_plan_min_size_shares);
+    tcase_add_test(tc, test_plan_min_size_other_plans);
+    tcase_add_test(tc, test_size_like);
     tcase_add_test(tc, test_limits_check);
     tcase_add_test(tc, test_layout_carries_plan);
     suite_add_tcase(s, tc);

@@ -39,6 +39,37 @@ expect check-size-nothing-left 1 'three-tables.json: tables.misc.size: not given
     check --size 8G "$three"
 expect check-size-too-small 1 'three-tables.json: tables: the tables need 7.5 GiB, more than the 6.0 GiB of DHT memory per node' -- \
     check --size 6G "$three"
+# The smallest usable size: one bucket of each table after its tier and
+# counters for 64 ranks (--ranks).  minimal.json's bucket: a 64-byte
+# header and four slots of an 80-byte key, a 104-byte value and an 8-byte
+# checksum, 832 bytes; 64 ranks' counters end at 256 + 256 + 64 * 192 =
+# 12800 and the buckets start on the next page: 16384 + 832 = 17216.
+minimal="$src/etc/examples/minimal.json"
+expect check-size-below-smallest 1 '--size=4K is below the smallest usable size, 17K (17216 bytes): counters for 64 ranks and one bucket in each table, after its tier (buckets of cache: 832 bytes)' -- \
+    check --size 4K "$minimal"
+expect check-size-below-smallest-table 1 'minimal.json: tables.cache.size: 4.0 KiB cannot hold counters for 64 ranks and one bucket of 832 bytes: it needs 17216 bytes' -- \
+    check --size 4K "$minimal"
+expect check-size-smallest 0 'cache: 16.8 KiB of 17216 per node' -- \
+    check --size 17216 "$minimal"
+expect check-size-smallest-less 1 '--size=17215 is below the smallest usable size, 17216:' -- \
+    check --size 17215 "$minimal"
+# chemistry.json: interp's 10% of the size must hold 16384 + a 448-byte
+# bucket (16-byte keys, 64-byte values): 168320
+expect check-size-smallest-share 0 'interp: 16.4 KiB of 168320 per node' -- \
+    check --size 168320 "$chem"
+expect check-size-smallest-share-less 1 '--size=168319 is below the smallest usable size, 168320: counters for 64 ranks and one bucket in each table, after its tier (buckets of chemistry: 832 bytes, interp: 448 bytes)' -- \
+    check --size 168319 "$chem"
+expect check-size-unit 1 '--size=0.1M is below the smallest usable size, 1M (168320 bytes)' -- \
+    check --size 0.1M "$chem"
+# fewer ranks' counters: one page of them, 4096 + 832
+expect check-ranks 1 '--size=4K is below the smallest usable size, 5K (4928 bytes): counters for 1 ranks' -- \
+    check --size 4K --ranks 1 "$minimal"
+expect check-ranks-smallest 0 'cache: 4.8 KiB of 4928 per node' -- \
+    check --size 4928 --ranks 1 "$minimal"
+expect check-ranks-no-size 2 'check: --ranks 8 needs --size' -- \
+    check --ranks 8 "$minimal"
+expect check-ranks-zero 2 'check: --ranks 0: give a rank count from 1 to 65536' -- \
+    check --size 1G --ranks 0 "$minimal"
 expect check-bad 1 "many-problems.json: version: 3 is not supported" -- check "$src/tests/config/bad/many-problems.json"
 expect check-bad-lines 1 "tables.t.key.fields[0].digits: 40 is out of range 1..17" -- \
     check "$src/tests/config/bad/many-problems.json"

@@ -1173,6 +1173,37 @@ static void test_tiny(void)
     shm_check("tiny table");
 }
 
+/* The smallest usable size_per_node, one bucket of four slots of an
+ * 80-byte key, a 104-byte value and a checksum (192 bytes) after a
+ * 64-byte header: opens and holds a key; a byte less is refused, naming
+ * the smallest (the rule of mpikvs-config(1) and the plugin, shm/plan.h). */
+#define SMALLEST 832u
+
+static void test_smallest(void)
+{
+    mpikvs_options_t o = opts(KS, VS, SMALLEST, T.mode);
+    mpikvs_t        *kvs;
+    struct tally     t = { 0 };
+
+    kvs = open_ok(&o, "smallest: open at 832 bytes");
+    if (kvs) {
+        if (T.rank == 0)
+            put_one(kvs, TAG_TINY, 0, 7, 3, &t, "smallest: put");
+        MPI_Barrier(MPI_COMM_WORLD);
+        fence_ok(kvs, "smallest: fence");
+        get_check(kvs, TAG_TINY, 0, 7, 3, &t, "smallest: get");
+        EXPECT(t.hits == 1 && t.wrong == 0, "smallest: the key put at the "
+               "smallest size: %llu hits, %llu wrong",
+               (unsigned long long)t.hits, (unsigned long long)t.wrong);
+        close_ok(&kvs, "smallest: close");
+    }
+    o = opts(KS, VS, SMALLEST - 1, T.mode);
+    open_fails(&o, MPIKVS_ERR_TOOSMALL, "smallest: open at 831 bytes",
+               "options.size_per_node=831 is below the smallest usable "
+               "size, 832: one bucket of 832 bytes");
+    shm_check("smallest table");
+}
+
 /* A bucket that is full gives up the slot written longest ago: right
  * after a put, the key put just before it is still there.  One bucket a
  * node (1000 bytes hold one bucket of four slots of at least 192 bytes
@@ -1588,6 +1619,7 @@ int main(int argc, char **argv)
 
     test_async_close();
     test_tiny();
+    test_smallest();
     test_evict_order();
     test_two_handles();
     test_config();

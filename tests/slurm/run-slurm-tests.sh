@@ -403,6 +403,25 @@ reject "--dht-config whose tables do not fit" \
     "--dht-config=$work/big.json: tables: the tables need 64.0 MiB, more than the 32.0 MiB" \
     --dht-size=32M --dht-config="$work/big.json"
 reject "--dht-scope=node" "--dht-scope=node: give job or step" --dht-scope=node
+# The smallest usable size (one bucket of each table after counters for
+# the site's min_ranks, 64 here), as mpikvs-config check works it out:
+# one byte less is refused at submit time with it, in the unit given.
+printf '{ "version": 1, "tables": { "t": { "key": { "key_size": 16 },\n  "value": { "value_size": 32 } } } }\n' \
+    >"$work/tiny.json"
+chmod 644 "$work/tiny.json"
+smallest=$("$build/mpikvs-config/mpikvs-config" check --size 1K "$work/tiny.json" 2>&1 >/dev/null |
+    sed -n 's/.*below the smallest usable size, [0-9]*K (\([0-9]*\) bytes).*/\1/p')
+check "mpikvs-config names the smallest usable size of tiny.json ($smallest)" \
+    has "$smallest" '^[0-9][0-9]*$'
+reject "--dht-size=4K with a config" \
+    "--dht-size=4K is below the smallest usable size, [0-9]*K ($smallest bytes): counters for 64 ranks and one bucket in each table" \
+    --dht-size=4K --dht-config="$work/tiny.json"
+reject "--dht-size one byte below the smallest usable size" \
+    "--dht-size=$((smallest - 1)) is below the smallest usable size, $smallest:" \
+    --dht-size=$((smallest - 1)) --dht-config="$work/tiny.json"
+reject "--dht-size=4K without a config" \
+    "--dht-size=4K is below the smallest usable size, [0-9]*K ([0-9]* bytes): counters for 64 ranks and one bucket of the smallest shape" \
+    --dht-size=4K
 for name in s3 s3-x; do
     reject "--dht-config with a table named $name" \
         "--dht-config=$work/steplike-$name.json: tables.$name: names of the form s<digits> and s<digits>-... are kept for step-scope regions" \
@@ -412,6 +431,23 @@ out=$(cluster_runuser "$dir" timeout 20 sbatch -N1 --dht-config="$work/unreadabl
 check "sbatch --dht-config of a file the user cannot read: rejected" \
     has "$out" "spank_mpikvs: --dht-config=$work/unreadable.json: cannot read: Permission denied"
 check "no job was queued by any rejected submission" [ "$(squeue -h | wc -l)" = "$before" ]
+
+echo "# a job at exactly the smallest usable size puts and gets"
+cat >"$work/smallest.sh" <<EOF
+#!/bin/bash
+srun -n2 $steps write 4 $work/tiny.json
+srun -n2 $steps read 4 $work/tiny.json
+EOF
+chmod 755 "$work/smallest.sh"
+rm -f "$work/smallest.out"
+batch_job "$work/smallest.out" 120 \
+    as "$user" sbatch -N1 -n2 -o "$work/smallest.out" --dht-size="$smallest" \
+    --dht-config="$work/tiny.json" "$work/smallest.sh"
+check "the job at $smallest bytes completed ($state)" [ "$state" = COMPLETED ]
+check "it wrote 4 keys into its one bucket" has "$out" "write 4 keys: 0 hits, 0 wrong"
+check "it read all 4 back on both ranks" \
+    has "$out" "read 4 keys: 8 hits, 0 wrong, 0 missing, ranks 2"
+check "its regions are gone after it ends" wait_gone "$job"
 
 echo "# a /dev/shm too small for the request"
 mkdir -p "$smallshm"
