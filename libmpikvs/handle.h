@@ -43,6 +43,23 @@ struct mpikvs_env {
     const char *transport;      /* MPIKVS_TRANSPORT, or NULL */
     const char *ucx_ops;        /* MPIKVS_UCX_OPS, or NULL */
     const char *populate;       /* MPIKVS_POPULATE, or NULL */
+    const char *verbose;        /* MPIKVS_VERBOSE, or NULL */
+};
+
+/* What open chose that the handle keeps for mpikvs_info and
+ * mpikvs_describe (describe.c) and nothing else reads: the rest is in
+ * struct mpikvs already.  Set by open.c, transport.c and persist.c. */
+struct kvs_opened {
+    char        job[KVSHM_JOB_MAX];    /* of the regions' names */
+    char        node[KVSHM_NODE_MAX];  /* this node's, in the names */
+    bool        virtual_nodes;         /* MPIKVS_VIRTUAL_NODES */
+    const char *config_from;           /* "options.config", ..., or NULL */
+    char        config[4096];          /* its path, "" for the job's */
+    const char *transport_from;        /* who asked for the transport */
+    char        transport_why[sizeof(mpikvs_error_t) + 64]; /* what auto
+                                        * chose and why, or "" */
+    int         persist;               /* enum mpikvs_persist */
+    mpikvs_load_report_t persist_report; /* MPIKVS_PERSIST_LOADED */
 };
 
 struct mpikvs {
@@ -119,6 +136,7 @@ struct mpikvs {
                                             * another node (ucx), a
                                             * save's step for the other
                                             * ranks */
+    struct kvs_opened         opened;      /* for mpikvs_info */
     mpikvs_error_t            err;
 };
 
@@ -136,6 +154,13 @@ int kvs_agree(mpikvs_t *kvs, int rc);
  * kvs_transport_open has set kvs->tp) in the rank's stats block, where
  * mpikvs-stat reads it (stats.c). */
 void kvs_stats_set_transport(mpikvs_t *kvs);
+
+/* MPIKVS_VERBOSE (v, or NULL) into *on: "1" or "0", else
+ * MPIKVS_ERR_INVAL naming it (describe.c). */
+int kvs_verbose_parse(mpikvs_t *kvs, const char *v, bool *on);
+/* What mpikvs_describe writes, to stderr: rank 0's at an open under
+ * MPIKVS_VERBOSE=1. */
+void kvs_describe_print(const mpikvs_t *kvs);
 
 /* Group comm's ranks into nodes (MPIKVS_VIRTUAL_NODES or shared memory)
  * and fill node_comm, leaders_comm, local_rank/size, node, nnodes and

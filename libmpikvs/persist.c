@@ -686,8 +686,10 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
             return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce failed");
         /* at open, a region an earlier step of the job filled is
          * warm already */
-        if (any && at_open)
+        if (any && at_open) {
+            kvs->opened.persist = MPIKVS_PERSIST_KEPT;
             return MPIKVS_OK;
+        }
         if (any)
             return kvs_fail(kvs, MPIKVS_ERR_NOTEMPTY,
                             "mpikvs_load: the table already holds entries "
@@ -713,6 +715,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
         /* the config's load before the first save: a cold start */
         if (rc == -ENOENT && at_open) {
             kvs->err.text[0] = '\0';
+            kvs->opened.persist = MPIKVS_PERSIST_NO_FILE;
             return MPIKVS_OK;
         }
         return rc;
@@ -758,5 +761,7 @@ int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
 
 int kvs_load_at_open(mpikvs_t *kvs, const char *path)
 {
-    return load(kvs, path, 0, NULL, true);
+    /* what it did, for mpikvs_info: loaded, unless load says otherwise */
+    kvs->opened.persist = MPIKVS_PERSIST_LOADED;
+    return load(kvs, path, 0, &kvs->opened.persist_report, true);
 }
