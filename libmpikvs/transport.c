@@ -53,7 +53,7 @@ int kvs_transport_open(mpikvs_t *kvs)
             }
             /* UCX does not start here: MPIKVS_TRANSPORT=ucx says why,
              * and so does mpikvs_info; the open has not failed */
-            AUTO_WHY(kvs, "UCX did not start (%s), so MPI one-sided",
+            AUTO_WHY(kvs, "UCX did not start, so MPI one-sided: %s",
                      kvs->err.text);
             kvs->err.text[0] = '\0';
             drop(kvs);

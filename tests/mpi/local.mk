@@ -7,6 +7,7 @@ check_PROGRAMS += \
 	tests/mpi/test_absent_stopped \
 	tests/mpi/test_basic \
 	tests/mpi/test_corrupt \
+	tests/mpi/test_describe \
 	tests/mpi/test_fault \
 	tests/mpi/test_tier \
 	tests/mpi/test_torture \
@@ -25,6 +26,7 @@ TESTS += \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
+	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
@@ -42,6 +44,11 @@ tests_mpi_test_absent_stopped_SOURCES = tests/mpi/test_absent_stopped.c
 tests_mpi_test_absent_stopped_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_absent_stopped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_absent_stopped_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+tests_mpi_test_describe_SOURCES = tests/mpi/test_describe.c
+tests_mpi_test_describe_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_describe_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_describe_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 tests_mpi_test_basic_SOURCES = tests/mpi/test_basic.c
 tests_mpi_test_basic_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -141,6 +148,7 @@ EXTRA_DIST += \
 	tests/mpi/mt_key_home.h \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
+	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
