@@ -48,9 +48,15 @@ struct dht_opts {
 void dht_fail(const mpikvs_t *kvs, int rank, const char *call, int rc)
     __attribute__((noreturn));
 
-/* Nodes as libmpikvs sees them: MPIKVS_VIRTUAL_NODES blocks of ranks, or
- * the shared-memory domains (collective over MPI_COMM_WORLD). */
-void dht_count_nodes(int np, int *nodes, bool *virtual_nodes);
+/* The hosts of MPI_COMM_WORLD, its shared-memory domains (collective):
+ * what a table is sized for before it is open.  A virtual node
+ * (MPIKVS_VIRTUAL_NODES) then gets its host's size. */
+int dht_count_hosts(void);
+
+/* The nodes an open handle formed, virtual ones included, as the
+ * library says (mpikvs_info); a failure ends the job. */
+void dht_nodes(const mpikvs_t *kvs, int rank, int *nodes,
+               bool *virtual_nodes);
 
 /* The counters of the job (collective); a failure ends the job. */
 void dht_job_stats(mpikvs_t *kvs, int rank, mpikvs_stats_t *st);
