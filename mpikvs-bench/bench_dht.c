@@ -386,8 +386,8 @@ static void reduce_phase(const struct ctx *c, const struct local *l,
 }
 
 /* Bucket memory per node: twice the bytes of every pair the run may
- * store, spread over the hosts (c->nodes before the open); at least
- * 64 MiB, in whole MiB. */
+ * store, spread over the nodes (dht_nodes_to_size_for before the open);
+ * at least 64 MiB, in whole MiB. */
 static uint64_t default_size(const struct ctx *c)
 {
     const struct dht_opts *o = c->o;
@@ -1084,7 +1084,7 @@ int bench_dht_main(int argc, char **argv)
         return status;
     }
 
-    c.nodes = dht_count_hosts();   /* for the size; open tells the nodes */
+    c.nodes = dht_nodes_to_size_for(c.np);   /* open tells the real ones */
     c.size_per_node = o.size_given ? o.size : default_size(&c);
     if (o.dist == DIST_ZIPF)
         bench_zipf_init(&c.zipf, ZIPF_N, ZIPF_THETA);

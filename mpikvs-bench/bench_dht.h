@@ -48,10 +48,12 @@ struct dht_opts {
 void dht_fail(const mpikvs_t *kvs, int rank, const char *call, int rc)
     __attribute__((noreturn));
 
-/* The hosts of MPI_COMM_WORLD, its shared-memory domains (collective):
- * what a table is sized for before it is open.  A virtual node
- * (MPIKVS_VIRTUAL_NODES) then gets its host's size. */
-int dht_count_hosts(void);
+/* The nodes a table is sized for before it is open (collective): the
+ * valid MPIKVS_VIRTUAL_NODES, else the shared-memory domains.  Only an
+ * estimate for a default size, which needs it before there is a handle
+ * to ask (a virtual node sized for its whole host would take that many
+ * times the memory of the host); what the open formed is dht_nodes'. */
+int dht_nodes_to_size_for(int np);
 
 /* The nodes an open handle formed, virtual ones included, as the
  * library says (mpikvs_info); a failure ends the job. */

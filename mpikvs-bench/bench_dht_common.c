@@ -1,7 +1,7 @@
 /*
  * bench_dht_common.c - what the two runs of "mpikvs-bench dht" share
- * (bench_dht.h): failing the whole job, the job's counters, the hosts,
- * the nodes an open handle formed, and sizes as text.  bench_dht.c (the paper's
+ * (bench_dht.h): failing the whole job, the job's counters, the nodes
+ * to size a table for, those an open handle formed, and sizes as text.  bench_dht.c (the paper's
  * phases) and bench_dht_tier.c (--tier) both call these; neither calls
  * the other's helpers.
  */
@@ -47,10 +47,11 @@ void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
 #undef DIFF_COUNTER
 }
 
-int dht_count_hosts(void)
+int dht_nodes_to_size_for(int np)
 {
     MPI_Comm local;
     int lr, leader, hosts;
+    const char *v = getenv("MPIKVS_VIRTUAL_NODES");
 
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
                         MPI_INFO_NULL, &local);
@@ -58,6 +59,14 @@ int dht_count_hosts(void)
     leader = lr == 0;
     MPI_Allreduce(&leader, &hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Comm_free(&local);
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(v, &end, 10);
+        if (!errno && *end == '\0' && v[0] != '-' && n >= 1 &&
+            n <= (unsigned long)np)
+            return (int)n;
+    }
     return hosts;
 }
 

@@ -119,7 +119,8 @@ static int agree(const struct tctx *c, const char *why)
 /* ---- the config --------------------------------------------------------- */
 
 /* The table's memory per node by default: ROOM slots per key of the node
- * (so that few keys are evicted; c->nodes is the hosts before the open),
+ * (so that few keys are evicted; c->nodes is dht_nodes_to_size_for's
+ * before the open),
  * plus the tier's part. */
 static uint64_t default_size(const struct tctx *c, uint64_t tier_bytes,
                              double tier_fraction)
@@ -983,7 +984,7 @@ int dht_tier_run(const struct dht_opts *o, int rank, int np)
     char why[WHY_LEN];
     int status = 0, rc;
 
-    c.nodes = dht_count_hosts();   /* for the size; open tells the nodes */
+    c.nodes = dht_nodes_to_size_for(np);   /* open tells the real ones */
     bench_zipf_init(&c.zipf, o->keys, BENCH_ZIPF_THETA);
     bench_timer_init(&c.timer, "auto", why, sizeof why);   /* never fails */
     c.overhead_ticks = bench_timer_overhead(&c.timer);
