@@ -93,7 +93,7 @@ static void fill(const mpikvs_t *kvs, mpikvs_info_t *in)
     if (o->config_from && o->config[0])
         COPY(in->config, o->config);
     else if (o->config_from)
-        COPY(in->config, "the job's --dht-config");
+        COPY(in->config, o->config_from);   /* the job's, path unknown */
     in->persist = o->persist;
     if (kvs->table && kvs->table->persist.load[0])
         COPY(in->persist_path, kvs->table->persist.load);
@@ -186,7 +186,7 @@ static void describe(const mpikvs_t *kvs, const mpikvs_info_t *in,
     else if (o->config[0])
         add(t, "config: %s (%s)\n", o->config, o->config_from);
     else
-        add(t, "config: the job's --dht-config\n");
+        add(t, "config: %s\n", o->config_from);   /* path unknown */
     if (in->tier_index[0])
         add(t, "tier: %s, regions %s, %s\n", in->tier_caching,
             in->tier_index, in->tier_entries);

@@ -136,7 +136,7 @@ static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
         return MPIKVS_OK;
     kvs->opened.config_from = opt->config ? "options.config"
                               : path      ? "MPIKVS_CONFIG"
-                                          : "the job's";
+                                          : "the job's --dht-config";
     snprintf(kvs->opened.config, sizeof(kvs->opened.config), "%s",
              path ? path : env->job_config_path ? env->job_config_path : "");
     rc = path ? kvshm_config_load(path, &kvs->config, &diag)
