@@ -12,6 +12,7 @@
 #   - np 2 on one node without MPIKVS_VERBOSE: nothing printed;
 #   - a config with persist: no file at the first open, the second loads
 #     what the first's close saved;
+#   - a config with a node tier on 2 virtual nodes: its regions named;
 #   - MPIKVS_VERBOSE=yes refused at open;
 #   - mpikvs_version(), MPIKVS_VERSION and configure's version agree
 #     (each job), and mpikvs.pc's Version is the same.
@@ -133,6 +134,18 @@ if job "config: loaded" 2 MPIKVS_CONFIG="$tmp/persist.json" \
     ok
     echo "PASS config: persist loaded 100 entries:"
     verbose_text | sed 's/^/    /'
+fi
+
+cat >"$tmp/tier.json" <<JSON
+{"version": 1, "tables": {"near": {"key": {"key_size": 32},
+ "value": {"value_size": 64}, "size": "4M", "tier": {"enabled": true}}}}
+JSON
+if job "config: a node tier" 4 MPIKVS_CONFIG="$tmp/tier.json" \
+    MPIKVS_VIRTUAL_NODES=2 MPITEST_TIER=1 -- open 2 1 any \
+    "auto, from the default: " off 0 "$tmp/tier.text"; then
+    ok
+    echo "PASS config: a node tier, its regions named:"
+    grep '^tier: ' "$tmp/tier.text" | sed 's/^/    /'
 fi
 
 if job "MPIKVS_VERBOSE=yes" 2 MPIKVS_VERBOSE=yes -- refused; then

@@ -14,7 +14,8 @@
  *       text names all of it; the struct's size rules.  Rank 0 writes
  *       the text to OUT, for the script to compare with MPIKVS_VERBOSE's.
  *       With MPIKVS_CONFIG the job puts 100 keys before close (which
- *       saves them when the config says so).
+ *       saves them when the config says so).  MPITEST_TIER=1: the
+ *       table has a node tier, whose two regions are there too.
  *   refused    MPIKVS_VERBOSE is not 0 or 1: open fails, saying so.
  *
  * Every job first checks the version: MPIKVS_VERSION (the header's),
@@ -106,6 +107,20 @@ static void check_job(const mpikvs_info_t *in)
            strerror(errno), (unsigned long long)st.st_size,
            (unsigned long long)in->region_size);
     EXPECT(!in->plugin, "plugin %d outside Slurm", in->plugin);
+    if (getenv("MPITEST_TIER")) {
+        char p2[MPIKVS_INFO_PATH + MPIKVS_INFO_NAME];
+        snprintf(path, sizeof path, "%s/%s", in->shm_dir, in->tier_index);
+        snprintf(p2, sizeof p2, "%s/%s", in->shm_dir, in->tier_entries);
+        EXPECT(in->tier_index[0] && strstr(in->tier_index, dot) &&
+                   stat(path, &st) == 0 && stat(p2, &st) == 0 &&
+                   strcmp(in->tier_caching, "off") != 0,
+               "tier '%s' '%s' (%s)", in->tier_index, in->tier_entries,
+               in->tier_caching);
+    } else {
+        EXPECT(!in->tier_index[0] && !strcmp(in->tier_caching, "off"),
+               "a tier '%s' (%s) without one", in->tier_index,
+               in->tier_caching);
+    }
 }
 
 /* The text names what the struct says. */
@@ -136,6 +151,11 @@ static void check_text(const mpikvs_t *kvs, const mpikvs_info_t *in,
     NAMES("\nmode: %s\n", in->mode);
     NAMES("\ntransport: %s (%s)\n", in->transport, in->transport_why);
     NAMES("\n%s", persist[in->persist]);
+    if (in->tier_index[0])
+        NAMES("\ntier: %s, regions %s, %s\n", in->tier_caching,
+              in->tier_index, in->tier_entries);
+    else
+        NAMES("\ntier: off\n");
     if (in->config[0])
         NAMES("\nconfig: %s (MPIKVS_CONFIG)\n", in->config);
     else
