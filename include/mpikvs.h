@@ -45,9 +45,35 @@
 #include "mpikvs_counters.h"
 #include "mpikvs_errors.h"
 
+/*
+ * The version of this header.  These three lines are the project's
+ * version: configure takes it from them (AC_INIT), and so do mpikvs.pc
+ * and the CMake package.  MPIKVS_VERSION is "MAJOR.MINOR.PATCH";
+ * MPIKVS_VERSION_NUMBER is MAJOR * 10000 + MINOR * 100 + PATCH, for
+ * #if MPIKVS_VERSION_NUMBER >= 200 (0.2.0).  The library a program runs
+ * with says its own in mpikvs_version().
+ */
+#define MPIKVS_VERSION_MAJOR 0
+#define MPIKVS_VERSION_MINOR 1
+#define MPIKVS_VERSION_PATCH 0
+#define MPIKVS_VERSION_STR_(n) #n
+#define MPIKVS_VERSION_XSTR_(n) MPIKVS_VERSION_STR_(n)
+#define MPIKVS_VERSION                                                   \
+    MPIKVS_VERSION_XSTR_(MPIKVS_VERSION_MAJOR) "."                       \
+    MPIKVS_VERSION_XSTR_(MPIKVS_VERSION_MINOR) "."                       \
+    MPIKVS_VERSION_XSTR_(MPIKVS_VERSION_PATCH)
+#define MPIKVS_VERSION_NUMBER                                            \
+    (MPIKVS_VERSION_MAJOR * 10000 + MPIKVS_VERSION_MINOR * 100 +          \
+     MPIKVS_VERSION_PATCH)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of the library the program runs with ("0.1.0"): compare
+ * it with MPIKVS_VERSION, the header's it was built with.  Any thread,
+ * also before MPI_Init. */
+const char *mpikvs_version(void);
 
 typedef struct mpikvs mpikvs_t;
 
@@ -298,6 +324,78 @@ size_t mpikvs_value_size(const mpikvs_t *kvs);
 /* The transport a handle reaches other nodes' regions with ("ucx" or
  * "mpi"), never "auto"; NULL when kvs is NULL.  mpikvs-stat shows it too. */
 const char *mpikvs_transport(const mpikvs_t *kvs);
+
+/*
+ * What a handle opened (mpikvs_info(3)): the job id of its regions'
+ * names, this node's regions, the nodes, the mode, the transport and why
+ * it was chosen, the table's sizes, the config and the persist load at
+ * open, as this rank sees them.  Not collective; no communication.
+ *
+ * mpikvs_info fills *info.  The struct grows at its end only: set
+ * info->size to sizeof(mpikvs_info_t) first; the library fills the
+ * fields that fit in that size (a program built against an older header
+ * gets the fields it knows) and sets info->size to the bytes it filled.
+ * Text fields end with a NUL; a path longer than MPIKVS_INFO_PATH - 1
+ * bytes is cut there (mpikvs_describe has it whole).  Returns MPIKVS_OK
+ * or MPIKVS_ERR_INVAL (kvs or info NULL, or info->size smaller than the
+ * fields up to persist_loaded).
+ *
+ * mpikvs_describe writes the same as lines of text, "what: value", into
+ * buf (len bytes, always terminated when len > 0), as MPIKVS_VERBOSE=1
+ * prints from rank 0 at open.  Returns the length of the whole text (as
+ * snprintf: a return >= len means it was cut; call again with a larger
+ * buf), or MPIKVS_ERR_INVAL (kvs NULL, or buf NULL with len > 0).
+ */
+#define MPIKVS_INFO_NAME 160    /* bytes of a name field, with its NUL */
+#define MPIKVS_INFO_PATH 1024   /* bytes of a path field, with its NUL */
+
+/* The config's persist.load at open. */
+enum mpikvs_persist {
+    MPIKVS_PERSIST_OFF = 0,     /* no persist.load in the table's config */
+    MPIKVS_PERSIST_LOADED = 1,  /* the file was loaded */
+    MPIKVS_PERSIST_NO_FILE = 2, /* no file at the path yet: a cold start */
+    MPIKVS_PERSIST_KEPT = 3     /* the table held entries (an earlier step
+                                 * of the job filled it): not loaded */
+};
+
+typedef struct mpikvs_info {
+    size_t   size;                    /* in: sizeof(mpikvs_info_t);
+                                       * out: the bytes filled */
+    char     job[MPIKVS_INFO_NAME];   /* the job id of the regions' names:
+                                       * Slurm's, or one open made */
+    int      plugin;                  /* 1: regions of spank_mpikvs (kept
+                                       * for the job or step); 0: open made
+                                       * them and close removes them */
+    int      ranks;                   /* of the handle's communicator */
+    uint32_t nodes;                   /* nodes (virtual ones included) */
+    uint32_t node;                    /* this rank's node, 0..nodes-1 */
+    int      node_ranks;              /* ranks on this rank's node */
+    int      virtual_nodes;           /* 1: MPIKVS_VIRTUAL_NODES made them */
+    char     node_name[MPIKVS_INFO_NAME]; /* in the regions' names */
+    char     shm_dir[MPIKVS_INFO_PATH];   /* where the regions are */
+    char     data_region[MPIKVS_INFO_NAME]; /* this node's buckets */
+    char     tier_index[MPIKVS_INFO_NAME];  /* this node's tier, or "" */
+    char     tier_entries[MPIKVS_INFO_NAME];
+    char     tier_caching[16];        /* "off", "always" or "user" */
+    char     table[MPIKVS_INFO_NAME]; /* the config's table, or "kvs" */
+    char     mode[16];                /* "lockfree", "fine-lock", ... */
+    char     transport[16];           /* "ucx" or "mpi" */
+    char     transport_why[MPIKVS_INFO_PATH]; /* who asked, and what auto
+                                       * chose and why */
+    uint64_t key_size, value_size, slots_per_bucket;
+    uint64_t buckets, bucket_size;    /* of each node */
+    uint64_t region_size;             /* bytes of this node's data region */
+    char     config[MPIKVS_INFO_PATH];/* the config's path (or what), or
+                                       * "" without one */
+    int      persist;                 /* enum mpikvs_persist */
+    char     persist_path[MPIKVS_INFO_PATH]; /* persist.load, or "" */
+    uint64_t persist_entries;         /* LOADED: in the file */
+    uint64_t persist_loaded;          /* LOADED: put into the table */
+    /* Fields are only ever added here, at the end (ABI). */
+} mpikvs_info_t;
+
+int mpikvs_info(const mpikvs_t *kvs, mpikvs_info_t *info);
+int mpikvs_describe(const mpikvs_t *kvs, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,8 @@
  * MPIKVS_CLOSE_TIMEOUT bounds mpikvs_close, MPIKVS_TIMEOUT a wait for
  * another node's answer, MPIKVS_TRANSPORT picks
  * the transport to other nodes (MPIKVS_UCX_OPS how ucx reaches them), and
- * MPIKVS_POPULATE bounds what open faults in, in either case.
+ * MPIKVS_POPULATE bounds what open faults in, in either case;
+ * MPIKVS_VERBOSE=1 has rank 0 print what an open chose (describe.c).
  */
 #include <stdlib.h>
 
@@ -35,6 +36,7 @@ void kvs_env_read(struct mpikvs_env *env)
     env->transport = nonempty("MPIKVS_TRANSPORT");
     env->ucx_ops = nonempty("MPIKVS_UCX_OPS");
     env->populate = nonempty("MPIKVS_POPULATE");
+    env->verbose = nonempty("MPIKVS_VERBOSE");
     env->virtual_nodes = 0;
     if ((v = nonempty("MPIKVS_VIRTUAL_NODES"))) {
         char *end;

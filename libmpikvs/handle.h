@@ -43,22 +43,23 @@ struct mpikvs_env {
     const char *transport;      /* MPIKVS_TRANSPORT, or NULL */
     const char *ucx_ops;        /* MPIKVS_UCX_OPS, or NULL */
     const char *populate;       /* MPIKVS_POPULATE, or NULL */
+    const char *verbose;        /* MPIKVS_VERBOSE, or NULL */
 };
 
-/* What the config's persist.load did at open: the one record of it
- * (persist.c fills it, kvs_warm_start_text says it), for the calls that
- * describe a handle.  mpikvs(3), PERSIST. */
-enum kvs_warm_start {
-    KVS_WARM_NONE = 0,  /* the table has no persist.load */
-    KVS_WARM_LOADED,    /* the file's entries were loaded: report */
-    KVS_WARM_NO_FILE,   /* no file at the path yet: a cold start */
-    KVS_WARM_KEPT       /* the table held entries already (a job-scope
-                         * region an earlier step filled): not loaded */
-};
-
-struct kvs_warm {
-    enum kvs_warm_start  what;
-    mpikvs_load_report_t report;   /* LOADED: the job's totals */
+/* What open chose that the handle keeps for mpikvs_info and
+ * mpikvs_describe (describe.c) and nothing else reads: the rest is in
+ * struct mpikvs already.  Set by open.c, transport.c and persist.c. */
+struct kvs_opened {
+    char        job[KVSHM_JOB_MAX];    /* of the regions' names */
+    char        node[KVSHM_NODE_MAX];  /* this node's, in the names */
+    bool        virtual_nodes;         /* MPIKVS_VIRTUAL_NODES */
+    const char *config_from;           /* "options.config", ..., or NULL */
+    char        config[4096];          /* its path, "" for the job's */
+    const char *transport_from;        /* who asked for the transport */
+    char        transport_why[sizeof(mpikvs_error_t) + 64]; /* what auto
+                                        * chose and why, or "" */
+    int         persist;               /* enum mpikvs_persist */
+    mpikvs_load_report_t persist_report; /* MPIKVS_PERSIST_LOADED */
 };
 
 struct mpikvs {
@@ -127,7 +128,6 @@ struct mpikvs {
     uint64_t                 *recorded;    /* filter of recorded key hashes */
     int                      *gather_counts, *gather_displs; /* leader */
 
-    struct kvs_warm           warm;        /* persist.load at open */
     unsigned                  ncounters;   /* global counters (counters.c) */
     uint64_t                  saves;       /* begun: each save's tag */
 
@@ -136,6 +136,7 @@ struct mpikvs {
                                             * another node (ucx), a
                                             * save's step for the other
                                             * ranks */
+    struct kvs_opened         opened;      /* for mpikvs_info */
     mpikvs_error_t            err;
 };
 
@@ -158,6 +159,13 @@ int kvs_agree(mpikvs_t *kvs, int rc);
  * kvs_transport_open has set kvs->tp) in the rank's stats block, where
  * mpikvs-stat reads it (stats.c). */
 void kvs_stats_set_transport(mpikvs_t *kvs);
+
+/* MPIKVS_VERBOSE (v, or NULL) into *on: "1" or "0", else
+ * MPIKVS_ERR_INVAL naming it (describe.c). */
+int kvs_verbose_parse(mpikvs_t *kvs, const char *v, bool *on);
+/* What mpikvs_describe writes, to stderr: rank 0's at an open under
+ * MPIKVS_VERBOSE=1. */
+void kvs_describe_print(const mpikvs_t *kvs);
 
 /* Group comm's ranks into nodes (MPIKVS_VIRTUAL_NODES or shared memory)
  * and fill node_comm, leaders_comm, local_rank/size, node, nnodes and
@@ -206,13 +214,10 @@ int kvs_tier_invalidate(mpikvs_t *kvs);
 /* The config's persist.load at open (persist.c): mpikvs_load, but a
  * file that does not exist yet is a cold start, not an error, and a
  * table that holds entries already (a job-scope region an earlier step
- * filled) is left as it is; either way kvs->warm says what it did. */
+ * filled) is left as it is; either way kvs->opened.persist says what it
+ * did. */
 int kvs_load_at_open(mpikvs_t *kvs, const char *path);
 
-/* kvs->warm in words, with the path ("loaded 1200 entries from
- * /scratch/warm.kvs", "no file at /scratch/warm.kvs yet: a cold
- * start", ...), into buf of len bytes; returns buf. */
-const char *kvs_warm_start_text(const mpikvs_t *kvs, char *buf, size_t len);
 
 /* Counters are written by their rank only: a plain increment, made
  * visible to readers of the region without a locked instruction. */

@@ -12,6 +12,7 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/bounded_comm.c \
 	libmpikvs/bounded_comm.h \
 	libmpikvs/counters.c \
+	libmpikvs/describe.c \
 	libmpikvs/env.c \
 	libmpikvs/errors.c \
 	libmpikvs/fence.c \

@@ -66,6 +66,11 @@ static int pick_transport(mpikvs_t *kvs, const mpikvs_options_t *opt,
     char list[64];
 
     kvs->transport = t ? t->transport : KVSHM_TRANSPORT_AUTO;
+    kvs->opened.transport_from =
+        opt->transport ? "options.transport"
+        : s            ? "MPIKVS_TRANSPORT"
+        : kvs->transport != KVSHM_TRANSPORT_AUTO ? "the config"
+                                                 : "the default";
     if (!s || kvshm_transport_parse(s, &kvs->transport) == MPIKVS_OK)
         return MPIKVS_OK;
     return kvs_fail(kvs, MPIKVS_ERR_INVAL,
@@ -155,6 +160,11 @@ static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
                         "options.value_size", opt->table);
     if (!path && !text)
         return MPIKVS_OK;
+    kvs->opened.config_from = opt->config ? "options.config"
+                              : path      ? "MPIKVS_CONFIG"
+                                          : "the job's --dht-config";
+    snprintf(kvs->opened.config, sizeof(kvs->opened.config), "%s",
+             path ? path : env->job_config_path ? env->job_config_path : "");
     rc = path ? kvshm_config_load(path, &kvs->config, &diag)
               : kvshm_config_parse(text, strlen(text), "the job's config",
                                    &kvs->config, &diag);
@@ -571,6 +581,8 @@ static int open_region(mpikvs_t *kvs, const struct mpikvs_env *env,
     if (!kvs->layout &&
         MPI_Bcast(job, sizeof(job), MPI_CHAR, 0, kvs->comm) != MPI_SUCCESS)
         return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast of the job id");
+    snprintf(kvs->opened.job, sizeof(kvs->opened.job), "%s", job);
+    snprintf(kvs->opened.node, sizeof(kvs->opened.node), "%s", node);
     if ((rc = data_tag(kvs, tag, sizeof(tag))) != MPIKVS_OK)
         return rc;
     rc = kvshm_job_dir(kvs->layout ? env->layout : NULL, env->shm_dir,
@@ -911,6 +923,7 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     struct mpikvs_env env;
     char node[KVSHM_NODE_MAX];
     uint64_t size_per_node = 0, populate = 0;
+    bool verbose = false;
     mpikvs_t *kvs;
     int rc;
 
@@ -942,6 +955,9 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         rc = set_ucx_ops(kvs, &env);
     if (rc == MPIKVS_OK)
         rc = set_populate(kvs, &env, &populate);
+    if (rc == MPIKVS_OK)
+        rc = kvs_verbose_parse(kvs, env.verbose, &verbose);
+    kvs->opened.virtual_nodes = env.virtual_nodes > 0;
 
     rc = kvs_agree(kvs, rc == MPIKVS_OK ? open_layout(kvs, &env) : rc);
     if (rc == MPIKVS_OK)
@@ -985,6 +1001,8 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         teardown(kvs, false, false);
         return rc;
     }
+    if (verbose && kvs->rank == 0)
+        kvs_describe_print(kvs);
     *out = kvs;
     return MPIKVS_OK;
 }

@@ -687,7 +687,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
         /* at open, a region an earlier step of the job filled is
          * warm already */
         if (any && at_open) {
-            kvs->warm.what = KVS_WARM_KEPT;
+            kvs->opened.persist = MPIKVS_PERSIST_KEPT;
             return MPIKVS_OK;
         }
         if (any)
@@ -715,7 +715,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
         /* the config's load before the first save: a cold start */
         if (rc == -ENOENT && at_open) {
             kvs->err.text[0] = '\0';
-            kvs->warm.what = KVS_WARM_NO_FILE;
+            kvs->opened.persist = MPIKVS_PERSIST_NO_FILE;
             return MPIKVS_OK;
         }
         return rc;
@@ -752,8 +752,6 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
         report->loaded = sum[0];
         report->not_fitting = sum[1];
     }
-    if (rc == MPIKVS_OK && at_open)
-        kvs->warm.what = KVS_WARM_LOADED;
     return rc;
 }
 
@@ -765,33 +763,7 @@ int mpikvs_load(mpikvs_t *kvs, const char *path, unsigned flags,
 
 int kvs_load_at_open(mpikvs_t *kvs, const char *path)
 {
-    return load(kvs, path, 0, &kvs->warm.report, true);
-}
-
-const char *kvs_warm_start_text(const mpikvs_t *kvs, char *buf, size_t len)
-{
-    const char *path = kvs->table ? kvs->table->persist.load : "";
-    const mpikvs_load_report_t *r = &kvs->warm.report;
-
-    switch (kvs->warm.what) {
-    case KVS_WARM_LOADED:
-        snprintf(buf, len, "loaded %llu entries of %llu from %s (%llu did "
-                 "not fit: evicted others)",
-                 (unsigned long long)r->loaded,
-                 (unsigned long long)r->entries, path,
-                 (unsigned long long)r->not_fitting);
-        break;
-    case KVS_WARM_NO_FILE:
-        snprintf(buf, len, "no file at %s yet: a cold start (persist.save "
-                 "writes one at close)", path);
-        break;
-    case KVS_WARM_KEPT:
-        snprintf(buf, len, "the table held entries already (a region an "
-                 "earlier step of the job filled): %s not loaded", path);
-        break;
-    default:
-        snprintf(buf, len, "no persist.load in the table's config");
-        break;
-    }
-    return buf;
+    /* what it did, for mpikvs_info: loaded, unless load says otherwise */
+    kvs->opened.persist = MPIKVS_PERSIST_LOADED;
+    return load(kvs, path, 0, &kvs->opened.persist_report, true);
 }

@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <stdio.h>
+
 #include "transport.h"
 
 #ifdef HAVE_UCX
@@ -32,6 +34,11 @@ static int open_ucx(mpikvs_t *kvs)
 #endif
 }
 
+/* What auto chose and why, for mpikvs_info (handle.h). */
+#define AUTO_WHY(kvs, ...)                                              \
+    snprintf((kvs)->opened.transport_why,                               \
+             sizeof((kvs)->opened.transport_why), __VA_ARGS__)
+
 int kvs_transport_open(mpikvs_t *kvs)
 {
     int rc;
@@ -40,11 +47,21 @@ int kvs_transport_open(mpikvs_t *kvs)
     case KVSHM_TRANSPORT_AUTO:
 #ifdef HAVE_UCX
         if (kvs->mode != KVSHM_MODE_COARSE_LOCK) {
-            if (open_ucx(kvs) == MPIKVS_OK)
+            if (open_ucx(kvs) == MPIKVS_OK) {
+                AUTO_WHY(kvs, "UCX started on every rank");
                 return MPIKVS_OK;
-            /* UCX does not start here: MPIKVS_TRANSPORT=ucx says why */
+            }
+            /* UCX does not start here: MPIKVS_TRANSPORT=ucx says why,
+             * and so does mpikvs_info; the open has not failed */
+            AUTO_WHY(kvs, "UCX did not start, so MPI one-sided: %s",
+                     kvs->err.text);
+            kvs->err.text[0] = '\0';
             drop(kvs);
+        } else {
+            AUTO_WHY(kvs, "the coarse-lock mode locks MPI windows");
         }
+#else
+        AUTO_WHY(kvs, "this libmpikvs was built without UCX");
 #endif
         /* fall through */
     case KVSHM_TRANSPORT_MPI:

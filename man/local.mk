@@ -12,12 +12,14 @@ man_MANS += \
 	man/mpikvs_counter_add.3 \
 	man/mpikvs_counter_cas.3 \
 	man/mpikvs_counters.3 \
+	man/mpikvs_describe.3 \
 	man/mpikvs_fence.3 \
 	man/mpikvs_foreach_local.3 \
 	man/mpikvs_get_ref.3 \
 	man/mpikvs_get.3 \
 	man/mpikvs_get_batch.3 \
 	man/mpikvs_get_batch_start.3 \
+	man/mpikvs_info.3 \
 	man/mpikvs_key_size.3 \
 	man/mpikvs_last_error.3 \
 	man/mpikvs_load.3 \
@@ -34,6 +36,7 @@ man_MANS += \
 	man/mpikvs_tier_invalidate.3 \
 	man/mpikvs_transport.3 \
 	man/mpikvs_value_size.3 \
+	man/mpikvs_version.3 \
 	man/mpikvs_wait.3 \
 	man/spank_mpikvs.8
 # End of man_MANS
@@ -49,12 +52,14 @@ EXTRA_DIST += \
 	man/mpikvs_counter_add.3.in \
 	man/mpikvs_counter_cas.3.in \
 	man/mpikvs_counters.3.in \
+	man/mpikvs_describe.3.in \
 	man/mpikvs_fence.3.in \
 	man/mpikvs_foreach_local.3.in \
 	man/mpikvs_get_ref.3.in \
 	man/mpikvs_get.3.in \
 	man/mpikvs_get_batch.3.in \
 	man/mpikvs_get_batch_start.3.in \
+	man/mpikvs_info.3.in \
 	man/mpikvs_key_size.3.in \
 	man/mpikvs_last_error.3.in \
 	man/mpikvs_load.3.in \
@@ -71,6 +76,7 @@ EXTRA_DIST += \
 	man/mpikvs_tier_invalidate.3.in \
 	man/mpikvs_transport.3.in \
 	man/mpikvs_value_size.3.in \
+	man/mpikvs_version.3.in \
 	man/mpikvs_wait.3.in \
 	man/spank_mpikvs.8.in
 # End of EXTRA_DIST (man)

@@ -386,7 +386,8 @@ static void reduce_phase(const struct ctx *c, const struct local *l,
 }
 
 /* Bucket memory per node: twice the bytes of every pair the run may
- * store, spread over the nodes; at least 64 MiB, in whole MiB. */
+ * store, spread over the nodes (dht_nodes_to_size_for before the open);
+ * at least 64 MiB, in whole MiB. */
 static uint64_t default_size(const struct ctx *c)
 {
     const struct dht_opts *o = c->o;
@@ -1083,7 +1084,7 @@ int bench_dht_main(int argc, char **argv)
         return status;
     }
 
-    dht_count_nodes(c.np, &c.nodes, &c.virtual_nodes);
+    c.nodes = dht_nodes_to_size_for(c.np);   /* open tells the real ones */
     c.size_per_node = o.size_given ? o.size : default_size(&c);
     if (o.dist == DIST_ZIPF)
         bench_zipf_init(&c.zipf, ZIPF_N, ZIPF_THETA);
@@ -1103,6 +1104,7 @@ int bench_dht_main(int argc, char **argv)
         MPI_Finalize();
         return BENCH_EXIT_FAIL;
     }
+    dht_nodes(c.kvs, c.rank, &c.nodes, &c.virtual_nodes);
 
     job_stats(&c, &snap[0]);
     for (int p = 0; p < NPHASES; p++) {

@@ -48,9 +48,17 @@ struct dht_opts {
 void dht_fail(const mpikvs_t *kvs, int rank, const char *call, int rc)
     __attribute__((noreturn));
 
-/* Nodes as libmpikvs sees them: MPIKVS_VIRTUAL_NODES blocks of ranks, or
- * the shared-memory domains (collective over MPI_COMM_WORLD). */
-void dht_count_nodes(int np, int *nodes, bool *virtual_nodes);
+/* The nodes a table is sized for before it is open (collective): the
+ * valid MPIKVS_VIRTUAL_NODES, else the shared-memory domains.  Only an
+ * estimate for a default size, which needs it before there is a handle
+ * to ask (a virtual node sized for its whole host would take that many
+ * times the memory of the host); what the open formed is dht_nodes'. */
+int dht_nodes_to_size_for(int np);
+
+/* The nodes an open handle formed, virtual ones included, as the
+ * library says (mpikvs_info); a failure ends the job. */
+void dht_nodes(const mpikvs_t *kvs, int rank, int *nodes,
+               bool *virtual_nodes);
 
 /* The counters of the job (collective); a failure ends the job. */
 void dht_job_stats(mpikvs_t *kvs, int rank, mpikvs_stats_t *st);

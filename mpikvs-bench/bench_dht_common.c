@@ -1,7 +1,7 @@
 /*
  * bench_dht_common.c - what the two runs of "mpikvs-bench dht" share
- * (bench_dht.h): failing the whole job, the job's counters, the nodes as
- * libmpikvs sees them, and sizes as text.  bench_dht.c (the paper's
+ * (bench_dht.h): failing the whole job, the job's counters, the nodes
+ * to size a table for, those an open handle formed, and sizes as text.  bench_dht.c (the paper's
  * phases) and bench_dht_tier.c (--tier) both call these; neither calls
  * the other's helpers.
  */
@@ -47,31 +47,39 @@ void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
 #undef DIFF_COUNTER
 }
 
-/* Nodes as libmpikvs sees them (bench_dht.h). */
-void dht_count_nodes(int np, int *nodes, bool *virtual_nodes)
+int dht_nodes_to_size_for(int np)
 {
     MPI_Comm local;
-    int lr, leader, real;
+    int lr, leader, hosts;
     const char *v = getenv("MPIKVS_VIRTUAL_NODES");
 
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
                         MPI_INFO_NULL, &local);
     MPI_Comm_rank(local, &lr);
     leader = lr == 0;
-    MPI_Allreduce(&leader, &real, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&leader, &hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Comm_free(&local);
-    *nodes = real;
-    *virtual_nodes = false;
     if (v && *v) {
         char *end;
         errno = 0;
         unsigned long n = strtoul(v, &end, 10);
         if (!errno && *end == '\0' && v[0] != '-' && n >= 1 &&
-            n <= (unsigned long)np) {
-            *nodes = (int)n;
-            *virtual_nodes = true;
-        }
+            n <= (unsigned long)np)
+            return (int)n;
     }
+    return hosts;
+}
+
+void dht_nodes(const mpikvs_t *kvs, int rank, int *nodes,
+               bool *virtual_nodes)
+{
+    mpikvs_info_t in = {.size = sizeof in};
+    int rc = mpikvs_info(kvs, &in);
+
+    if (rc != MPIKVS_OK)
+        dht_fail(kvs, rank, "mpikvs_info", rc);
+    *nodes = (int)in.nodes;
+    *virtual_nodes = in.virtual_nodes != 0;
 }
 
 void dht_size_text(uint64_t bytes, char *buf, size_t len)

@@ -119,7 +119,9 @@ static int agree(const struct tctx *c, const char *why)
 /* ---- the config --------------------------------------------------------- */
 
 /* The table's memory per node by default: ROOM slots per key of the node
- * (so that few keys are evicted), plus the tier's part. */
+ * (so that few keys are evicted; c->nodes is dht_nodes_to_size_for's
+ * before the open),
+ * plus the tier's part. */
 static uint64_t default_size(const struct tctx *c, uint64_t tier_bytes,
                              double tier_fraction)
 {
@@ -982,7 +984,7 @@ int dht_tier_run(const struct dht_opts *o, int rank, int np)
     char why[WHY_LEN];
     int status = 0, rc;
 
-    dht_count_nodes(np, &c.nodes, &c.virtual_nodes);
+    c.nodes = dht_nodes_to_size_for(np);   /* open tells the real ones */
     bench_zipf_init(&c.zipf, o->keys, BENCH_ZIPF_THETA);
     bench_timer_init(&c.timer, "auto", why, sizeof why);   /* never fails */
     c.overhead_ticks = bench_timer_overhead(&c.timer);
@@ -998,6 +1000,7 @@ int dht_tier_run(const struct dht_opts *o, int rank, int np)
         status = BENCH_EXIT_FAIL;
         goto out;
     }
+    dht_nodes(c.kvs, rank, &c.nodes, &c.virtual_nodes);
 
     dht_job_stats(c.kvs, rank, &s0);
     write_s = write_keys(&c);

@@ -90,6 +90,9 @@ static const char *const step_what[NSTEPS] = {STEPS(STEP_WHAT)};
 
 struct ctx {
     int          rank, np, nodes, local_rank, local_size;
+    uint32_t     node_index;       /* this rank's node: the nodes are the
+                                    * library's (mpikvs_info), learnt
+                                    * from the first open */
     bool         virtual_nodes, json;
     uint64_t     reps, size;
     const char  *mode;
@@ -222,9 +225,7 @@ static bool timed(struct ctx *c, enum step s, struct rep *r)
     case STEP_NODE_SPLIT:
         if (c->virtual_nodes)
             mpi_check(c, "MPI_Comm_split",
-                      PMPI_Comm_split(MPI_COMM_WORLD,
-                                      (int)(((int64_t)c->rank * c->nodes) /
-                                            c->np),
+                      PMPI_Comm_split(MPI_COMM_WORLD, (int)c->node_index,
                                       c->rank, &r->comm));
         else
             mpi_check(c, "MPI_Comm_split_type",
@@ -327,9 +328,11 @@ static double run_step(struct ctx *c, enum step s)
 
 /* ---- open and close --------------------------------------------------- */
 
-/* A rank's mean times of mpikvs_open and mpikvs_close, in ms.  Returns
- * false when the open failed (on every rank: the library says so). */
-static bool run_open_close(const struct ctx *c, double *open_ms,
+/* A rank's mean times of mpikvs_open and mpikvs_close, in ms, and the
+ * nodes the first open formed (c->nodes, node_index, virtual_nodes),
+ * which the steps split into.  Returns false when the open failed (on
+ * every rank: the library says so). */
+static bool run_open_close(struct ctx *c, double *open_ms,
                            double *close_ms)
 {
     mpikvs_options_t opt = {.key_size = 16, .value_size = 16,
@@ -353,6 +356,14 @@ static bool run_open_close(const struct ctx *c, double *open_ms,
                         (unsigned long long)c->size, mpikvs_strerror(rc),
                         mpikvs_last_error(NULL));
             return false;
+        }
+        if (i == 0) {   /* untimed */
+            mpikvs_info_t in = {.size = sizeof in};
+            if ((rc = mpikvs_info(kvs, &in)) != MPIKVS_OK)
+                die(c, "mpikvs_info", mpikvs_last_error(kvs));
+            c->nodes = (int)in.nodes;
+            c->node_index = in.node;
+            c->virtual_nodes = in.virtual_nodes != 0;
         }
         PMPI_Barrier(MPI_COMM_WORLD);
         bench_mpi_count_into(&counted[COUNT_CLOSE]);
@@ -621,19 +632,18 @@ static int open_options(int argc, char **argv, struct ctx *c, bool speak)
 
 /* ---- the subcommand ----------------------------------------------------- */
 
-/* The node and leaders' communicators the steps run in, the buffers, and
- * the names of the regions (untimed). */
+/* The node and leaders' communicators the steps run in (of the nodes
+ * run_open_close learnt), the buffers, and the names of the regions
+ * (untimed). */
 static void set_up(struct ctx *c)
 {
     mpikvs_error_t err;
     const char *v;
     int leader;
 
-    dht_count_nodes(c->np, &c->nodes, &c->virtual_nodes);
     if (c->virtual_nodes)
-        PMPI_Comm_split(MPI_COMM_WORLD,
-                        (int)(((int64_t)c->rank * c->nodes) / c->np),
-                        c->rank, &c->node);
+        PMPI_Comm_split(MPI_COMM_WORLD, (int)c->node_index, c->rank,
+                        &c->node);
     else
         PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank,
                              MPI_INFO_NULL, &c->node);
@@ -695,18 +705,15 @@ int bench_open_main(int argc, char **argv)
         MPI_Finalize();
         return rc > 0 ? 0 : BENCH_EXIT_USAGE;
     }
+    memset(&res, 0, sizeof res);
+    if (!run_open_close(&c, &open_ms, &close_ms)) {
+        MPI_Finalize();
+        return BENCH_EXIT_FAIL;
+    }
     set_up(&c);
     all = malloc(sizeof(*all) * (size_t)c.np);
     if (!all)
         die(&c, "allocating the buffers", strerror(ENOMEM));
-
-    memset(&res, 0, sizeof res);
-    if (!run_open_close(&c, &open_ms, &close_ms)) {
-        free(all);
-        tear_down(&c);
-        MPI_Finalize();
-        return BENCH_EXIT_FAIL;
-    }
     res.open = spread_of(&c, open_ms, all);
     res.close = spread_of(&c, close_ms, all);
     for (int s = 0; s < NSTEPS; s++)

@@ -188,10 +188,6 @@ int bench_persist_main(int argc, char **argv)
         MPI_Finalize();
         return rc > 0 ? 0 : BENCH_EXIT_USAGE;
     }
-    {   /* the node count, as the library makes it */
-        bool virtual_nodes;
-        dht_count_nodes(np, &nodes, &virtual_nodes);
-    }
     {
         int pid = (int)getpid();
         MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -203,6 +199,10 @@ int bench_persist_main(int argc, char **argv)
     }
 
     mpikvs_t *kvs = open_table(&o);
+    {   /* the nodes the handle formed */
+        bool virtual_nodes;
+        dht_nodes(kvs, rank, &nodes, &virtual_nodes);
+    }
     fill_table(kvs, &o, rank, np, nodes);
     double save_s[o.reps], load_s[o.reps];
     for (uint64_t r = 0; r < o.reps; r++) {

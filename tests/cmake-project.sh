@@ -13,7 +13,8 @@
 #     found by linking a trivial MPI program with it) and no other MPI's,
 #     as does PREFIX's libmpikvs;
 #   - it runs under the wrapper's launcher with -n 2: both ranks put,
-#     get the other's key and close, and leave no region behind;
+#     get the other's key and close, and leave no region behind, and the
+#     package's version is the installed header's and library's;
 #   - a version the install is not (9.0, the next minor of a 0.x, the
 #     next major) and a 32-bit project are refused.
 #

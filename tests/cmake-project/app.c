@@ -1,9 +1,11 @@
 /*
  * app.c - a user's program built by CMake against an installed mpikvs
  * (tests/cmake-project.sh): every rank puts a key, and after a barrier
- * and a fence gets the next rank's and checks its value.  Prints
- * "cmake-app: ok RANK" when its open, put, get and close all worked;
- * exits 1 on any failure.
+ * and a fence gets the next rank's and checks its value, and the
+ * package's version (MPIKVS_PACKAGE_VERSION, from CMakeLists.txt) is the
+ * installed header's and the library's.  Prints "cmake-app: ok RANK"
+ * when its open, put, get and close all worked; exits 1 on any
+ * failure.
  */
 #include <mpikvs.h>
 #include <stdint.h>
@@ -67,6 +69,13 @@ int main(int argc, char **argv)
     rc = mpikvs_close(&kvs);
     if (rc != MPIKVS_OK)
         bad |= failed(rank, "mpikvs_close", rc);
+    if (strcmp(MPIKVS_PACKAGE_VERSION, MPIKVS_VERSION) != 0 ||
+        strcmp(MPIKVS_VERSION, mpikvs_version()) != 0) {
+        fprintf(stderr, "cmake-app: rank %d: the package is %s, the header "
+                "%s, the library %s\n", rank, MPIKVS_PACKAGE_VERSION,
+                MPIKVS_VERSION, mpikvs_version());
+        bad = 1;
+    }
     if (!bad)
         printf("cmake-app: ok %d\n", rank);
     MPI_Finalize();

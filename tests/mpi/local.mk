@@ -8,6 +8,7 @@ check_PROGRAMS += \
 	tests/mpi/test_basic \
 	tests/mpi/test_corrupt \
 	tests/mpi/test_errors \
+	tests/mpi/test_describe \
 	tests/mpi/test_fault \
 	tests/mpi/test_tier \
 	tests/mpi/test_torture \
@@ -19,7 +20,6 @@ check_PROGRAMS += \
 	tests/mpi/test_populate \
 	tests/mpi/test_progress \
 	tests/mpi/test_thread \
-	tests/mpi/test_warm_start \
 	tests/mpi/test_killed_writer
 # End of check_PROGRAMS (mpi)
 
@@ -28,6 +28,7 @@ TESTS += \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-errors-test.sh \
+	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
@@ -38,14 +39,18 @@ TESTS += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh \
-	tests/mpi/run-warm-start-test.sh
+	tests/mpi/run-thread-test.sh
 # End of TESTS (mpi)
 
 tests_mpi_test_absent_stopped_SOURCES = tests/mpi/test_absent_stopped.c
 tests_mpi_test_absent_stopped_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_absent_stopped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_absent_stopped_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+tests_mpi_test_describe_SOURCES = tests/mpi/test_describe.c
+tests_mpi_test_describe_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_describe_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_describe_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 tests_mpi_test_basic_SOURCES = tests/mpi/test_basic.c
 tests_mpi_test_basic_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -140,13 +145,6 @@ tests_mpi_test_killed_writer_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_killed_writer_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
 tests_mpi_test_killed_writer_LDADD = $(LIBMPIKVS_LIBS)
 
-# built from the library's sources: it reads what persist.load did at
-# open (kvs->warm), which no public call shows yet
-tests_mpi_test_warm_start_SOURCES = tests/mpi/test_warm_start.c $(libmpikvs_libmpikvs_la_SOURCES)
-tests_mpi_test_warm_start_CPPFLAGS = $(TESTS_CPPFLAGS)
-tests_mpi_test_warm_start_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
-tests_mpi_test_warm_start_LDADD = $(LIBMPIKVS_LIBS)
-
 # built from the library's sources: it holds bucket locks itself
 tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -159,6 +157,7 @@ EXTRA_DIST += \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-errors-test.sh \
+	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
@@ -170,6 +169,5 @@ EXTRA_DIST += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh \
-	tests/mpi/run-warm-start-test.sh
+	tests/mpi/run-thread-test.sh
 # End of EXTRA_DIST (mpi)

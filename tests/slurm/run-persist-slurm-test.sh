@@ -71,7 +71,8 @@ check "a save directory that does not exist" \
 check "no job was queued" [ "$(squeue -h | wc -l)" = "$before" ]
 
 echo "# a campaign: the first job saves, the second loads"
-printf '#!/bin/bash\nsrun -n2 %s "$1" 20\n' "$steps" >"$work/warm.sh"
+# MPIKVS_VERBOSE=1: rank 0 says what each open opened (mpikvs_info(3))
+printf '#!/bin/bash\nMPIKVS_VERBOSE=1 srun -n2 %s "$1" 20\n' "$steps" >"$work/warm.sh"
 chmod 755 "$work/warm.sh"
 rm -f "$work/first.out" "$work/second.out"
 batch_job "$work/first.out" 120 as_user sbatch -N2 -n2 -o "$work/first.out" \
@@ -79,6 +80,13 @@ batch_job "$work/first.out" 120 as_user sbatch -N2 -n2 -o "$work/first.out" \
 check "the first job completed ($state)" [ "$state" = COMPLETED ]
 check "its open found no file to load: a cold start" \
     has "$out" "kvs_steps: write 20 keys"
+check "MPIKVS_VERBOSE=1: the job id of the plugin's regions" \
+    has "$out" "^job: $job (spank_mpikvs's regions, kept after close)$"
+check "MPIKVS_VERBOSE=1: 2 nodes" has "$out" "^nodes: 2$"
+check "MPIKVS_VERBOSE=1: the job's config" \
+    has "$out" "^config: $work/good.json (the job's --dht-config)$"
+check "MPIKVS_VERBOSE=1: no file to load yet" \
+    has "$out" "^persist: no file at $work/saves/t.kvs yet (a cold start)$"
 owner=$(stat -c %U "$work/saves/t.kvs" 2>&1)
 check "its close saved the file, owned by the user ($owner)" \
     [ "$owner" = "$user" ]
@@ -91,5 +99,7 @@ batch_job "$work/second.out" 120 as_user sbatch -N2 -n2 -o "$work/second.out" \
 check "the second job completed ($state)" [ "$state" = COMPLETED ]
 check "its open loaded every key the first saved" \
     has "$out" "kvs_steps: read 20 keys: 40 hits, 0 wrong, 0 missing"
+check "MPIKVS_VERBOSE=1: persist loaded the 20 entries" \
+    has "$out" "^persist: loaded 20 of 20 entries from $work/saves/t.kvs$"
 
 checks_done "run-persist-slurm-test"
