@@ -177,6 +177,7 @@ static void written_clear(struct rc_win *w)
 void rc_user_invalidate(struct rc_win *w, int collective)
 {
     rc_drop_all(w, RC_INV_USER);
+    rc_repeat_forget(w);
     if (!collective) {
         w->node_blind = 1;
         return;
@@ -212,6 +213,9 @@ void rc_complete(struct rc_win *w, int target, int keep)
         }
         switch (p->kind) {
         case RC_P_PRIMARY:
+            /* what readonly would have kept: was it fetched before? */
+            if (!p->stale && w->mode == RC_TRANSPARENT)
+                rc_repeat_note(w, p->target, p->disp, p->len, p->buf);
             if (keep && !p->stale && w->ix_ready &&
                 (w->mode == RC_READONLY ||
                  (w->mode == RC_TRANSPARENT && w->lockmode[p->target] == RC_EXCLUSIVE))) {
@@ -310,6 +314,7 @@ void rc_own_write(struct rc_win *w, int target, uint64_t disp, uint64_t len)
     if (w->ix_ready)
         rc_count_dropped(w, RC_INV_OWN_WRITE,
                          rc_index_invalidate(&w->ix, target, disp, len));
+    rc_repeat_written(w, target);
     if (w->node_on) {
         struct rc_bound *b = &w->node_written[target];
 

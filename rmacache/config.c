@@ -11,6 +11,7 @@
  *   MPIKVS_RMACACHE_MAX_GET  the largest get cached
  *   MPIKVS_RMACACHE_VERIFY   1: also do every get served from the cache
  *   MPIKVS_RMACACHE_STATS    1: statistics per window at MPI_Finalize
+ *                            (the advice of advice.c comes without it)
  *   MPIKVS_RMACACHE_NODE     0: no node tier for readonly windows
  *   MPIKVS_SHM_DIR           where the node tier's regions go without
  *                            MPIKVS_LAYOUT (kvshm_job_dir), else /dev/shm
@@ -204,6 +205,7 @@ struct rc_record {
     int                       seq, mode;
     char                      name[64];
     struct kvshm_rma_counters st;
+    uint64_t                  refetched_same, refetched_changed; /* repeats.c */
     struct rc_record         *next;
 };
 static struct rc_record *records, **records_end = &records;
@@ -219,6 +221,8 @@ void rc_stats_keep(const struct rc_win *w)
     r->mode = w->mode;
     memcpy(r->name, w->name, sizeof r->name);
     r->st = *w->st;
+    r->refetched_same = w->refetched_same;
+    r->refetched_changed = w->refetched_changed;
     pthread_mutex_lock(&records_lock);
     *records_end = r;
     records_end = &r->next;
@@ -251,6 +255,10 @@ void rc_stats_print(void)
                      rank, r->seq, r->name[0] ? " '" : "", r->name, r->name[0] ? "'" : "",
                      rc_mode_name(r->mode));
             print_counters(line, sizeof line, &r->st);
+            /* this rank's own figures, not in the window's region */
+            snprintf(line + strlen(line), sizeof line - strlen(line),
+                     " refetched-same %" PRIu64 " refetched-changed %" PRIu64,
+                     r->refetched_same, r->refetched_changed);
             /* one write a line: the ranks' lines do not mix */
             fprintf(stderr, "%s\n", line);
         }

@@ -8,6 +8,7 @@
 lib_LTLIBRARIES += rmacache/libmpikvs-rmacache.la
 
 rmacache_libmpikvs_rmacache_la_SOURCES = \
+	rmacache/advice.c \
 	rmacache/cache.c \
 	rmacache/config.c \
 	rmacache/index.c \
@@ -15,6 +16,7 @@ rmacache_libmpikvs_rmacache_la_SOURCES = \
 	rmacache/node.c \
 	rmacache/node.h \
 	rmacache/node_region.c \
+	rmacache/repeats.c \
 	rmacache/rma.c \
 	rmacache/rmacache.h \
 	rmacache/sync.c \
@@ -22,7 +24,8 @@ rmacache_libmpikvs_rmacache_la_SOURCES = \
 # End of rmacache_libmpikvs_rmacache_la_SOURCES
 nodist_rmacache_libmpikvs_rmacache_la_SOURCES = rmacache/ordering.c
 rmacache_libmpikvs_rmacache_la_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/rmacache
-rmacache_libmpikvs_rmacache_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread -O2
+# XXHASH_CFLAGS: repeats.c hashes what a transparent window fetched
+rmacache_libmpikvs_rmacache_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLAGS) -pthread -O2
 # shm/: the node tier's regions; common/: the sizes of
 # MPIKVS_RMACACHE_BYTES (kvshm_parse_size)
 rmacache_libmpikvs_rmacache_la_LIBADD = shm/libkvshm.la $(MPI_LIBS) -lpthread

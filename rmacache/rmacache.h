@@ -105,6 +105,12 @@ struct rc_win {
      * node-tier entry that overlaps it.  Coarse (one range a target):
      * a miss too many, never a stale hit. */
     struct rc_bound *node_written;
+    /* transparent windows: data fetched again, unchanged or not, since
+     * this rank's previous get of it (repeats.c) */
+    struct rc_seen  *seen;
+    uint32_t        *seen_writes;    /* nranks: own writes per target */
+    uint32_t         seen_gen;
+    uint64_t         refetched_same, refetched_changed;
     struct rc_win   *next;           /* the live windows (stats at finalize) */
 };
 
@@ -258,6 +264,23 @@ int rc_pend_add(struct rc_win *w, int kind, int target, uint64_t disp,
 /* The index of w, made at the first cacheable get; NULL when it cannot
  * be (the window then passes through).  Caller locks. */
 struct rc_index *rc_win_index(struct rc_win *w);
+
+/* repeats.c: a completed primary get of a transparent window brought
+ * data: compare it with what this rank's previous get of the key
+ * brought (refetched_same, refetched_changed).  Caller locks. */
+void rc_repeat_note(struct rc_win *w, int target, uint64_t disp, size_t len,
+                    const void *data);
+/* An own write to target: its earlier data is not compared again. */
+void rc_repeat_written(struct rc_win *w, int target);
+/* The program's invalidation: nothing earlier is compared again. */
+void rc_repeat_forget(struct rc_win *w);
+void rc_repeat_fini(struct rc_win *w);
+
+/* advice.c: a window's figures for the advice at MPI_Finalize (when it
+ * is freed, or then), and the advice itself: collective over
+ * MPI_COMM_WORLD, so every rank calls it. */
+void rc_advice_keep(const struct rc_win *w);
+void rc_advice_print(void);
 
 /* Read the environment once (the first window, or MPI_Finalize). */
 void rc_config_once(void);

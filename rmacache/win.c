@@ -28,6 +28,7 @@ static void win_destroy(struct rc_win *w)
             free(w->pend[i].from);
     if (w->ix_ready)
         rc_index_fini(&w->ix);
+    rc_repeat_fini(w);
     pthread_mutex_destroy(&w->lock);
     free(w->pend);
     free(w->ptab);
@@ -50,6 +51,7 @@ static int delete_fn(MPI_Win win, int kv, void *val, void *extra)
         }
     pthread_mutex_unlock(&live_lock);
     rc_stats_keep(w);
+    rc_advice_keep(w);
     win_destroy(w);
     return MPI_SUCCESS;
 }
@@ -300,12 +302,14 @@ int MPI_Finalize(void)
     for (struct rc_win *w = live; w; w = w->next) {
         pthread_mutex_lock(&w->lock);
         rc_stats_keep(w);
+        rc_advice_keep(w);
         rc_node_close(w);
         pthread_mutex_unlock(&w->lock);
     }
     pthread_mutex_unlock(&live_lock);
     if (rc_cfg.stats)
         rc_stats_print();
+    rc_advice_print();
     rc_order_event();
     return PMPI_Finalize();
 }

@@ -13,7 +13,9 @@
 # or left to MPI_Finalize), and a job killed by MPI_Abort leaves a
 # region that mpikvs-stat --gc removes; issue 29's H3, H4 (the node
 # tier) and H5 (an exclusive target's own store, under osc rdma and
-# pt2pt).
+# pt2pt); issue 31's advice: the windows whose transparent mode fetched
+# unchanged data again at every epoch, named at MPI_Finalize with the
+# setting that caches them, and none for data that changes.
 # In the sanitizer build the sanitizer runtime is preloaded first.
 
 LC_ALL=C
@@ -105,6 +107,17 @@ expect_stat all 0 noncontig hits -eq 0
 expect_stat all 0 barrier-trap order -gt 0
 expect_stat all 0 lock-all-flush hits -eq 0
 expect_stat all 0 threads hits -gt 0
+# issue 31: every part but the repeat loops reads data that changes
+# between epochs (fence, PSCW, locks, flushes, dynamic, random): the
+# advice at MPI_Finalize names the two loops of unchanged data only
+advised=$(sed -n "s/^mpikvs-rmacache: window [0-9]* '\([^']*\)': .*/\1/p" "$tmp/all" | sort | tr '\n' ' ')
+if [ "$advised" = "repeat-lock repeat-lock-all " ]; then
+    ok
+else
+    bad "np=2 all parts: readonly advised for '$advised', not for the repeat loops alone" "$tmp/all"
+fi
+expect_stat all 0 shared-lock refetched-changed -gt 0
+expect_stat all 0 fence refetched-changed -gt 0
 
 if run three 3 -- random random-ro barrier-trap exclusive-lock node &&
     grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/three"; then
@@ -277,6 +290,67 @@ expect_stat verify 0 ro-lie mismatches -gt 0
 expect_stat verify 0 random-ro mismatches -eq 0
 expect_stat verify 0 random-ro verified -gt 0
 unset MPIKVS_RMACACHE_VERIFY
+
+# issue 31: lock/get/unlock and lock_all/get/flush loops of a
+# transparent window miss at every get (16 ints, 25 rounds: 400 gets,
+# of which 384 fetch again what they fetched before); when the data
+# stays, the advice at MPI_Finalize names the window and the rule that
+# would cache them, once for the job; when rank 1 changes it between
+# rounds, no advice (readonly would serve old values), and the
+# statistics count the changed refetches
+advice() { # NAME WINDOW: the advice lines of the window
+    grep "^mpikvs-rmacache: window [0-9]* '$2': " "$tmp/$1"
+}
+expect_advice() { # NAME WINDOW TEXT
+    if [ "$(advice "$1" "$2" | wc -l)" = 1 ] && advice "$1" "$2" | grep -qF -- "$3"; then
+        ok
+    else
+        bad "$1: no single advice for window '$2' saying '$3'" "$tmp/$1"
+    fi
+}
+if run repeat 2 -- repeat-lock repeat-lock-all repeat-changing &&
+    grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/repeat"; then
+    ok
+else
+    bad "repeat loops" "$tmp/repeat"
+fi
+for win in repeat-lock repeat-lock-all; do
+    expect_advice repeat $win "384 of its 400 gets (all ranks) fetched again data that had not changed"
+    expect_advice repeat $win "MPIKVS_RMACACHE=readonly@$win (before any other rule)"
+    expect_stat repeat 0 $win hits -eq 0
+    expect_stat repeat 0 $win refetched-same -eq 384
+    expect_stat repeat 0 $win refetched-changed -eq 0
+done
+if [ -z "$(advice repeat repeat-changing)" ]; then
+    ok
+else
+    bad "repeat-changing: readonly advised for data that changes" "$tmp/repeat"
+fi
+expect_stat repeat 0 repeat-changing refetched-changed -eq 384
+expect_stat repeat 0 repeat-changing refetched-same -eq 0
+# the advice comes without MPIKVS_RMACACHE_STATS, the statistics not
+MPIKVS_RMACACHE_STATS=0
+if run repeat-quiet 2 -- repeat-lock &&
+    grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/repeat-quiet" &&
+    ! grep -q "^mpikvs-rmacache: rank" "$tmp/repeat-quiet"; then
+    ok
+else
+    bad "repeat-lock without statistics" "$tmp/repeat-quiet"
+fi
+expect_advice repeat-quiet repeat-lock "MPIKVS_RMACACHE=readonly@repeat-lock (before any other rule)"
+MPIKVS_RMACACHE_STATS=1
+# the advice taken: the rule it names serves the 384 from the cache
+MPIKVS_RMACACHE=readonly@repeat-lock
+export MPIKVS_RMACACHE
+if run repeat-ro 2 MPIKVS_RMACACHE -- repeat-lock &&
+    grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/repeat-ro" &&
+    [ -z "$(advice repeat-ro repeat-lock)" ]; then
+    ok
+else
+    bad "repeat-lock under MPIKVS_RMACACHE=$MPIKVS_RMACACHE" "$tmp/repeat-ro"
+fi
+expect_stat repeat-ro 0 repeat-lock hits -eq 384
+unset MPIKVS_RMACACHE
 
 # modes from the environment: by creation order (window 0 off) and by
 # name (the third window, named after its creation, readonly)

@@ -11,7 +11,8 @@
  * statistics.  The parts of issue 29 (node-local-inval, node-own-write:
  * H3, H4; excl-store, excl-second-win: H5) and node-lone-bcast want 3
  * ranks, the node parts with MPIKVS_VIRTUAL_NODES=2, and skip
- * otherwise.  MPI_THREAD_MULTIPLE
+ * otherwise.  The repeat parts (issue 31) loop over data that stays
+ * or changes, for the advice at MPI_Finalize.  MPI_THREAD_MULTIPLE
  * is asked for only when the threads part runs (osc pt2pt makes no
  * window under it).
  */
@@ -897,6 +898,50 @@ static void t_node_lone_bcast(void)
     MPI_Win_free(&win);
 }
 
+/* issue 31: the loops a transparent window misses at every get, as its
+ * rules say: lock/get/unlock and lock_all/get/flush of REPEAT_KEYS ints,
+ * REPEAT_ROUNDS times, of data that stays (the advice at MPI_Finalize
+ * names the window and readonly) or that rank 1 changes between the
+ * rounds (no advice: readonly would have served old values). */
+#define REPEAT_KEYS   16
+#define REPEAT_ROUNDS 25
+enum { REPEAT_LOCK, REPEAT_LOCK_ALL, REPEAT_CHANGING };
+
+static void t_repeat(const char *name, int how)
+{
+    int    *base, got[REPEAT_KEYS];
+    MPI_Win win = make_win(name, NULL, &base);
+
+    if (how == REPEAT_LOCK_ALL)
+        MPI_Win_lock_all(0, win);
+    for (int r = 0; r < REPEAT_ROUNDS; r++) {
+        int round = how == REPEAT_CHANGING ? r : 0, same = 1;
+
+        if (how == REPEAT_CHANGING) {
+            change(win, base, r);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        if (reader()) {
+            if (how != REPEAT_LOCK_ALL)
+                MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+            for (int k = 0; k < REPEAT_KEYS; k++)
+                MPI_Get(&got[k], 1, MPI_INT, 1, 8 * k, 1, MPI_INT, win);
+            if (how == REPEAT_LOCK_ALL)
+                MPI_Win_flush(1, win);
+            else
+                MPI_Win_unlock(1, win);
+            for (int k = 0; k < REPEAT_KEYS; k++)
+                same &= got[k] == v(round, 8 * k);
+            EXPECT(same, "%s round %d: the gets brought rank 1's data", name, r);
+        }
+        if (how == REPEAT_CHANGING)
+            MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (how == REPEAT_LOCK_ALL)
+        MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+}
+
 static int wanted(int argc, char **argv, const char *part)
 {
     static const char *const only_named[] = {"ro-lie", "node-hold", "node-unfreed",
@@ -959,5 +1004,8 @@ int main(int argc, char **argv)
     PART("node-lone-bcast", t_node_lone_bcast());
     PART("excl-store", t_excl_store());
     PART("excl-second-win", t_excl_second_win());
+    PART("repeat-lock", t_repeat("repeat-lock", REPEAT_LOCK));
+    PART("repeat-lock-all", t_repeat("repeat-lock-all", REPEAT_LOCK_ALL));
+    PART("repeat-changing", t_repeat("repeat-changing", REPEAT_CHANGING));
     return mt_finish() == 0 ? (MPI_Finalize(), 0) : (MPI_Finalize(), 1);
 }
