@@ -84,9 +84,10 @@ if plain_mpirun_asan "$ex/rmacache-get"; then
 fi
 if run "$tmp/r0" "$ex/rmacache-get"; then ok
 else bad "rmacache-get: exit $?" "$tmp/r0"; fi
-if MPIKVS_RMACACHE=readonly@table MPIKVS_RMACACHE_STATS=1 run "$tmp/r1" \
-    -x "LD_PRELOAD=$preload" -x MPIKVS_RMACACHE -x MPIKVS_RMACACHE_STATS \
-    "$ex/rmacache-get"; then ok
+if (MPIKVS_RMACACHE=readonly@table MPIKVS_RMACACHE_STATS=1
+    export MPIKVS_RMACACHE MPIKVS_RMACACHE_STATS
+    run "$tmp/r1" -x "LD_PRELOAD=$preload" -x MPIKVS_RMACACHE \
+        -x MPIKVS_RMACACHE_STATS "$ex/rmacache-get"); then ok
 else bad "rmacache-get, preloaded: exit $?" "$tmp/r1"; fi
 sums() { grep '^rmacache-get: rank' "$1" | sort; }
 if [ -n "$(sums "$tmp/r0")" ] && [ "$(sums "$tmp/r0")" = "$(sums "$tmp/r1")" ]; then ok
