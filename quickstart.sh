@@ -23,13 +23,14 @@ top=$(pwd)
 # project finds the installed library (tests/cmake-project.sh); libfiu-dev and
 # fiu-utils: tests that make system calls fail (tests/region-fiu.sh);
 # python3: the history checker, tests/history/check-history.py (its
-# standard library only)
+# standard library only); man-db: tests/install.sh reads every installed
+# man page with man -l
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libopenmpi-dev openmpi-bin libslurm-dev libjansson-dev
           libxxhash-dev libucx-dev check groff-base libsundials-dev gnuplot-nox
           slurmctld slurmd slurm-client munge gdb libcoarrays-openmpi-dev
           libfiu-dev fiu-utils python3 libmpich-dev mpich
-          libcoarrays-mpich-dev cmake"
+          libcoarrays-mpich-dev cmake man-db"
 
 # The second MPI of `test`: Debian's MPICH installs beside Open MPI
 # without changing the default mpicc.

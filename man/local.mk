@@ -86,9 +86,11 @@ CLEANFILES += $(man_MANS)
 MAN_DATE = 2026-11-21
 # The token is split for the shell: configure substitutes a whole
 # @VERSION@ in this Makefile itself, which left the pages' one untouched.
+# @EXAMPLESDIR@: where make install puts the examples the pages quote.
 man/%: man/%.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) man && \
 	sed -e 's|@''VERSION@|$(PACKAGE_VERSION)|g' -e 's|@DATE@|$(MAN_DATE)|g' \
+	    -e 's|@''EXAMPLESDIR@|$(examplesdir)|g' \
 	    $< > $@.tmp && mv $@.tmp $@
 
 # mpikvs-stat(1)
@@ -110,3 +112,21 @@ endif
 EXTRA_DIST += \
 	man/mpikvs-reactive-transport.1.in
 # End of EXTRA_DIST (man, reactive transport)
+
+# An alias page (one line, ".so manN/PAGE") is installed as a symbolic
+# link to PAGE: man(1) finds a call's page either way, but `man -l FILE`
+# reads ".so manN/PAGE" from the current directory, and fails unless it
+# is run in the manual's top directory, while it follows a link.
+install-data-hook: install-man-aliases
+install-man-aliases:
+	@for page in $(man_MANS); do \
+	  test "`wc -l <$$page`" -le 1 || continue; \
+	  so=`sed -n '1s|^\.so \(man[^/]*/[^/]*\)$$|\1|p' $$page`; \
+	  test -n "$$so" || continue; \
+	  name=`basename $$page`; \
+	  sect=man`echo "$$name" | sed 's/.*\.//'`; \
+	  case $$so in $$sect/*) to=$${so#*/} ;; *) to=../$$so ;; esac; \
+	  echo " ln -s $$to $(DESTDIR)$(mandir)/$$sect/$$name"; \
+	  rm -f "$(DESTDIR)$(mandir)/$$sect/$$name" && \
+	  $(LN_S) "$$to" "$(DESTDIR)$(mandir)/$$sect/$$name" || exit 1; \
+	done

@@ -29,8 +29,19 @@ rmacache_libmpikvs_rmacache_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(XXHASH_CFLA
 # shm/: the node tier's regions; common/: the sizes of
 # MPIKVS_RMACACHE_BYTES (kvshm_parse_size)
 rmacache_libmpikvs_rmacache_la_LIBADD = shm/libkvshm.la $(MPI_LIBS) -lpthread
-rmacache_libmpikvs_rmacache_la_LDFLAGS = $(AM_LDFLAGS) -avoid-version \
+# -shared: no static archive; nothing links it.
+rmacache_libmpikvs_rmacache_la_LDFLAGS = $(AM_LDFLAGS) -shared -avoid-version \
 	-export-symbols-regex '^MPI_'
+
+# Nor a libtool archive: only LD_PRELOAD loads it, by the .so's name.
+# libtool's uninstall finds the .so through the .la, so it is removed
+# here by name.
+install-exec-hook: install-exec-rmacache
+install-exec-rmacache:
+	rm -f $(DESTDIR)$(libdir)/libmpikvs-rmacache.la
+uninstall-hook: uninstall-rmacache
+uninstall-rmacache:
+	rm -f $(DESTDIR)$(libdir)/libmpikvs-rmacache.so
 
 rmacache/ordering.c: $(top_srcdir)/rmacache/ordering.list $(top_srcdir)/rmacache/gen-ordering.sh
 	$(AM_V_GEN)$(MKDIR_P) rmacache && \

@@ -35,6 +35,8 @@ TESTS += \
 	tests/check_save_header \
 	tests/check_tier \
 	tests/check-exports.sh \
+	tests/examples.sh \
+	tests/install.sh \
 	tests/mpikvs-config.sh
 # End of TESTS
 
@@ -102,6 +104,8 @@ tests_check_tier_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lpthread
 EXTRA_DIST += \
 	tests/check-exports.sh \
 	tests/config \
+	tests/examples.sh \
+	tests/install.sh \
 	tests/mpi-launch.sh \
 	tests/mpikvs-config.sh \
 	tests/region-fiu.sh

@@ -1,0 +1,119 @@
+#!/bin/sh
+#
+# install.sh - what `make install` of this build puts where a user looks
+# (issue 31), installed with DESTDIR into a scratch directory:
+#
+#   - every installed man page reads with `man -l FILE` from another
+#     directory, with nothing on standard error (an alias page, which
+#     was a ".so man3/mpikvs.3" line, is a link to its page), and
+#     `man mpikvs_put` with MANPATH at the install still finds it;
+#   - the plugstack example names the plugin where it was installed
+#     ($(spankdir)), the plugin is there, and configure's summary
+#     (config.log) names the same path;
+#   - libmpikvs-rmacache, which only LD_PRELOAD loads, is installed as
+#     its .so alone: no static archive, no libtool archive;
+#   - the example programs are installed beside the example configs
+#     ($(docdir)/examples), compile against the installed header, and
+#     mpikvs(3) names where they are;
+#   - `make uninstall` leaves no file behind.
+#
+# Environment: top_builddir, top_srcdir (make check sets them), MPICC,
+# KEEP=1 keeps the scratch directory.  Needs man (man-db).
+
+LC_ALL=C
+export LC_ALL
+top_builddir=$(cd "${top_builddir:-.}" && pwd) || exit 1
+top_srcdir=$(cd "${top_srcdir:-.}" && pwd) || exit 1
+mpicc=${MPICC:-mpicc}
+
+command -v man >/dev/null 2>&1 ||
+    { echo "FAIL: man not found (Debian: apt-get install man-db)"; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-install.XXXXXX") || exit 1
+if [ "${KEEP:-}" = 1 ]; then
+    echo "scratch directory: $work"
+else
+    trap 'rm -rf "$work"' EXIT
+fi
+trap 'exit 130' INT TERM
+
+tally_name=install
+. "$top_srcdir/tests/tally.sh"
+
+# The make of this test is not the make check that runs it: none of its
+# flags, jobserver or TESTS.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+# dir VAR: make's value of an installation directory, fully expanded
+printf 'print-var:\n\t@echo $(%s)\n' '$(VAR)' >"$work/print.mk"
+dir() {
+    make -s -C "$top_builddir" -f Makefile -f "$work/print.mk" print-var VAR="$1"
+}
+mandir=$(dir mandir)
+libdir=$(dir libdir)
+spankdir=$(dir spankdir)
+docdir=$(dir docdir)
+includedir=$(dir includedir)
+dest=$work/dest
+
+echo "# make install DESTDIR=$dest"
+make -s -C "$top_builddir" install DESTDIR="$dest" >"$work/install.out" 2>&1
+rc=$?
+check "make install (exit $rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || { sed 's/^/  | /' "$work/install.out" | tail -n 30; finish; }
+
+echo "# the man pages, with man -l from another directory"
+pages=$(cd "$dest$mandir" && ls -d man*/* 2>/dev/null)
+check "man pages installed in $mandir ($(echo $pages | wc -w))" [ -n "$pages" ]
+bad=
+for p in $pages; do
+    (cd "$work" && man -l "$dest$mandir/$p" >"$work/page.out" 2>"$work/page.err")
+    rc=$?
+    if [ "$rc" -ne 0 ] || [ -s "$work/page.err" ] || [ ! -s "$work/page.out" ]; then
+        bad="$bad $p"
+        echo "  man -l $p: exit $rc, $(head -n 1 "$work/page.err")"
+    fi
+done
+check "man -l reads every page, nothing on stderr (bad:${bad:- none})" [ -z "$bad" ]
+check "an alias page is a link to its page" \
+    [ "$(readlink "$dest$mandir/man3/mpikvs_put.3")" = mpikvs.3 ]
+MANPATH=$dest$mandir man mpikvs_put >"$work/put.out" 2>&1
+rc=$?
+check "MANPATH=... man mpikvs_put (exit $rc) shows mpikvs(3)" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'mpikvs_put' '$work/put.out' && grep -q 'MPIKVS(3)' '$work/put.out'"
+
+echo "# the plugin and its plugstack example"
+conf=$dest$docdir/examples/mpikvs.conf
+check "the plugstack example is installed ($docdir/examples/mpikvs.conf)" [ -f "$conf" ]
+line=$(grep '^required ' "$conf" 2>/dev/null)
+plugin=$(printf '%s\n' "$line" | awk '{ print $2 }')
+check "it names $spankdir/spank_mpikvs.so ($line)" \
+    [ "$plugin" = "$spankdir/spank_mpikvs.so" ]
+check "and the plugin is there" [ -f "$dest$plugin" ]
+check "configure's summary names the same path" \
+    grep -qF "plugin:       $spankdir/spank_mpikvs.so" "$top_builddir/config.log"
+
+echo "# libmpikvs-rmacache: the preloaded library alone"
+check "libmpikvs-rmacache.so is installed" [ -f "$dest$libdir/libmpikvs-rmacache.so" ]
+check "no libmpikvs-rmacache.a" [ ! -e "$dest$libdir/libmpikvs-rmacache.a" ]
+check "no libmpikvs-rmacache.la" [ ! -e "$dest$libdir/libmpikvs-rmacache.la" ]
+
+echo "# the examples"
+for f in surrogate.c batches.c warm-start.c warm-start.json rmacache-get.c \
+        chemistry.json; do
+    check "installed $docdir/examples/$f" [ -f "$dest$docdir/examples/$f" ]
+done
+for f in surrogate.c batches.c warm-start.c rmacache-get.c; do
+    check "$f compiles against the installed header" "$mpicc" -std=gnu11 \
+        -Wall -Wextra -Werror -fsyntax-only -I"$dest$includedir" \
+        "$dest$docdir/examples/$f"
+done
+check "mpikvs(3) points at them, in $docdir/examples" \
+    grep -qF "ex=$docdir/examples" "$dest$mandir/man3/mpikvs.3"
+
+echo "# make uninstall"
+make -s -C "$top_builddir" uninstall DESTDIR="$dest" >"$work/uninstall.out" 2>&1
+rc=$?
+check "make uninstall (exit $rc)" [ "$rc" -eq 0 ]
+left=$(cd "$dest" && find . ! -type d | head -n 5)
+check "it leaves no file ($(echo $left))" [ -z "$left" ]
+
+finish
