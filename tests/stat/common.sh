@@ -124,8 +124,16 @@ rates_agree() {
                     'BEGIN { d = r * s - (n - w); exit !(s > 0 && d < 0.01 && d > -0.01) }' ||
                     { echo "$f: $was -> $now in $secs s, rate $rate"; ok=1; }
             done
-            dg=$(($(jget totals.0.counters.dht.gets <<<"$doc") - $(jget totals.0.counters.dht.gets <<<"$prev")))
-            dh=$(($(jget totals.0.counters.dht.hits <<<"$doc") - $(jget totals.0.counters.dht.hits <<<"$prev")))
+            dg=$(jget totals.0.counters.dht.gets <<<"$doc")
+            dh=$(jget totals.0.counters.dht.hits <<<"$doc")
+            was=$(jget totals.0.counters.dht.gets <<<"$prev")
+            hr=$(jget totals.0.counters.dht.hits <<<"$prev")
+            if ! [[ "$dg $dh $was $hr" =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+                echo "no job totals: $dg $dh $was $hr"
+                return 1
+            fi
+            dg=$((dg - was))
+            dh=$((dh - hr))
             hr=$(jget totals.0.rates.dht.hit_rate <<<"$doc")
             if [ "$dg" = 0 ]; then
                 [ "$hr" = null ] || { echo "no gets, hit rate $hr"; ok=1; }

@@ -182,9 +182,10 @@ else
     done; done)
     check "the rows name the MPI ranks 0-3 of the 2 nodes: $(xargs <<<"$mpi_ranks")" \
         [ "$(sort -n <<<"$mpi_ranks" | xargs)" = "0 1 2 3" ]
-    check "a node's ranks are consecutive MPI ranks, in their local order" \
-        [ $(($(jget nodes.0.tables.0.counters.dht.ranks.1.mpi_rank <<<"$last") - \
-             $(jget nodes.0.tables.0.counters.dht.ranks.0.mpi_rank <<<"$last"))) = 1 ]
+    r0=$(jget nodes.0.tables.0.counters.dht.ranks.0.mpi_rank <<<"$last")
+    r1=$(jget nodes.0.tables.0.counters.dht.ranks.1.mpi_rank <<<"$last")
+    check "a node's ranks are consecutive MPI ranks, in their local order ($r0 $r1)" \
+        cond '[[ $r0 =~ ^[0-9]+$ ]] && [ "$r1" = $((r0 + 1)) ]'
     total=$(jget totals.0.counters.dht.gets <<<"$last")
     check "the job's total sums the 2 nodes' gets ($total)" cond '
         [ "$(jget totals.# <<<"$last")" = 1 ] &&
