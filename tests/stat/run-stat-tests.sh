@@ -245,7 +245,7 @@ echo "# two steps of a job on the region the plugin keeps for the job"
 "$stat_region" layout "$shm" 901 nodex --nodes 1 --size 4194304 >/dev/null
 "$stat_region" raw "$shm" 901 nodex kvs-data --step 0 --size 4194304 >/dev/null
 steps=""
-for step in 1 2; do
+for _ in 1 2; do
     steps="$steps
 $(MPIKVS_LAYOUT=$shm/mpikvs.901.nodex.layout job 2 0 --rounds 3 --stats 2>&1)"
 done
