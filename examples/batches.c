@@ -117,7 +117,7 @@ int main(int argc, char **argv)
             fail(kvs, "mpikvs_fence", rc);
     }
 
-    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st);
+    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st);
     if (rc != MPIKVS_OK)
         fail(kvs, "mpikvs_stats", rc);
     if (rank == 0)

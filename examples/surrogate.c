@@ -96,7 +96,8 @@ int main(int argc, char **argv)
             fail(kvs, "mpikvs_fence", rc);
     }
 
-    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st);      /* collective */
+    /* this run's own figures, not an earlier step's (collective) */
+    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st);
     if (rc != MPIKVS_OK)
         fail(kvs, "mpikvs_stats", rc);
     if (rank == 0)

@@ -80,7 +80,7 @@ int main(int argc, char **argv)
             fail(kvs, "mpikvs_round_key/get/put", rc);
     }
 
-    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st);
+    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st);
     if (rc != MPIKVS_OK)
         fail(kvs, "mpikvs_stats", rc);
     if (rank == 0)

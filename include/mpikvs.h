@@ -99,11 +99,16 @@ typedef struct mpikvs_options {
                                  * config's, else "auto" */
 } mpikvs_options_t;
 
-/* Scopes of mpikvs_stats(). */
+/* Scopes of mpikvs_stats(): whose counters, or'ed with since when. */
 enum mpikvs_scope {
     MPIKVS_SCOPE_RANK = 0,      /* this rank */
     MPIKVS_SCOPE_NODE = 1,      /* every rank of this node (not collective) */
-    MPIKVS_SCOPE_JOB  = 2       /* every rank (collective) */
+    MPIKVS_SCOPE_JOB  = 2,      /* every rank (collective) */
+    /* since the region's creation (the default): a region the plugin
+     * keeps for the whole job counts every step of it */
+    MPIKVS_SINCE_CREATION = 0,
+    /* since this handle's open: this step's own figures */
+    MPIKVS_SINCE_OPEN = 0x100
 };
 
 /* A uint64_t field for each counter of MPIKVS_COUNTERS, in its order:
@@ -228,9 +233,13 @@ int mpikvs_tier_invalidate(mpikvs_t *kvs);
 int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value);
 
 /* Counters of this rank, its node, or the job (MPIKVS_SCOPE_JOB is
- * collective).  They count from the region's creation: a region the
- * plugin keeps for the whole job sums its steps.  Returns MPIKVS_OK,
- * MPIKVS_ERR_INVAL (scope, out) or MPIKVS_ERR_MPI. */
+ * collective).  scope is one of MPIKVS_SCOPE_*, or'ed with
+ * MPIKVS_SINCE_OPEN for what this handle's ranks did since their
+ * mpikvs_open (a warm start's load included), or MPIKVS_SINCE_CREATION
+ * (0, the default) for the region's lifetime: a region the plugin keeps
+ * for the whole job (its default scope) sums all steps of the job, the
+ * earlier ones included.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL (scope,
+ * out) or MPIKVS_ERR_MPI. */
 int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out);
 
 /* Close the cache (collective): frees the window, unmaps, removes what

@@ -98,6 +98,10 @@ struct mpikvs {
     char                      region_name[KVSHM_NAME_MAX + 1];
     unsigned char            *buckets;     /* region base + buckets_offset */
     struct kvshm_rank_stats  *stats;       /* my block */
+    /* the counters when this handle opened: of my block, and summed over
+     * the node's (MPIKVS_SINCE_OPEN; stats.c) */
+    mpikvs_stats_t            stats_at_open;
+    mpikvs_stats_t            node_stats_at_open;
 
     /* the fine-lock mode (locks.c) */
     uint32_t                  lock_epoch;  /* stamped into every lock word */
@@ -159,6 +163,13 @@ int kvs_agree(mpikvs_t *kvs, int rc);
  * kvs_transport_open has set kvs->tp) in the rank's stats block, where
  * mpikvs-stat reads it (stats.c). */
 void kvs_stats_set_transport(mpikvs_t *kvs);
+
+/* At open, once this rank's block is mapped and before any rank can
+ * count (the node's ranks must all call it before the next collective
+ * of open): name this open's rank in the block, for mpikvs-stat, and
+ * keep the counters the figures MPIKVS_SINCE_OPEN start from
+ * (stats.c). */
+void kvs_stats_mark_open(mpikvs_t *kvs);
 
 /* MPIKVS_VERBOSE (v, or NULL) into *on: "1" or "0", else
  * MPIKVS_ERR_INVAL naming it (describe.c). */

@@ -971,6 +971,8 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         rc = kvs_agree(kvs, kvs_nodes(kvs, &env, node, sizeof(node)));
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, open_region(kvs, &env, node));
+    if (rc == MPIKVS_OK)   /* before the next collective: nobody counts */
+        kvs_stats_mark_open(kvs);
     if (rc == MPIKVS_OK)
         populate_buckets(kvs, populate);
     if (rc == MPIKVS_OK)

@@ -1,7 +1,14 @@
 /*
- * stats.c - the counters of a rank, its node, or the whole job; and the
- * transport of the rank's open, which its block shows to mpikvs-stat.
+ * stats.c - the counters of a rank, its node, or the whole job, since
+ * the region's creation or since the handle's open; and what the rank's
+ * open was (its transport, its rank), which its block shows to
+ * mpikvs-stat.
+ *
+ * The blocks live in the region, which may outlive the handle (the
+ * plugin's job scope): the figures since open are the blocks' counters
+ * less what they held when the handle opened.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -35,6 +42,33 @@ static void add(mpikvs_stats_t *sum, const mpikvs_stats_t *x)
 #undef ADD_COUNTER
 }
 
+static void subtract(mpikvs_stats_t *x, const mpikvs_stats_t *base)
+{
+#define SUB_COUNTER(name, label, text) x->name -= base->name;
+    MPIKVS_COUNTERS(SUB_COUNTER)
+#undef SUB_COUNTER
+}
+
+/* The node's blocks sit side by side in its region. */
+static void read_node(const mpikvs_t *kvs, mpikvs_stats_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (int r = 0; r < kvs->local_size; r++) {
+        mpikvs_stats_t other;
+        read_block(kvs->stats - kvs->local_rank + r, &other);
+        add(out, &other);
+    }
+}
+
+void kvs_stats_mark_open(mpikvs_t *kvs)
+{
+    /* relaxed, as the counters: mpikvs-stat wants a value it had */
+    __atomic_store_n(&kvs->stats->comm_rank, (uint64_t)kvs->rank + 1,
+                     __ATOMIC_RELAXED);
+    read_block(kvs->stats, &kvs->stats_at_open);
+    read_node(kvs, &kvs->node_stats_at_open);
+}
+
 void kvs_stats_set_transport(mpikvs_t *kvs)
 {
     /* relaxed, as the counters: mpikvs-stat wants a value it had */
@@ -45,6 +79,7 @@ void kvs_stats_set_transport(mpikvs_t *kvs)
 
 int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)
 {
+    bool since_open = (scope & MPIKVS_SINCE_OPEN) != 0;
     mpikvs_stats_t mine;
     int rc;
 
@@ -53,18 +88,16 @@ int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)
     if (!out)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL, "mpikvs_stats: out is NULL");
     read_block(kvs->stats, &mine);
-    switch (scope) {
+    if (since_open)
+        subtract(&mine, &kvs->stats_at_open);
+    switch (scope & ~MPIKVS_SINCE_OPEN) {
     case MPIKVS_SCOPE_RANK:
         *out = mine;
         return MPIKVS_OK;
     case MPIKVS_SCOPE_NODE:
-        /* The node's blocks sit side by side in its region. */
-        memset(out, 0, sizeof(*out));
-        for (int r = 0; r < kvs->local_size; r++) {
-            mpikvs_stats_t other;
-            read_block(kvs->stats - kvs->local_rank + r, &other);
-            add(out, &other);
-        }
+        read_node(kvs, out);
+        if (since_open)
+            subtract(out, &kvs->node_stats_at_open);
         return MPIKVS_OK;
     case MPIKVS_SCOPE_JOB:
         rc = MPI_Allreduce(&mine, out, (int)NCOUNTERS, MPI_UINT64_T, MPI_SUM,
@@ -75,6 +108,7 @@ int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)
     default:
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_stats: scope %d is not rank (0), node (1) "
-                        "or job (2)", scope);
+                        "or job (2), alone or with MPIKVS_SINCE_OPEN (0x%x)",
+                        scope, (unsigned)MPIKVS_SINCE_OPEN);
     }
 }

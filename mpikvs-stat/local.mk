@@ -19,7 +19,9 @@ mpikvs_stat_mpikvs_stat_SOURCES = \
 	mpikvs-stat/stat_regions.h \
 	mpikvs-stat/stat_report.c \
 	mpikvs-stat/stat_report.h \
-	mpikvs-stat/stat_text.c
+	mpikvs-stat/stat_text.c \
+	mpikvs-stat/stat_totals.c \
+	mpikvs-stat/stat_totals.h
 # End of mpikvs_stat_mpikvs_stat_SOURCES
 mpikvs_stat_mpikvs_stat_CPPFLAGS = $(SHM_CPPFLAGS) $(SLURM_CPPFLAGS)
 mpikvs_stat_mpikvs_stat_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(XXHASH_CFLAGS)

@@ -45,6 +45,14 @@ struct options {
     unsigned    slurm_timeout;
 };
 
+/* What --watch keeps from one printing of a report to the next: the
+ * job's totals and when they were read, for the rates between them. */
+struct watch_state {
+    struct stat_job_totals totals;
+    struct timespec        when;
+    bool                   have;
+};
+
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
@@ -248,11 +256,19 @@ static void json_failed(int rc, const char *what)
                 strerror(errno));
 }
 
+static double seconds_between(const struct timespec *a,
+                              const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) +
+           (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
 static int report(const struct options *o, struct stat_region_list *list,
-                  time_t now)
+                  time_t now, struct watch_state *w)
 {
     struct stat_report_opts ro = {o->dir, o->name, o->scan};
     struct stat_job_report rep;
+    struct timespec t;
     int rc;
 
     if (stat_report_build(list, &ro, &rep) != 0) {
@@ -260,6 +276,17 @@ static int report(const struct options *o, struct stat_region_list *list,
         return EXIT_FAIL;
     }
     rc = 0;
+    /* under --watch: the rates since the previous printing */
+    if (w) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (w->have &&
+            stat_totals_interval(&rep.totals, &w->totals,
+                                 seconds_between(&w->when, &t)) != 0) {
+            fprintf(stderr, PROG ": out of memory\n");
+            stat_report_free(&rep);
+            return EXIT_FAIL;
+        }
+    }
     if (o->json)
         rc = stat_json_report(stdout, o->dir, &rep, now, o->watch > 0);
     else
@@ -269,6 +296,13 @@ static int report(const struct options *o, struct stat_region_list *list,
     for (size_t i = 0; i < rep.nproblems; i++)
         fprintf(stderr, PROG ": %s\n", rep.problems[i].text);
     rc = rc != 0 || rep.nproblems ? EXIT_FAIL : EXIT_OK;
+    if (w) {   /* this printing's totals are the next one's start */
+        stat_totals_free(&w->totals);
+        w->totals = rep.totals;
+        memset(&rep.totals, 0, sizeof(rep.totals));
+        w->when = t;
+        w->have = true;
+    }
     stat_report_free(&rep);
     return rc;
 }
@@ -281,9 +315,11 @@ static bool has_name(const struct stat_region_list *list, const char *name)
     return false;
 }
 
-/* List, report or collect once.  *gone: the job or region asked for has
- * no region (any more). */
-static int run_once(const struct options *o, bool *gone)
+/* List, report or collect once (w: what --watch keeps between
+ * printings, or NULL).  *gone: the job or region asked for has no region
+ * (any more). */
+static int run_once(const struct options *o, struct watch_state *w,
+                    bool *gone)
 {
     struct stat_filter filter = {o->job, o->job ? NULL : o->name};
     struct stat_region_list list;
@@ -311,7 +347,7 @@ static int run_once(const struct options *o, bool *gone)
         *gone = true;
         rc = EXIT_FAIL;
     } else if (o->job || o->name) {
-        rc = report(o, &list, now);
+        rc = report(o, &list, now, w);
     } else if (o->json) {
         int jrc = stat_json_list(stdout, o->dir, &list, now, o->watch > 0);
         if (jrc != 0) {
@@ -344,6 +380,7 @@ static void pause_for(double seconds)
 int main(int argc, char **argv)
 {
     struct options o = {.dir = ""};
+    struct watch_state watch = {.have = false};
     char job_buf[KVSHM_JOB_MAX];
     struct sigaction sa;
     bool gone, clear;
@@ -355,7 +392,7 @@ int main(int argc, char **argv)
     if (rc != EXIT_OK)
         return rc;
     if (o.watch == 0)
-        return run_once(&o, &gone);
+        return run_once(&o, NULL, &gone);
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -367,7 +404,7 @@ int main(int argc, char **argv)
             fputs("\033[H\033[J", stdout);
         else if (n > 1 && !o.json)
             fputc('\n', stdout);
-        rc = run_once(&o, &gone);
+        rc = run_once(&o, &watch, &gone);
         if (rc > worst)
             worst = rc;
         /* a job that ended leaves nothing more to watch */
@@ -377,5 +414,6 @@ int main(int argc, char **argv)
         if (interrupted)
             break;
     }
+    stat_totals_free(&watch.totals);
     return worst;
 }

@@ -36,6 +36,16 @@ static const void *dht_block(const void *base, const void *control,
     return kvshm_data_rank_stats(base, control, rank);
 }
 
+static int64_t dht_mpi_rank(const void *block)
+{
+    /* the rank plus one, written at each open; 0: none yet */
+    uint64_t v = __atomic_load_n(
+        &((const struct kvshm_rank_stats *)block)->comm_rank,
+        __ATOMIC_RELAXED);
+
+    return v ? (int64_t)(v - 1) : -1;
+}
+
 static const struct stat_counter_group dht_group = {
     .key = "dht",
     .title = "DHT",
@@ -44,6 +54,7 @@ static const struct stat_counter_group dht_group = {
     .ratios = dht_ratios,
     .nratios = sizeof(dht_ratios) / sizeof(dht_ratios[0]),
     .block = dht_block,
+    .mpi_rank = dht_mpi_rank,
 };
 
 /* The node tier's counters: other nodes' keys the tier answered or not,
@@ -60,6 +71,7 @@ static const struct stat_counter_group tier_group = {
     .counters = tier_counters,
     .ncounters = sizeof(tier_counters) / sizeof(tier_counters[0]),
     .block = dht_block,   /* the same block of the rank */
+    .mpi_rank = dht_mpi_rank,
 };
 
 /* Saves and loads (mpikvs_save, mpikvs_load): entries written, slots
@@ -75,6 +87,7 @@ static const struct stat_counter_group persist_group = {
     .counters = persist_counters,
     .ncounters = sizeof(persist_counters) / sizeof(persist_counters[0]),
     .block = dht_block,   /* the same block of the rank */
+    .mpi_rank = dht_mpi_rank,
 };
 
 const struct stat_counter_group *const stat_counter_groups[] = {
@@ -109,6 +122,15 @@ static const void *rma_block(const void *base, const void *control,
     return kvshm_rma_rank(base, control, rank);
 }
 
+static int64_t rma_mpi_rank(const void *block)
+{
+    const struct kvshm_rma_rank *k = block;
+
+    return __atomic_load_n(&k->pid, __ATOMIC_RELAXED)
+               ? (int64_t)__atomic_load_n(&k->win_rank, __ATOMIC_RELAXED)
+               : -1;
+}
+
 static const struct stat_counter_group rma_group = {
     .key = "rmacache",
     .title = "window",
@@ -117,6 +139,7 @@ static const struct stat_counter_group rma_group = {
     .ratios = rma_ratios,
     .nratios = sizeof(rma_ratios) / sizeof(rma_ratios[0]),
     .block = rma_block,
+    .mpi_rank = rma_mpi_rank,
 };
 
 static uint64_t load_counter(const void *block, size_t offset)
@@ -135,6 +158,7 @@ static int room_for_rows(struct stat_counter_values *v, uint64_t *cap,
 {
     uint64_t grown = *cap ? *cap : 8;
     uint64_t *p;
+    int64_t *m;
 
     if (rows <= *cap)
         return 0;
@@ -145,6 +169,12 @@ static int room_for_rows(struct stat_counter_values *v, uint64_t *cap,
         return -1;
     memset(p + *cap * n, 0, (grown - *cap) * n * sizeof(*p));
     v->ranks = p;
+    m = realloc(v->mpi_ranks, grown * sizeof(*m));
+    if (!m)
+        return -1;
+    for (uint64_t r = *cap; r < grown; r++)
+        m[r] = -1;
+    v->mpi_ranks = m;
     *cap = grown;
     return 0;
 }
@@ -187,10 +217,14 @@ int stat_counters_read(const void *base, const struct kvshm_data_control *c,
     }
     /* every group shows the same ranks, so their rows line up */
     for (size_t g = 0; g < stat_ncounter_groups; g++) {
-        if (room_for_rows(&values[g], &caps[g], shown,
-                          values[g].group->ncounters) != 0)
+        const struct stat_counter_group *group = values[g].group;
+        if (room_for_rows(&values[g], &caps[g], shown, group->ncounters) != 0)
             goto oom;
         values[g].nranks = shown;
+        for (uint64_t r = 0; r < shown; r++) {
+            const void *block = group->block(base, c, r);
+            values[g].mpi_ranks[r] = block ? group->mpi_rank(block) : -1;
+        }
     }
     return 0;
 
@@ -221,13 +255,15 @@ int stat_counters_read_rma(const void *base, const struct kvshm_rma_control *c,
     v->group = &rma_group;
     v->nranks = c->nranks;
     v->ranks = calloc(c->nranks * n, sizeof(*v->ranks));
+    v->mpi_ranks = calloc(c->nranks, sizeof(*v->mpi_ranks));
     v->total = calloc(n, sizeof(*v->total));
-    if (!v->ranks || !v->total) {
+    if (!v->ranks || !v->mpi_ranks || !v->total) {
         stat_counters_free_one(v);
         return -1;
     }
     for (uint64_t r = 0; r < c->nranks; r++) {
         const void *block = rma_group.block(base, c, r);
+        v->mpi_ranks[r] = rma_group.mpi_rank(block);
         for (size_t i = 0; i < n; i++) {
             v->ranks[r * n + i] = load_counter(block, rma_counters[i].offset);
             v->total[i] += v->ranks[r * n + i];
@@ -239,7 +275,9 @@ int stat_counters_read_rma(const void *base, const struct kvshm_rma_control *c,
 void stat_counters_free_one(struct stat_counter_values *v)
 {
     free(v->ranks);
+    free(v->mpi_ranks);
     free(v->total);
     v->ranks = v->total = NULL;
+    v->mpi_ranks = NULL;
     v->nranks = 0;
 }

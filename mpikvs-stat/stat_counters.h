@@ -44,6 +44,10 @@ struct stat_counter_group {
      * the region has no such group */
     const void *(*block)(const void *base, const void *control,
                          uint64_t rank);
+    /* the MPI rank a block of the group says it belongs to (in the
+     * communicator of its latest open, or its window), or -1 when it
+     * says none */
+    int64_t (*mpi_rank)(const void *block);
 };
 
 extern const struct stat_counter_group *const stat_counter_groups[];
@@ -51,11 +55,14 @@ extern const size_t stat_ncounter_groups;
 
 /* A group's values in one region: ranks[r * ncounters + i] is counter i
  * of local rank r, for the ranks shown (0 to the last rank with a
- * counter that is not zero, in any group); total[i] sums all ranks. */
+ * counter that is not zero, in any group), mpi_ranks[r] its MPI rank
+ * (-1: unknown); total[i] sums all ranks.  A sum over nodes (the job's
+ * total) has no ranks: nranks 0, ranks and mpi_ranks NULL. */
 struct stat_counter_values {
     const struct stat_counter_group *group;
     uint64_t                         nranks;
     uint64_t                        *ranks;
+    int64_t                         *mpi_ranks;
     uint64_t                        *total;
 };
 

@@ -166,14 +166,19 @@ static json_t *ratio_json(const struct stat_ratio *r, const uint64_t *row)
 }
 
 /* A row of a group: its counters and ratios, by their JSON names, after
- * the rank's number (rank < 0: the node's total, no number). */
+ * the rank's place on the node and its MPI rank (null: unknown) (rank <
+ * 0: a total, neither). */
 static json_t *row_json(const struct stat_counter_group *g,
-                        const uint64_t *row, long long rank)
+                        const uint64_t *row, long long rank,
+                        long long mpi_rank)
 {
     json_t *o = json_object();
 
     if (o && rank >= 0 &&
-        json_object_set_new(o, "rank", json_integer(INT(rank))) != 0) {
+        (json_object_set_new(o, "rank", json_integer(INT(rank))) != 0 ||
+         json_object_set_new(o, "mpi_rank",
+                             mpi_rank >= 0 ? json_integer(INT(mpi_rank))
+                                           : json_null()) != 0)) {
         json_decref(o);
         o = NULL;
     }
@@ -199,9 +204,69 @@ static json_t *group_json(const struct stat_counter_values *v)
     json_t *ranks = json_array();
 
     for (uint64_t r = 0; r < v->nranks; r++)
-        append(&ranks, row_json(v->group, &v->ranks[r * n], (long long)r));
+        append(&ranks, row_json(v->group, &v->ranks[r * n], (long long)r,
+                                v->mpi_ranks ? (long long)v->mpi_ranks[r]
+                                             : -1));
     return json_pack("{s:o, s:o}", "ranks", ranks, "node",
-                     row_json(v->group, v->total, -1));
+                     row_json(v->group, v->total, -1, -1));
+}
+
+/* What the counters of a group grew by in seconds, per second, and the
+ * ratios of that growth. */
+static json_t *rates_json(const struct stat_counter_group *g,
+                          const uint64_t *grown, double seconds)
+{
+    json_t *o = json_object();
+
+    for (size_t i = 0; o && i < g->ncounters; i++)
+        if (json_object_set_new(o, g->counters[i].key,
+                                json_real((double)grown[i] / seconds)) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    for (size_t i = 0; o && i < g->nratios; i++)
+        if (json_object_set_new(o, g->ratios[i].key,
+                                ratio_json(&g->ratios[i], grown)) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    return o;
+}
+
+/* A table's total over the nodes, and its rates since the previous
+ * printing (null when none). */
+static json_t *total_json(const struct stat_table_total *t)
+{
+    json_t *counters = json_object(), *rates = NULL;
+
+    for (size_t g = 0; counters && g < stat_ncounter_groups; g++)
+        if (json_object_set_new(counters, t->counters[g].group->key,
+                                row_json(t->counters[g].group,
+                                         t->counters[g].total, -1, -1)) !=
+            0) {
+            json_decref(counters);
+            counters = NULL;
+        }
+    if (t->interval) {
+        rates = json_pack("{s:f}", "seconds", t->seconds);
+        for (size_t g = 0; rates && g < stat_ncounter_groups; g++)
+            if (json_object_set_new(rates, t->interval[g].group->key,
+                                    rates_json(t->interval[g].group,
+                                               t->interval[g].total,
+                                               t->seconds)) != 0) {
+                json_decref(rates);
+                rates = NULL;
+            }
+    } else {
+        rates = json_null();
+    }
+    if (!counters || !rates) {
+        json_decref(counters);
+        json_decref(rates);
+        return NULL;
+    }
+    return json_pack("{s:s, s:I, s:o, s:o}", "table", t->table, "nnodes",
+                     INT(t->nnodes), "counters", counters, "rates", rates);
 }
 
 static json_t *occupancy_json(const struct stat_table_report *t)
@@ -335,15 +400,18 @@ int stat_json_report(FILE *f, const char *dir,
                      const struct stat_job_report *rep, time_t now,
                      bool one_line)
 {
-    json_t *nodes = json_array(), *problems = json_array(), *doc;
+    json_t *nodes = json_array(), *problems = json_array(),
+           *totals = json_array(), *doc;
 
     for (size_t i = 0; i < rep->nnodes; i++)
         append(&nodes, node_json(&rep->nodes[i], now));
     for (size_t i = 0; i < rep->nproblems; i++)
         append(&problems, problem_json(&rep->problems[i]));
-    doc = json_pack("{s:s, s:I, s:s, s:o, s:o}", "shm_dir", dir, "time",
-                    INT(now), "job", rep->job, "nodes", nodes, "problems",
-                    problems);
+    for (size_t i = 0; i < rep->totals.ntables; i++)
+        append(&totals, total_json(&rep->totals.tables[i]));
+    doc = json_pack("{s:s, s:I, s:s, s:o, s:o, s:o}", "shm_dir", dir, "time",
+                    INT(now), "job", rep->job, "nodes", nodes, "totals",
+                    totals, "problems", problems);
     if (doc && set_liveness(doc, &rep->liveness) != 0) {
         json_decref(doc);
         doc = NULL;

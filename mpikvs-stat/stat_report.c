@@ -517,6 +517,10 @@ int stat_report_build(const struct stat_region_list *list,
             return -1;
         }
     }
+    if (stat_totals_build(out, &out->totals) != 0) {
+        stat_report_free(out);
+        return -1;
+    }
     return 0;
 }
 
@@ -540,6 +544,7 @@ void stat_report_free(struct stat_job_report *rep)
     }
     free(rep->nodes);
     free(rep->problems);
+    stat_totals_free(&rep->totals);
     memset(rep, 0, sizeof(*rep));
 }
 

@@ -22,6 +22,7 @@
 #include "scan.h"
 #include "stat_counters.h"
 #include "stat_regions.h"
+#include "stat_totals.h"
 #include "tier.h"
 
 /* A table's data region. */
@@ -95,6 +96,7 @@ struct stat_job_report {
     size_t                   nnodes;
     struct stat_problem     *problems;
     size_t                   nproblems;
+    struct stat_job_totals   totals;     /* of the nodes' tables */
 };
 
 struct stat_report_opts {

@@ -199,51 +199,110 @@ static void format_ratio(char *buf, size_t len, double r)
         snprintf(buf, len, "%.1f%%", 100.0 * r);
 }
 
-/* One group's table: a row per rank, then the node's total. */
+/* A group's columns: their headings and widths, each at least 7 wide
+ * and as wide as the widest of the totals given (rows of counters). */
+static void column_widths(const struct stat_counter_group *g,
+                          const uint64_t *const *totals, size_t ntotals,
+                          int *width)
+{
+    size_t n = g->ncounters;
+    char cell[32];
+
+    for (size_t c = 0; c < n + g->nratios; c++) {
+        const char *head = c < n ? g->counters[c].label
+                                 : g->ratios[c - n].label;
+        width[c] = strlen(head) < 7 ? 7 : (int)strlen(head);
+        for (size_t t = 0; c < n && t < ntotals; t++) {
+            int digits = snprintf(cell, sizeof(cell), "%llu",
+                                  (unsigned long long)totals[t][c]);
+            if (digits > width[c])
+                width[c] = digits;
+        }
+    }
+}
+
+static void print_heads(FILE *f, const struct stat_counter_group *g,
+                        const int *width)
+{
+    size_t n = g->ncounters;
+
+    for (size_t c = 0; c < n + g->nratios; c++)
+        fprintf(f, " %*s", width[c],
+                c < n ? g->counters[c].label : g->ratios[c - n].label);
+    fprintf(f, "\n");
+}
+
+/* The cells of a row of counters and its ratios; per > 0: the row is
+ * what the counters grew by in per seconds, shown per second. */
+static void print_cells(FILE *f, const struct stat_counter_group *g,
+                        const uint64_t *row, const int *width, double per)
+{
+    size_t n = g->ncounters;
+    char cell[32];
+
+    for (size_t c = 0; c < n + g->nratios; c++) {
+        if (c >= n)
+            format_ratio(cell, sizeof(cell),
+                         stat_ratio_value(&g->ratios[c - n], row));
+        else if (per > 0)
+            snprintf(cell, sizeof(cell), "%.1f", (double)row[c] / per);
+        else
+            snprintf(cell, sizeof(cell), "%llu", (unsigned long long)row[c]);
+        fprintf(f, " %*s", width[c], cell);
+    }
+    fprintf(f, "\n");
+}
+
+/* One group's table: a row per rank (its MPI rank, when its block names
+ * one, and its place on the node), then the node's total. */
 static void print_group(FILE *f, const struct stat_counter_values *v)
 {
     const struct stat_counter_group *g = v->group;
-    size_t n = g->ncounters, ncols = n + g->nratios;
-    int width[ncols];
-    char cell[32];
+    const uint64_t *total = v->total;
+    int width[g->ncounters + g->nratios];
+    char rank[24];
 
     if (v->nranks == 0) {
         fprintf(f, "    %s counters: none yet (nothing counted)\n",
                 g->title);
         return;
     }
-    for (size_t c = 0; c < ncols; c++) {
-        const char *head = c < n ? g->counters[c].label
-                                 : g->ratios[c - n].label;
-        width[c] = strlen(head) < 7 ? 7 : (int)strlen(head);
-        if (c < n) {   /* the node's total is the widest of its column */
-            int digits = snprintf(cell, sizeof(cell), "%llu",
-                                  (unsigned long long)v->total[c]);
-            if (digits > width[c])
-                width[c] = digits;
-        }
-    }
-    fprintf(f, "    %s counters:\n      %5s", g->title, "rank");
-    for (size_t c = 0; c < ncols; c++)
-        fprintf(f, " %*s", width[c],
-                c < n ? g->counters[c].label : g->ratios[c - n].label);
-    fprintf(f, "\n");
-    for (uint64_t r = 0; r <= v->nranks; r++) {
-        const uint64_t *row = r < v->nranks ? &v->ranks[r * n] : v->total;
-        if (r < v->nranks)
-            fprintf(f, "      %5llu", (unsigned long long)r);
+    column_widths(g, &total, 1, width);
+    fprintf(f, "    %s counters:\n      %5s %5s", g->title, "rank", "local");
+    print_heads(f, g, width);
+    for (uint64_t r = 0; r < v->nranks; r++) {
+        if (v->mpi_ranks && v->mpi_ranks[r] >= 0)
+            snprintf(rank, sizeof(rank), "%lld", (long long)v->mpi_ranks[r]);
         else
-            fprintf(f, "      %5s", "node");
-        for (size_t c = 0; c < ncols; c++) {
-            if (c < n)
-                snprintf(cell, sizeof(cell), "%llu",
-                         (unsigned long long)row[c]);
-            else
-                format_ratio(cell, sizeof(cell),
-                             stat_ratio_value(&g->ratios[c - n], row));
-            fprintf(f, " %*s", width[c], cell);
+            snprintf(rank, sizeof(rank), "-");
+        fprintf(f, "      %5s %5llu", rank, (unsigned long long)r);
+        print_cells(f, g, &v->ranks[r * g->ncounters], width, 0);
+    }
+    fprintf(f, "      %11s", "node");
+    print_cells(f, g, v->total, width, 0);
+}
+
+/* The job's total of a table, a line per group, and under --watch the
+ * rates since the previous printing. */
+static void print_total(FILE *f, const struct stat_table_total *t)
+{
+    for (size_t gi = 0; gi < stat_ncounter_groups; gi++) {
+        const struct stat_counter_values *v = &t->counters[gi];
+        const struct stat_counter_group *g = v->group;
+        int width[g->ncounters + g->nratios];
+        const uint64_t *totals[1] = {v->total};
+
+        column_widths(g, totals, 1, width);
+        fprintf(f, "    %s counters:\n      %11s", g->title, "");
+        print_heads(f, g, width);
+        fprintf(f, "      %11s", "job");
+        print_cells(f, g, v->total, width, 0);
+        if (t->interval) {
+            char per[24];
+            snprintf(per, sizeof(per), "/s (%.1fs)", t->seconds);
+            fprintf(f, "      %11s", per);
+            print_cells(f, g, t->interval[gi].total, width, t->seconds);
         }
-        fprintf(f, "\n");
     }
 }
 
@@ -371,6 +430,13 @@ void stat_text_report(FILE *f, const char *dir,
                 print_tier(f, "  ", &n->tiers[j]);
         for (size_t j = 0; j < n->nrma; j++)
             print_rma(f, &n->rma[j], now);
+    }
+    for (size_t i = 0; i < rep->totals.ntables; i++) {
+        const struct stat_table_total *t = &rep->totals.tables[i];
+        fprintf(f, "\njob total of table %s: %zu node%s\n",
+                t->table[0] ? t->table : "?", t->nnodes,
+                t->nnodes == 1 ? "" : "s");
+        print_total(f, t);
     }
     /* the regions that could not be read are the caller's to say, on
      * standard error */

@@ -61,6 +61,7 @@ uint64_t kvshm_format_id(void)
         KVSHM_LOCK_EPOCH_SHIFT, KVSHM_LOCK_WRITER, KVSHM_LOCK_WAITER,
         sizeof(struct kvshm_rank_stats),
         F(kvshm_rank_stats, evictions), F(kvshm_rank_stats, transport),
+        F(kvshm_rank_stats, comm_rank),
         /* the counters' names in their order: a renamed or moved counter
          * is another format, though every offset stays */
         MPIKVS_NCOUNTERS, XXH3_64bits(counter_names, sizeof(counter_names)),

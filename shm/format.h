@@ -26,8 +26,9 @@
  * of its open; 5: a bucket's meta words and key tags in its header, a
  * slot's checksum of its value seeded by its key's hash, three lines of
  * counters per rank; 6: a BUSY slot's stamp field holds its claim's
- * owner (a pid, or 0), not a stamp */
-#define KVSHM_FORMAT_VERSION 6u
+ * owner (a pid, or 0), not a stamp; 7: a rank's stats block names the
+ * rank of its latest open in its communicator */
+#define KVSHM_FORMAT_VERSION 7u
 #define KVSHM_HEADER_SIZE    256u
 #define KVSHM_CACHELINE      64u
 
@@ -348,15 +349,18 @@ struct kvshm_data_control {
  * fields and the order of mpikvs_stats_t.  Then the transport the rank's
  * latest open uses to reach other nodes (enum kvshm_transport of
  * job_config.h), written once at open: 0 (auto) means none yet, as an
- * open always resolves auto. */
+ * open always resolves auto.  Then the rank of that open in the
+ * communicator it opened over, plus one (0: no open yet), so that
+ * mpikvs-stat can name the MPI rank of a block. */
 #define KVSHM_RANK_STATS_WORDS (3 * KVSHM_CACHELINE / 8)
 struct kvshm_rank_stats {
 #define KVSHM_RANK_COUNTER_(name, label, text) uint64_t name;
     MPIKVS_COUNTERS(KVSHM_RANK_COUNTER_)
 #undef KVSHM_RANK_COUNTER_
     uint64_t transport;
-#if MPIKVS_NCOUNTERS + 1 < KVSHM_RANK_STATS_WORDS
-    uint64_t pad[KVSHM_RANK_STATS_WORDS - MPIKVS_NCOUNTERS - 1];
+    uint64_t comm_rank;
+#if MPIKVS_NCOUNTERS + 2 < KVSHM_RANK_STATS_WORDS
+    uint64_t pad[KVSHM_RANK_STATS_WORDS - MPIKVS_NCOUNTERS - 2];
 #endif
 };
 

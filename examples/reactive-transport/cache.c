@@ -300,7 +300,8 @@ void cache_job_stats(struct rt_cache *c, uint64_t *evictions,
                      uint64_t *invalidations)
 {
     mpikvs_stats_t st;
-    int rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_JOB, &st);
+    /* this run's, not those of earlier steps on a job-scope region */
+    int rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st);
 
     if (rc != MPIKVS_OK)
         rt_abort("mpikvs_stats: %s: %s", mpikvs_strerror(rc),

@@ -103,6 +103,52 @@ watched_gets() {
     echo "$gets"
 }
 
+# rates_agree FILE: in each report of FILE (one a line, from --json
+# --watch) after the first, the job total's rates of the first table
+# are what its gets, hits and puts grew by since the report before,
+# per second of the interval, and its hit rate is that of the
+# interval's gets; the first report has none.  Prints what disagrees.
+rates_agree() {
+    local doc rates prev="" ok=0 first=1 f
+    while read -r doc; do
+        rates=$(jget totals.0.rates <<<"$doc")
+        if [ "$first" = 1 ]; then
+            [ "$rates" = null ] || { echo "first report has rates: $rates"; ok=1; }
+        else
+            for f in gets hits puts; do
+                now=$(jget "totals.0.counters.dht.$f" <<<"$doc")
+                was=$(jget "totals.0.counters.dht.$f" <<<"$prev")
+                rate=$(jget "totals.0.rates.dht.$f" <<<"$doc")
+                secs=$(jget totals.0.rates.seconds <<<"$doc")
+                awk -v n="$now" -v w="$was" -v r="$rate" -v s="$secs" \
+                    'BEGIN { d = r * s - (n - w); exit !(s > 0 && d < 0.01 && d > -0.01) }' ||
+                    { echo "$f: $was -> $now in $secs s, rate $rate"; ok=1; }
+            done
+            dg=$(jget totals.0.counters.dht.gets <<<"$doc")
+            dh=$(jget totals.0.counters.dht.hits <<<"$doc")
+            was=$(jget totals.0.counters.dht.gets <<<"$prev")
+            hr=$(jget totals.0.counters.dht.hits <<<"$prev")
+            if ! [[ "$dg $dh $was $hr" =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+                echo "no job totals: $dg $dh $was $hr"
+                return 1
+            fi
+            dg=$((dg - was))
+            dh=$((dh - hr))
+            hr=$(jget totals.0.rates.dht.hit_rate <<<"$doc")
+            if [ "$dg" = 0 ]; then
+                [ "$hr" = null ] || { echo "no gets, hit rate $hr"; ok=1; }
+            else
+                awk -v h="$dh" -v g="$dg" -v r="$hr" \
+                    'BEGIN { d = r - h / g; exit !(d < 1e-9 && d > -1e-9) }' ||
+                    { echo "hit rate $hr of $dh hits in $dg gets"; ok=1; }
+            fi
+        fi
+        first=0
+        prev=$doc
+    done <"$1"
+    return $ok
+}
+
 # gets_move N...: never back, and forward over the reports (a busy
 # machine may stall the job for one interval).
 gets_move() {

@@ -63,8 +63,11 @@ trap 'exit 130' INT TERM
 
 # job NP VNODES ARGS...: stat_job under mpirun, bounded in time
 job() {
-    local np=$1 vnodes=$2
+    local np=$1 vnodes=$2 layout=()
     shift 2
+    # a step of a job the plugin set up (Open MPI warns of -x of an
+    # unset variable)
+    [ -n "${MPIKVS_LAYOUT:-}" ] && layout=(-x MPIKVS_LAYOUT)
     if [ -n "$job_asan" ]; then
         set -- -x ASAN_OPTIONS "$stat_job" "$@"
     else
@@ -73,7 +76,8 @@ job() {
     ASAN_OPTIONS=$job_asan MPIKVS_VIRTUAL_NODES=$vnodes \
         timeout -k 10 "$limit" \
         "$mpirun" --oversubscribe -np "$np" -x MPIKVS_SHM_DIR \
-        -x MPIKVS_VIRTUAL_NODES -x OMPI_MCA_btl -x OMPI_MCA_osc \
+        -x MPIKVS_VIRTUAL_NODES "${layout[@]}" \
+        -x OMPI_MCA_btl -x OMPI_MCA_osc \
         "$@" </dev/null
 }
 
@@ -147,6 +151,8 @@ else
     rc=$?
     text=$("$stat_bin" -d "$shm" "$jobid" 2>&1)
     text_rc=$?
+    "$stat_bin" -d "$shm" --no-scan --watch 0.1 --count 2 "$jobid" \
+        >"$work/watch.text" 2>&1
     listing=$("$stat_bin" -d "$shm" 2>&1)
     wait
     started=""
@@ -171,6 +177,34 @@ else
         nodes.1.tables.0.counters.dht.node.evictions <<<"$last")" = 0 ]
     check "each node shows its 2 ranks" \
         [ "$(jget nodes.0.tables.0.counters.dht.ranks.# <<<"$last")" = 2 ]
+    mpi_ranks=$(for n in 0 1; do for r in 0 1; do
+        jget "nodes.$n.tables.0.counters.dht.ranks.$r.mpi_rank" <<<"$last"
+    done; done)
+    check "the rows name the MPI ranks 0-3 of the 2 nodes: $(xargs <<<"$mpi_ranks")" \
+        [ "$(sort -n <<<"$mpi_ranks" | xargs)" = "0 1 2 3" ]
+    r0=$(jget nodes.0.tables.0.counters.dht.ranks.0.mpi_rank <<<"$last")
+    r1=$(jget nodes.0.tables.0.counters.dht.ranks.1.mpi_rank <<<"$last")
+    check "a node's ranks are consecutive MPI ranks, in their local order ($r0 $r1)" \
+        cond '[[ $r0 =~ ^[0-9]+$ ]] && [ "$r1" = $((r0 + 1)) ]'
+    total=$(jget totals.0.counters.dht.gets <<<"$last")
+    check "the job's total sums the 2 nodes' gets ($total)" cond '
+        [ "$(jget totals.# <<<"$last")" = 1 ] &&
+        [ "$(jget totals.0.nnodes <<<"$last")" = 2 ] &&
+        [ "$(jget totals.0.table <<<"$last")" = kvs ] &&
+        [ "$total" = "$(sum_of nodes.0.tables.0.counters.dht.node.gets \
+            nodes.1.tables.0.counters.dht.node.gets <<<"$last")" ]'
+    why=$(rates_agree "$work/watch.json")
+    check "--watch --json: rates per second of each interval, none in the first report $why" \
+        [ -z "$why" ]
+    rates=$(tail -n +2 "$work/watch.json" | jget totals.0.rates.dht.gets | xargs)
+    check "the rates move while the job runs: $rates" \
+        awk -v r="$rates" 'BEGIN { n = split(r, a, " "); for (i = 1; i <= n; i++) if (a[i] > 0) exit 0; exit 1 }'
+    check "text: a rank's MPI rank and its place on the node" \
+        has "$text" "^ *rank  *local  *gets  *hits"
+    check "text: MPI rank 3 is the second rank of its node" has "$text" "^ *3  *1  *[0-9]"
+    check "text: the job's total of the table over both nodes" cond '
+        has "$text" "^job total of table kvs: 2 nodes$" &&
+        has "$text" "^ *job  *[0-9]"'
     slots=$(jget nodes.0.tables.0.occupancy.slots <<<"$last")
     counted=$(sum_of nodes.0.tables.0.occupancy.used \
         nodes.0.tables.0.occupancy.invalid \
@@ -196,9 +230,37 @@ else
     check "the watched run printed the same as the unwatched one" \
         [ "$watched" = "$baseline" ]
     [ "$watched" = "$baseline" ] || printf '    unwatched: %s\n    watched:   %s\n' "$baseline" "$watched"
+    check "text --watch: the rates of the interval, from the second printing" cond '
+        [ "$(grep -c "^ *job  *[0-9]" "$work/watch.text")" = 6 ] &&
+        [ "$(grep -c "^ */s ([0-9.]*s)  *[0-9]" "$work/watch.text")" = 3 ]'
+    [ "$(grep -c "^ */s (" "$work/watch.text")" = 3 ] || sed 's/^/    /' "$work/watch.text" | grep -A3 "^    job total"
     expect "after the job: no such job" 1 "no regions of job $jobid" -- \
         "$stat_bin" -d "$shm" "$jobid"
 fi
+
+echo "# two steps of a job on the region the plugin keeps for the job"
+# as spank_mpikvs makes them for a job-scope table: the region outlives
+# each step (stat_region), and each step's stats since its open are its
+# own while the region's sum both steps
+"$stat_region" layout "$shm" 901 nodex --nodes 1 --size 4194304 >/dev/null
+"$stat_region" raw "$shm" 901 nodex kvs-data --step 0 --size 4194304 >/dev/null
+steps=""
+for _ in 1 2; do
+    steps="$steps
+$(MPIKVS_LAYOUT=$shm/mpikvs.901.nodex.layout job 2 0 --rounds 3 --stats 2>&1)"
+done
+check "the first step: its own figures are the region's" has "$steps" \
+    "^stat_job: since open: gets 900 hits 600 puts 300; node since open: gets 900 hits 600 puts 300; since creation: gets 900 hits 600 puts 300$"
+check "the second step: its own figures, and the region's of both steps" has "$steps" \
+    "^stat_job: since open: gets 900 hits 600 puts 300; node since open: gets 900 hits 600 puts 300; since creation: gets 1800 hits 1200 puts 600$"
+[ "$(grep -c "^stat_job: ranks 2 rounds 3: hits 600 misses 300 wrong 0" <<<"$steps")" = 2 ] ||
+    fail "the steps ran: $steps"
+out=$("$stat_bin" -d "$shm" --slurm-timeout 0 --no-scan --json 901)
+check "mpikvs-stat: the ranks of the latest step" cond '
+    [ "$(jget nodes.0.tables.0.counters.dht.ranks.0.mpi_rank <<<"$out")" = 0 ] &&
+    [ "$(jget nodes.0.tables.0.counters.dht.ranks.1.mpi_rank <<<"$out")" = 1 ] &&
+    [ "$(jget totals.0.counters.dht.gets <<<"$out")" = 1800 ]'
+rm -f "$shm"/mpikvs.901.*
 
 echo "# a live job and a job that ended without closing (a crash)"
 job 2 1 --rounds 5 --keys 40 --ready "$work/ready-a" --hold "$work/go-a" \

@@ -6,7 +6,7 @@
  *
  *   stat_job [--rounds N] [--keys K] [--pause-ms P] [--size BYTES]
  *            [--ready FILE] [--hold FILE] [--timeout S] [--leak]
- *            [--save FILE]
+ *            [--save FILE] [--stats]
  *
  * Each round, every rank puts K keys of its own (one rank after the
  * other), all ranks meet in
@@ -17,6 +17,10 @@
  * seconds), so the test can look at a live job (--save: after saving
  * the table to FILE with mpikvs_save); --leak ends without
  * mpikvs_close(), as a crashed job would, leaving the node's regions.
+ * --stats: rank 0 then prints "stat_job: since open: gets G hits H puts P;
+ * node since open: gets G hits H puts P; since creation: gets G hits H
+ * puts P" (mpikvs_stats of the job, of the node, and of the job for the
+ * region's lifetime).
  *
  * Rank 0 prints "stat_job: ranks R rounds N: hits H misses M wrong W sum
  * S" (S sums the values read, so a wrong byte changes it) and exits 0;
@@ -41,7 +45,7 @@ struct args {
     unsigned    rounds, keys, pause_ms, timeout;
     size_t      size;
     const char *ready, *hold, *save;
-    int         leak;
+    int         leak, stats;
 };
 
 static void make_key(uint32_t round, uint32_t owner, uint32_t i,
@@ -68,11 +72,11 @@ static int parse(int argc, char **argv, struct args *a)
     a->timeout = 60;
     a->size = 4u << 20;
     a->ready = a->hold = a->save = NULL;
-    a->leak = 0;
+    a->leak = a->stats = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--leak")) {
-            a->leak = 1;
+        if (!strcmp(argv[i], "--leak") || !strcmp(argv[i], "--stats")) {
+            *(argv[i][2] == 'l' ? &a->leak : &a->stats) = 1;
             continue;
         }
         if (!v)
@@ -119,6 +123,36 @@ static int wait_for(const char *path, unsigned timeout)
     return 0;
 }
 
+/* --stats: the figures of this run and of the region's life
+ * (collective). */
+static int print_stats(mpikvs_t *kvs, int rank)
+{
+    static const struct {
+        int scope;
+        const char *what;
+    } scopes[] = {
+        {MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, "since open"},
+        {MPIKVS_SCOPE_NODE | MPIKVS_SINCE_OPEN, "node since open"},
+        {MPIKVS_SCOPE_JOB, "since creation"},
+    };
+    mpikvs_stats_t st;
+
+    for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
+        if (mpikvs_stats(kvs, scopes[i].scope, &st) != MPIKVS_OK) {
+            printf("stat_job: rank %d: stats: %s\n", rank,
+                   mpikvs_last_error(kvs));
+            return -1;
+        }
+        if (rank == 0)
+            printf("%s%s: gets %" PRIu64 " hits %" PRIu64 " puts %" PRIu64,
+                   i ? "; " : "stat_job: ", scopes[i].what, st.gets, st.hits,
+                   st.puts);
+    }
+    if (rank == 0)
+        printf("\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     mpikvs_options_t opt = {.key_size = KEY_SIZE, .value_size = VALUE_SIZE};
@@ -136,7 +170,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: stat_job [--rounds N] [--keys K] "
                             "[--pause-ms P] [--size BYTES] [--ready FILE] "
                             "[--hold FILE] [--timeout S] [--leak] "
-                            "[--save FILE]\n");
+                            "[--save FILE] [--stats]\n");
         MPI_Finalize();
         return 2;
     }
@@ -202,6 +236,8 @@ int main(int argc, char **argv)
         printf("stat_job: rank %d: save: %s\n", rank, mpikvs_last_error(kvs));
         failed = 1;
     }
+    if (a.stats && !failed && print_stats(kvs, rank) != 0)
+        failed = 1;
     MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Reduce(counts, sums, 4, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0 && !any_failed)
