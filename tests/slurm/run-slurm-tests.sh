@@ -43,8 +43,8 @@ work=$dir/tmp     # writable by the test user
 # (no OMPI_MCA_osc), as a user's job sets none; Open MPI's transport
 # between the simulated nodes comes from the cluster (its TaskProlog), as
 # the README's commands expect.
-unset OMPI_MCA_osc OMPI_MCA_btl OMPI_MCA_btl_tcp_if_include \
-    OMPI_MCA_btl_tcp_if_exclude
+unset OMPI_MCA_osc OMPI_MCA_btl OMPI_MCA_pml OMPI_MCA_pml_ucx_tls \
+    OMPI_MCA_pml_ucx_devices
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
@@ -98,11 +98,13 @@ chmod 644 "$work"/*.json
 chmod 600 "$work/unreadable.json"
 
 echo "# the cluster gives tasks Open MPI's transport for simulated nodes"
-out=$(as "$user" srun -N2 -n2 sh -c 'echo "btl=$OMPI_MCA_btl if=$OMPI_MCA_btl_tcp_if_include"' 2>&1)
-check "each task gets OMPI_MCA_btl=self,tcp over lo from the cluster" \
-    [ "$(grep -c '^btl=self,tcp if=lo$' <<<"$out")" = 2 ]
-out=$(as "$user" env OMPI_MCA_btl=self,vader,tcp srun -N1 -n1 sh -c 'echo "btl=$OMPI_MCA_btl"' 2>&1)
-check "a job's own OMPI_MCA_btl wins over the cluster's" has "$out" "^btl=self,vader,tcp$"
+out=$(as "$user" srun -N2 -n2 sh -c 'echo "btl=$OMPI_MCA_btl pml=$OMPI_MCA_pml"' 2>&1)
+check "each task gets OMPI_MCA_btl=self,tcp and OMPI_MCA_pml=ucx from the cluster" \
+    [ "$(grep -c '^btl=self,tcp pml=ucx$' <<<"$out")" = 2 ]
+out=$(as "$user" env OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 srun -N1 -n1 \
+    sh -c 'echo "btl=$OMPI_MCA_btl pml=$OMPI_MCA_pml"' 2>&1)
+check "a job's own OMPI_MCA_btl and OMPI_MCA_pml win over the cluster's" \
+    has "$out" "^btl=self,vader,tcp pml=ob1$"
 
 echo "# help text"
 out=$(srun --help 2>&1)
