@@ -27,6 +27,7 @@
 #include <linux/magic.h>
 
 #include "errors_internal.h"
+#include "held.h"
 #include "region.h"
 
 static const char *kind_name(uint32_t kind)
@@ -475,6 +476,11 @@ int kvshm_region_open(const char *dir, const char *name,
      * nothing. */
     fd = open(path, (opts->writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW |
                         O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && opts->held) {
+        /* checked below like any other file */
+        fd = kvshm_held_open(dir, name, opts->writable ? O_RDWR : O_RDONLY);
+        errno = fd < 0 ? -fd : 0;
+    }
     if (fd < 0) {
         rc = open_failed(err, errno, path, name, dir);
         goto fail;
