@@ -903,6 +903,8 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, open_transport(kvs));
     if (rc == MPIKVS_OK) {
+        /* every rank holds its regions now */
+        kvs_unlink_names(kvs);
         kvs_stats_set_transport(kvs);
         kvs->ncounters = kvs->table ? kvs->table->counters
                                     : KVSHM_COUNTERS_DEFAULT;

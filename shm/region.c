@@ -175,6 +175,30 @@ static int publish_file(int fd, const char *path)
 }
 
 /*
+ * Keep the region open through its name, not through the O_TMPFILE it
+ * was made as: /proc/PID/fd of that reads "DIR/#INODE (deleted)" for
+ * good, and once libmpikvs unlinks the name, the descriptor's
+ * "DIR/NAME (deleted)" is how mpikvs-stat finds it (held.h).  Only the
+ * very file we linked is taken; otherwise the first descriptor stays.
+ */
+static void hold_by_name(struct kvshm_region *r, const char *path)
+{
+    struct stat mine, named;
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+                            O_CLOEXEC);
+
+    if (fd < 0)
+        return;
+    if (fstat(r->fd, &mine) == 0 && fstat(fd, &named) == 0 &&
+        mine.st_dev == named.st_dev && mine.st_ino == named.st_ino) {
+        close(r->fd);
+        r->fd = fd;
+        return;
+    }
+    close(fd);
+}
+
+/*
  * A test's look at a region the moment it gets its name (check_tier
  * truncates it there, as a hostile owner could).  Only a test program
  * defines it; in the library and the plugin the weak reference is NULL.
@@ -299,6 +323,8 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
         named = false;   /* whatever is at path is not ours */
         goto fail;
     }
+    if (!named)
+        hold_by_name(r, path);
     /* Named now: the owner may truncate it from here on, so nothing
      * below (nor any caller) writes through the mapping as someone else. */
     if (kvshm_region_linked_hook)
