@@ -15,6 +15,14 @@
 # regions, alive and unlinked, and reads the job's report; after it,
 # nothing of the job is in the directory or in mpikvs-stat's listing.
 #
+# Then what processes hold that is no unlinked region of theirs:
+# mpikvs-stat takes neither a valid region really named "NAME (deleted)"
+# nor a FIFO held open and unlinked (it never opens it), nor, as root,
+# another user's unlinked region that only a root process holds; it lists
+# the user's region its own process holds; and the user does not see
+# root's running job (as root, with the user mpikvstest, made by useradd
+# if missing; skipped, saying so, otherwise).
+#
 # Everything happens in a private shm directory (MPIKVS_SHM_DIR), removed
 # at the end; only the runs' own job ids are looked at.  Every mpirun is
 # bounded (STAT_TEST_TIMEOUT seconds, default 120); every wait is a
@@ -161,5 +169,82 @@ end_status() {
     check "$1: the run ended with its killed rank (exit $2)" [ "$2" != 0 ]
 }
 run_case "a rank killed with SIGKILL"
+
+echo "# what a process holds that is not an unlinked region of its own"
+# hold FILE [USER]: a process (of USER) that holds FILE open on fd 9;
+# its pid in held_by once the descriptor is there
+hold() {
+    if [ -n "${2:-}" ]; then
+        # setpriv execs, so that $! is the holder itself
+        setpriv --reuid="$2" --regid="$2" --clear-groups \
+            sh -c 'exec sleep 300 9<>"$1"' sh "$1" &
+    else
+        sleep 300 9<>"$1" &
+    fi
+    held_by=$!
+    started="$started $held_by"
+    wait_for 30 test -e "/proc/$held_by/fd/9" ||
+        fail "no process holds $1"
+}
+# a valid region really named "NAME (deleted)": its descriptor reads
+# like an unlinked region's, but the file has a name
+"$stat_region" data "$shm" planted n1 kvs-data >/dev/null
+mv "$shm/mpikvs.planted.n1.kvs-data" "$shm/mpikvs.planted.n1.kvs-data (deleted)"
+hold "$shm/mpikvs.planted.n1.kvs-data (deleted)"
+# a FIFO under a region's name, held open and unlinked: never opened
+mkfifo "$shm/mpikvs.fifo.n1.kvs-data"
+hold "$shm/mpikvs.fifo.n1.kvs-data"
+rm "$shm/mpikvs.fifo.n1.kvs-data"
+json=$(timeout 20 "$stat_bin" -d "$shm" --slurm-timeout 0 --json 2>&1)
+rc=$?
+check "mpikvs-stat lists the directory beside them (exit $rc)" [ "$rc" = 0 ]
+check "  ... takes none of them for an unlinked region" \
+    lacks "$json" '"unlinked": true'
+expect "the FIFO is no region" 1 "no regions of job fifo" -- \
+    timeout 20 "$stat_bin" -d "$shm" --slurm-timeout 0 fifo
+expect "the file named like an unlinked region is no region of job planted" 1 \
+    "no regions of job planted" -- \
+    timeout 20 "$stat_bin" -d "$shm" --slurm-timeout 0 planted
+rm -f "$shm/mpikvs.planted.n1.kvs-data (deleted)"
+
+if [ "$(id -u)" != 0 ]; then
+    echo "SKIP: the checks with another user's processes need root"
+else
+    user=mpikvstest
+    if ! getent passwd "$user" >/dev/null; then
+        useradd -m -s /bin/sh -c 'mpikvs tests' "$user" ||
+            { echo "FAIL: cannot create $user"; exit 1; }
+    fi
+    chmod 1777 "$shm"
+    # two unlinked regions of the user: one its own process holds, one
+    # only a process of root (a file a process holds must be its own)
+    runuser -u "$user" -- "$stat_region" data "$shm" usrheld n1 kvs-data >/dev/null
+    runuser -u "$user" -- "$stat_region" data "$shm" rootheld n1 kvs-data >/dev/null
+    hold "$shm/mpikvs.usrheld.n1.kvs-data" "$user"
+    hold "$shm/mpikvs.rootheld.n1.kvs-data"
+    rm "$shm/mpikvs.usrheld.n1.kvs-data" "$shm/mpikvs.rootheld.n1.kvs-data"
+    out=$("$stat_bin" -d "$shm" --slurm-timeout 0 2>&1)
+    check "root sees the user's unlinked region its process holds, as the user's" \
+        has "$out" "^usrheld .* $user .*alive (held open by pid"
+    check "  ... and not one that only another uid's process holds" \
+        lacks "$out" "rootheld"
+    out=$(runuser -u "$user" -- "$stat_bin" -d "$shm" --slurm-timeout 0 2>&1)
+    check "the user sees its own unlinked region" has "$out" "^usrheld .* $user "
+    # a running job of root, unlinked: the user may not read its ranks
+    job --rounds 3 --keys 20 --ready "$work/ready-u" --hold "$work/go-u" \
+        --timeout 100 >"$work/u.out" 2>&1 &
+    pid=$!
+    started="$started $pid"
+    if wait_for "$limit" test -e "$work/ready-u"; then
+        root_job=$(listing_of "u[^ ]*" | grep -v "^u[^ ]*held" | head -n 1 | cut -d' ' -f1)
+        out=$(runuser -u "$user" -- "$stat_bin" -d "$shm" --slurm-timeout 0 2>&1)
+        check "another user does not see root's running job ($root_job)" \
+            cond '[ -n "$root_job" ] && lacks "$out" "$root_job"'
+    else
+        fail "the run did not start: $(cat "$work/u.out")"
+    fi
+    touch "$work/go-u"
+    wait "$pid"
+fi
 
 stat_summary run-noleak-tests
