@@ -96,7 +96,10 @@ listing_of() {
 
 # named_in_dir JOB: the job's regions that have a name in the directory
 named_in_dir() {
-    ls -A "$shm" | grep "^mpikvs\.$1\."
+    local f
+    for f in "$shm"/mpikvs."$1".*; do
+        [ -e "$f" ] && echo "${f##*/}"
+    done
 }
 
 # run_case NAME ARGS...: start a run that ends as NAME says, look at it
