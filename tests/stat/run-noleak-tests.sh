@@ -102,6 +102,12 @@ named_in_dir() {
     done
 }
 
+# ready_or_ended FILE PID: FILE exists, or the run PID has ended (then
+# it never will)
+ready_or_ended() {
+    [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null
+}
+
 # run_case NAME ARGS...: start a run that ends as NAME says, look at it
 # while it runs, end it (end_run, set by the caller) and look after it
 run_case() {
@@ -113,7 +119,8 @@ run_case() {
         --hold "$work/go-$tag" --timeout 100 "$@" >"$work/$tag.out" 2>&1 &
     pid=$!
     started="$started $pid"
-    if ! wait_for "$limit" test -e "$work/ready-$tag"; then
+    if ! wait_for "$limit" ready_or_ended "$work/ready-$tag" "$pid" ||
+        [ ! -e "$work/ready-$tag" ]; then
         fail "$name: the run did not start: $(cat "$work/$tag.out")"
         return
     fi
@@ -238,7 +245,8 @@ else
         --timeout 100 >"$work/u.out" 2>&1 &
     pid=$!
     started="$started $pid"
-    if wait_for "$limit" test -e "$work/ready-u"; then
+    if wait_for "$limit" ready_or_ended "$work/ready-u" "$pid" &&
+        [ -e "$work/ready-u" ]; then
         root_job=$(listing_of "u[^ ]*" | grep -v "^u[^ ]*held" | head -n 1 | cut -d' ' -f1)
         out=$(runuser -u "$user" -- "$stat_bin" -d "$shm" --slurm-timeout 0 2>&1)
         check "another user does not see root's running job ($root_job)" \
