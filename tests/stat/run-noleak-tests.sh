@@ -36,7 +36,7 @@ top_srcdir=${top_srcdir:-.}
 . "$top_srcdir/tests/stat/common.sh"
 
 limit=${STAT_TEST_TIMEOUT:-120}
-for p in "$stat_bin" "$stat_job" "$json_get"; do
+for p in "$stat_bin" "$stat_job" "$stat_region" "$json_get"; do
     [ -x "$p" ] || { echo "FAIL: $p is missing (make check builds it)"; exit 1; }
 done
 mpirun=${MPIRUN:-mpirun}
