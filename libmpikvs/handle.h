@@ -222,6 +222,10 @@ void kvs_tier_record(mpikvs_t *kvs, const struct kvs_key *k,
 int kvs_tier_publish(mpikvs_t *kvs);
 int kvs_tier_invalidate(mpikvs_t *kvs);
 
+/* Remove the names of the regions this rank made (without the plugin),
+ * once every rank of the open holds them (unlink_names.c). */
+void kvs_unlink_names(mpikvs_t *kvs);
+
 /* The config's persist.load at open (persist.c): mpikvs_load, but a
  * file that does not exist yet is a cold start, not an error, and a
  * table that holds entries already (a job-scope region an earlier step

@@ -38,7 +38,8 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/tier.c \
 	libmpikvs/transport.c \
 	libmpikvs/transport.h \
-	libmpikvs/transport_mpi.c
+	libmpikvs/transport_mpi.c \
+	libmpikvs/unlink_names.c
 # End of libmpikvs_libmpikvs_la_SOURCES
 libmpikvs_libmpikvs_la_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/libmpikvs
 # what the library's sources need, also where a test builds them in

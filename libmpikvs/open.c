@@ -974,8 +974,6 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     if (rc == MPIKVS_OK)   /* before the next collective: nobody counts */
         kvs_stats_mark_open(kvs);
     if (rc == MPIKVS_OK)
-        populate_buckets(kvs, populate);
-    if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, kvs_locks_open(kvs));
     if (rc == MPIKVS_OK) {
         kvs->scratch = malloc(kvs->bucket_size);
@@ -991,6 +989,10 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, open_transport(kvs));
     if (rc == MPIKVS_OK) {
+        /* every rank holds its regions now; faulting the buckets in
+         * waits until the names are gone, which a crash would leave */
+        kvs_unlink_names(kvs);
+        populate_buckets(kvs, populate);
         kvs_stats_set_transport(kvs);
         kvs->ncounters = kvs->table ? kvs->table->counters
                                     : KVSHM_COUNTERS_DEFAULT;

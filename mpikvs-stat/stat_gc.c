@@ -101,7 +101,9 @@ static void gc_job(FILE *out, FILE *err, const char *dir, int dfd,
     for (size_t i = 0; i < n; i++) {
         const struct stat_region *r = &first[i];
         told[i] = false;
-        if (r->liveness.alive == STAT_ALIVE_YES) {
+        /* an unlinked region has no name to remove; it is alive anyway,
+         * held by a process */
+        if (r->liveness.alive == STAT_ALIVE_YES || r->unlinked) {
             c->kept_alive++;
         } else if (!may_remove(r, dir, dir_st)) {
             /* What the caller may not remove is refused, even when its

@@ -69,7 +69,7 @@ static json_t *list_entry(const struct stat_region *r, time_t now)
 
     stat_user_name(r->st.st_uid, owner, sizeof(owner));
     o = json_pack("{s:s, s:s?, s:s?, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, "
-                  "s:I, s:o}",
+                  "s:I, s:b, s:o}",
                   "name", r->name, "job", r->job[0] ? r->job : NULL,
                   "node", r->node[0] ? r->node : NULL,
                   "tag", r->tag[0] ? r->tag : NULL,
@@ -79,6 +79,7 @@ static json_t *list_entry(const struct stat_region *r, time_t now)
                   "created", INT(stat_region_created(r)),
                   "age", INT((long long)now - stat_region_created(r)),
                   "mappers", INT(r->mappers),
+                  "unlinked", (int)r->unlinked,
                   "error", r->error == MPIKVS_OK
                                ? json_null()
                                : json_string(r->error_text));

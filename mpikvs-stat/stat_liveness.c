@@ -29,6 +29,7 @@
 #include <slurm/slurm_errno.h>
 #endif
 
+#include "held.h"
 #include "stat_liveness.h"
 
 const char *stat_alive_name(enum stat_alive alive)
@@ -75,28 +76,6 @@ static bool uid_set_has(const struct uid_set *s, uid_t uid)
         if (s->uids[i] == uid)
             return true;
     return false;
-}
-
-/* The effective uid of a process, from /proc/PID/status (readable by
- * anyone); (uid_t)-1 when it cannot be told. */
-static uid_t process_euid(const char *pid)
-{
-    char path[300], line[256];
-    unsigned real, effective;
-    uid_t uid = (uid_t)-1;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%s/status", pid);
-    f = fopen(path, "re");
-    if (!f)
-        return uid;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "Uid: %u %u", &real, &effective) == 2) {
-            uid = (uid_t)effective;
-            break;
-        }
-    fclose(f);
-    return uid;
 }
 
 static bool is_pid(const char *s)
@@ -154,7 +133,7 @@ static void scan_mappings(struct stat_region_list *list,
         f = fopen(path, "re");
         if (!f) {
             if (unreadable_counts(errno))
-                uid_set_add(unseen, process_euid(e->d_name));
+                uid_set_add(unseen, kvshm_process_euid(pid));
             continue;      /* ENOENT: it ended meanwhile */
         }
         while (getline(&line, &cap, f) > 0) {
@@ -176,7 +155,7 @@ static void scan_mappings(struct stat_region_list *list,
             }
         }
         if (ferror(f) && unreadable_counts(errno))
-            uid_set_add(unseen, process_euid(e->d_name));
+            uid_set_add(unseen, kvshm_process_euid(pid));
         fclose(f);
     }
     free(line);
@@ -537,6 +516,13 @@ static void judge_region(struct stat_region *r, const struct stat_region *job,
             append_why(&v, " (its %s)", mapped->tag);
         if (told)
             append_why(&v, "; slurm: %s", slurm->text);
+        if (r->unlinked)
+            append_why(&v, "%s", "; name unlinked at open");
+    } else if (r->unlinked) {
+        /* what holds it open is its job, as for a mapping */
+        v.alive = STAT_ALIVE_YES;
+        snprintf(v.why, sizeof(v.why), "held open by pid %d; name unlinked "
+                 "at open", (int)r->holder);
     } else if (stat_region_is_slurm(r)) {
         if (!slurm_knows(r)) {
             /* a step in the header, but a job id Slurm never gives */

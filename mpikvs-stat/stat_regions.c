@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "errors_internal.h"
+#include "held.h"
 #include "stat_regions.h"
 
 uint32_t stat_region_kind(const struct stat_region *r)
@@ -46,12 +47,12 @@ time_t stat_region_created(const struct stat_region *r)
     return r->st.st_mtime;
 }
 
+static void read_open_header(int fd, struct stat_region *r, const char *dir);
+
 /* Read and check the header of the file name in the directory dfd. */
 static void read_header(int dfd, struct stat_region *r, const char *dir)
 {
     mpikvs_error_t err = {0, ""};
-    struct stat now = {0};
-    ssize_t got;
     int fd;
 
     if (S_ISLNK(r->st.st_mode) || !S_ISREG(r->st.st_mode)) {
@@ -86,8 +87,23 @@ static void read_header(int dfd, struct stat_region *r, const char *dir)
         }
         goto out;
     }
+    read_open_header(fd, r, dir);
+    return;
+out:
+    snprintf(r->error_text, sizeof(r->error_text), "%s",
+             r->error == MPIKVS_OK ? "" : err.text);
+}
+
+/* Read and check the header of r, open on fd (closed here). */
+static void read_open_header(int fd, struct stat_region *r, const char *dir)
+{
+    mpikvs_error_t err = {0, ""};
+    struct stat now = {0};
+    ssize_t got;
+
     /* The descriptor decides, not the listing: the name may lead to
-     * another file now (a FIFO, a file of another owner). */
+     * another file now (a FIFO, a file of another owner), a holder's
+     * descriptor number to another file. */
     if (fstat(fd, &now) != 0) {
         r->error = kvshm_fail(&err, -errno, "cannot stat %s/%s: %s", dir,
                               r->name, strerror(errno));
@@ -99,6 +115,15 @@ static void read_header(int dfd, struct stat_region *r, const char *dir)
                               "%s/%s is not a regular file, not an mpikvs "
                               "region",
                               dir, r->name);
+        close(fd);
+        goto out;
+    }
+    if (r->unlinked && (now.st_dev != r->st.st_dev ||
+                        now.st_ino != r->st.st_ino)) {
+        r->error = kvshm_fail(&err, MPIKVS_ERR_FOREIGN,
+                              "%s/%s (unlinked) was closed by pid %d while "
+                              "it was listed",
+                              dir, r->name, (int)r->holder);
         close(fd);
         goto out;
     }
@@ -182,6 +207,65 @@ static bool wanted(const struct stat_region *r,
     return true;
 }
 
+/* The regions listed so far. */
+struct found {
+    struct stat_region *regions;
+    size_t              count, cap;
+    const char         *dir;
+    const struct stat_filter *filter;
+};
+
+/* Room for one more (zeroed, not yet counted), or NULL. */
+static struct stat_region *one_more(struct found *f)
+{
+    if (f->count == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 16;
+        struct stat_region *grown = realloc(f->regions,
+                                            cap * sizeof(*grown));
+        if (!grown)
+            return NULL;
+        f->regions = grown;
+        f->cap = cap;
+    }
+    memset(&f->regions[f->count], 0, sizeof(f->regions[0]));
+    return &f->regions[f->count];
+}
+
+/* A region whose name is gone, held open by h->pid: read through the
+ * holder's descriptor, which the kernel opens only for a caller that may
+ * read that process (shm/held.h). */
+static int add_held(const struct kvshm_held *h, void *arg)
+{
+    struct found *f = arg;
+    struct stat_region *r = one_more(f);
+    char path[64];
+    int fd;
+
+    if (!r)
+        return -ENOMEM;
+    snprintf(r->name, sizeof(r->name), "%s", h->name);
+    if (kvshm_region_name_parse(r->name, r->job, r->node, r->tag) !=
+            MPIKVS_OK ||
+        !wanted(r, f->filter))
+        return 0;
+    r->st = h->st;
+    r->unlinked = true;
+    r->holder = h->pid;
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)h->pid, h->fd);
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        mpikvs_error_t err;
+        r->error = kvshm_fail(&err, -errno, "cannot open %s/%s (unlinked) "
+                              "through pid %d: %s", f->dir, r->name,
+                              (int)h->pid, strerror(errno));
+        snprintf(r->error_text, sizeof(r->error_text), "%s", err.text);
+    } else {
+        read_open_header(fd, r, f->dir);
+    }
+    f->count++;
+    return 0;
+}
+
 int stat_regions_find(const char *dir, const struct stat_filter *filter,
                       struct stat_region_list *out, mpikvs_error_t *err)
 {
@@ -242,6 +326,16 @@ int stat_regions_find(const char *dir, const struct stat_filter *filter,
         goto fail;
     }
     closedir(d);
+    {
+        struct found f = {regions, count, cap, dir, filter};
+        if (kvshm_held_scan(dir, add_held, &f) == -ENOMEM) {
+            free(f.regions);
+            kvshm_fail(err, -ENOMEM, "out of memory listing %s", dir);
+            return -1;
+        }
+        regions = f.regions;
+        count = f.count;
+    }
     if (count)
         qsort(regions, count, sizeof(*regions), by_job_node_tag);
     out->regions = regions;

@@ -41,6 +41,11 @@ struct stat_region {
     char                 tag[KVSHM_TAG_MAX];
     struct stat          st;            /* fstat(2) of the file read, else
                                          * lstat(2) of the name */
+    /* its name is gone (libmpikvs unlinks the names of the regions it
+     * makes once its ranks hold them): found, and read, through a
+     * process that holds it open (shm/held.h) */
+    bool                 unlinked;
+    pid_t                holder;
     /* the header, if it could be read (header_read) and it is valid
      * (error == MPIKVS_OK) */
     bool                 header_read;
@@ -66,7 +71,9 @@ struct stat_filter {
     const char *name;     /* only this region; NULL: any */
 };
 
-/* Read the directory dir (its mpikvs.* files) into *out.  Returns 0, or
+/* Read the directory dir (its mpikvs.* files, and the regions of dir
+ * whose names are gone that a process this one may read holds open)
+ * into *out.  Returns 0, or
  * -1 with a message in err (the directory cannot be read: it does not
  * exist, or permission). */
 int stat_regions_find(const char *dir, const struct stat_filter *filter,

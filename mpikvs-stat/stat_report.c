@@ -134,7 +134,8 @@ static int open_listed(const struct stat_region *r, const char *dir,
                        struct stat *st, mpikvs_error_t *err)
 {
     struct kvshm_open_opts oo = {.kind = kind, .writable = false,
-                                 .expect_uid = (uid_t)r->header.uid};
+                                 .expect_uid = (uid_t)r->header.uid,
+                                 .held = r->unlinked};
     int rc = kvshm_region_open(dir, r->name, &oo, region, err);
 
     if (rc == MPIKVS_OK &&
@@ -334,7 +335,8 @@ static int read_tier(struct stat_job_report *rep, struct stat_node_report *n,
                      const struct stat_report_opts *opts)
 {
     /* both regions of the owner the listing read from r's header */
-    struct kvshm_tier_reader_opts to = {.expect_uid = (uid_t)r->header.uid};
+    struct kvshm_tier_reader_opts to = {.expect_uid = (uid_t)r->header.uid,
+                                        .held = r->unlinked};
     char prefix[KVSHM_TAG_MAX], index_tag[KVSHM_TAG_MAX],
         entries_tag[KVSHM_TAG_MAX], what[4400];
     struct kvshm_tier *tier = NULL;

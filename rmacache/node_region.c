@@ -137,8 +137,9 @@ void rc_node_close(struct rc_win *w)
     free(w->node_seg);
     w->node_seg = NULL;
     if (w->node_region) {
-        /* the first rank to leave removes the name; the others find it
-         * gone, and everyone's mapping stays valid until it closes */
+        /* the name went at open, but for a node whose set-up failed:
+         * the first rank to leave removes it; the others find it gone,
+         * and everyone's mapping stays valid until it closes */
         kvshm_region_unlink(rc_cfg.shm_dir, w->node_name);
         kvshm_region_close(&w->node_region);
     }
@@ -188,6 +189,11 @@ int rc_node_open(struct rc_win *w, MPI_Comm comm)
         return MPI_SUCCESS;
     }
     w->node_on = 1;
+    /* every rank of the node holds the region now: its name goes, so
+     * that a job that dies (MPI_Abort, a kill) leaves nothing behind;
+     * mpikvs-stat finds it through the ranks (shm/held.h) */
+    if (w->node_me == 0)
+        kvshm_region_unlink(rc_cfg.shm_dir, w->node_name);
     return MPI_SUCCESS;
 }
 

@@ -12,6 +12,8 @@ shm_libkvshm_la_SOURCES = \
 	shm/data_region.h \
 	shm/format.c \
 	shm/format.h \
+	shm/held.c \
+	shm/held.h \
 	shm/job_layout.c \
 	shm/job_layout.h \
 	shm/key_hash.h \

@@ -27,6 +27,7 @@
 #include <linux/magic.h>
 
 #include "errors_internal.h"
+#include "held.h"
 #include "region.h"
 
 static const char *kind_name(uint32_t kind)
@@ -174,6 +175,30 @@ static int publish_file(int fd, const char *path)
 }
 
 /*
+ * Keep the region open through its name, not through the O_TMPFILE it
+ * was made as: /proc/PID/fd of that reads "DIR/#INODE (deleted)" for
+ * good, and once libmpikvs unlinks the name, the descriptor's
+ * "DIR/NAME (deleted)" is how mpikvs-stat finds it (held.h).  Only the
+ * very file we linked is taken; otherwise the first descriptor stays.
+ */
+static void hold_by_name(struct kvshm_region *r, const char *path)
+{
+    struct stat mine, named;
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+                            O_CLOEXEC);
+
+    if (fd < 0)
+        return;
+    if (fstat(r->fd, &mine) == 0 && fstat(fd, &named) == 0 &&
+        mine.st_dev == named.st_dev && mine.st_ino == named.st_ino) {
+        close(r->fd);
+        r->fd = fd;
+        return;
+    }
+    close(fd);
+}
+
+/*
  * A test's look at a region the moment it gets its name (check_tier
  * truncates it there, as a hostile owner could).  Only a test program
  * defines it; in the library and the plugin the weak reference is NULL.
@@ -298,6 +323,8 @@ int kvshm_region_create(const struct kvshm_region_spec *spec,
         named = false;   /* whatever is at path is not ours */
         goto fail;
     }
+    if (!named)
+        hold_by_name(r, path);
     /* Named now: the owner may truncate it from here on, so nothing
      * below (nor any caller) writes through the mapping as someone else. */
     if (kvshm_region_linked_hook)
@@ -475,6 +502,11 @@ int kvshm_region_open(const char *dir, const char *name,
      * nothing. */
     fd = open(path, (opts->writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW |
                         O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && opts->held) {
+        /* checked below like any other file */
+        fd = kvshm_held_open(dir, name, opts->writable ? O_RDWR : O_RDONLY);
+        errno = fd < 0 ? -fd : 0;
+    }
     if (fd < 0) {
         rc = open_failed(err, errno, path, name, dir);
         goto fail;

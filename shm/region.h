@@ -71,6 +71,9 @@ struct kvshm_open_opts {
     bool     writable;       /* map read-write (the writer) or PROT_READ */
     uid_t    expect_uid;     /* header uid must match; KVSHM_ANY_UID: any
                               * (0 is not "any": root passes it explicitly) */
+    bool     held;           /* a name not in the directory may be a
+                              * region libmpikvs unlinked: open it through
+                              * a process that holds it (held.h) */
 };
 
 /* Create the region exclusively, reserve its space, write and checksum its

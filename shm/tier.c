@@ -381,7 +381,8 @@ static int open_tier(const char *dir, const char *job, const char *node,
     char index_name[KVSHM_NAME_MAX + 1], entries_name[KVSHM_NAME_MAX + 1];
     struct kvshm_open_opts oo = {.expect_uid = opts ? opts->expect_uid
                                                     : geteuid(),
-                                 .writable = writer};
+                                 .writable = writer,
+                                 .held = opts && opts->held};
     struct kvshm_tier *t;
     uint64_t index_len;
     int rc;

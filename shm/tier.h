@@ -72,6 +72,7 @@ struct kvshm_tier_spec {
 struct kvshm_tier_reader_opts {
     unsigned stall_ms;       /* 0: KVSHM_TIER_DEFAULT_STALL_MS */
     uid_t    expect_uid;     /* as struct kvshm_open_opts; 0 is root */
+    bool     held;           /* as struct kvshm_open_opts */
 };
 
 struct kvshm_tier_stats {

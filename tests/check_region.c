@@ -38,6 +38,7 @@
 
 #include "data_region.h"
 #include "format.h"
+#include "held.h"
 #include "mpikvs_errors.h"
 #include "region.h"
 #include "shm_check.h"
@@ -786,6 +787,64 @@ START_TEST(test_symlink)
 END_TEST
 
 /* --------------------------------------------------------------- growable */
+
+/* Counts the held files named like region "data"; each must be held by
+ * this process. */
+static int count_held(const struct kvshm_held *h, void *arg)
+{
+    char want[KVSHM_NAME_MAX];
+
+    name_of(want, "data");
+    if (strcmp(h->name, want) == 0) {
+        ck_assert_int_eq(h->pid, getpid());
+        (*(int *)arg)++;
+    }
+    return 0;
+}
+
+/* A region whose name is gone: opened only through a holder, found once
+ * however many descriptors hold it, and gone with the last one. */
+START_TEST(test_held)
+{
+    struct kvshm_region_spec s = spec_for("data", KVSHM_KIND_DATA, 64 * KiB);
+    struct kvshm_region *made = create_ok(&s), *other, *r;
+    struct kvshm_open_opts o = opts_for(KVSHM_KIND_DATA, false), held;
+    char name[KVSHM_NAME_MAX], path[PATH_MAX], real[PATH_MAX],
+        proc[64], link[PATH_MAX];
+    ssize_t len;
+    int n = 0;
+
+    /* the creator holds it through its name, not the O_TMPFILE it was
+     * made as, whose link would read "DIR/#INODE (deleted)" */
+    path_of(path, "data");
+    ck_assert_msg(realpath(path, real) != NULL, "realpath %s", path);
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", made->fd);
+    len = readlink(proc, link, sizeof link - 1);
+    ck_assert_msg(len > 0, "readlink %s: %s", proc, strerror(errno));
+    link[len] = '\0';
+    ck_assert_str_eq(link, real);
+
+    other = open_ok("data", &o);
+    name_of(name, "data");
+    ck_assert_int_eq(kvshm_region_unlink(test_dir, name), MPIKVS_OK);
+    expect_open("data", &o, MPIKVS_ERR_NOTFOUND, "its name unlinked");
+    held = o;
+    held.held = true;
+    r = open_ok("data", &held);
+    ck_assert_msg(memcmp(r->base, made->base, KVSHM_HEADER_SIZE) == 0,
+                  "the held region is not the one made");
+    kvshm_region_close(&r);
+    ck_assert_int_eq(kvshm_held_scan(test_dir, count_held, &n), 0);
+    ck_assert_msg(n == 1, "two descriptors of one file: found %d times", n);
+
+    kvshm_region_close(&other);
+    kvshm_region_close(&made);
+    n = 0;
+    ck_assert_int_eq(kvshm_held_scan(test_dir, count_held, &n), 0);
+    ck_assert_msg(n == 0, "found %d times after the last holder closed", n);
+    expect_open("data", &held, MPIKVS_ERR_NOTFOUND, "no holder left");
+}
+END_TEST
 
 START_TEST(test_grow)
 {
@@ -1705,6 +1764,7 @@ static Suite *region_suite(bool root, bool have_tmpfs)
     tcase_add_test(tc, test_mode);
     tcase_add_test(tc, test_readonly_fault);
     tcase_add_test(tc, test_symlink);
+    tcase_add_test(tc, test_held);
     tcase_add_test(tc, test_grow);
     suite_add_tcase(s, tc);
 

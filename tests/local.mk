@@ -115,7 +115,9 @@ EXTRA_DIST += \
 # tests/stat/: mpikvs-stat: a Check test of shm/scan.c, and shell tests
 # that run the tool against regions made by libmpikvs under mpirun
 # (run-stat-tests.sh) and by spank_mpikvs in a real Slurm job
-# (run-stat-slurm-tests.sh), with small helper programs.
+# (run-stat-slurm-tests.sh), with small helper programs; a run outside
+# Slurm that ends without mpikvs_close, in MPI_Abort or killed leaves
+# nothing, and mpikvs-stat reads it while it runs (run-noleak-tests.sh).
 ##
 check_PROGRAMS += \
 	tests/stat/check_scan \
@@ -127,6 +129,7 @@ check_PROGRAMS += \
 TESTS += \
 	tests/stat/check_scan \
 	tests/stat/run-stat-tests.sh \
+	tests/stat/run-noleak-tests.sh \
 	tests/stat/run-stat-slurm-tests.sh
 # End of TESTS (stat)
 
@@ -151,6 +154,7 @@ tests_stat_stat_region_LDADD = shm/libkvshm.la
 
 EXTRA_DIST += \
 	tests/stat/common.sh \
+	tests/stat/run-noleak-tests.sh \
 	tests/stat/run-stat-slurm-tests.sh \
 	tests/stat/run-stat-tests.sh
 # End of EXTRA_DIST (stat)

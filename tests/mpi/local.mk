@@ -119,7 +119,7 @@ tests_mpi_test_progress_LDADD = $(LIBMPIKVS_LIBS)
 tests_mpi_test_populate_SOURCES = tests/mpi/test_populate.c
 tests_mpi_test_populate_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_populate_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_mpi_test_populate_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+tests_mpi_test_populate_LDADD = libmpikvs/libmpikvs.la shm/libkvshm.la $(MPI_LIBS)
 
 tests_mpi_test_thread_SOURCES = tests/mpi/test_thread.c
 tests_mpi_test_thread_CPPFLAGS = $(TESTS_CPPFLAGS)

@@ -14,7 +14,7 @@
  * Run under mpirun (run-populate-test.sh); see mpitest.h for the output.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +25,7 @@
 
 #include <mpi.h>
 
+#include "held.h"
 #include "mpikvs.h"
 #include "mpitest.h"
 
@@ -35,29 +36,27 @@
 
 static int rank, size;
 
-/* The node's data region: the largest file in MPIKVS_SHM_DIR (the tier's
- * regions are smaller). */
+/* The largest region held so far. */
+static int larger(const struct kvshm_held *h, void *arg)
+{
+    struct stat *best = arg;
+
+    if (h->st.st_size > best->st_size)
+        *best = h->st;
+    return 0;
+}
+
+/* The node's data region: the largest region of MPIKVS_SHM_DIR (the
+ * tier's regions are smaller).  libmpikvs unlinked its name at open: it
+ * is found through the ranks that hold it (shm/held.h). */
 static int data_region(struct stat *out)
 {
     const char *dir = getenv("MPIKVS_SHM_DIR");
-    char path[4096];
-    struct dirent *e;
-    struct stat st;
-    DIR *d;
-    int found = 0;
 
-    if (!dir || !(d = opendir(dir)))
+    memset(out, 0, sizeof(*out));
+    if (!dir || kvshm_held_scan(dir, larger, out) != 0)
         return 0;
-    while ((e = readdir(d)) != NULL) {
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (e->d_name[0] != '.' && stat(path, &st) == 0 &&
-            S_ISREG(st.st_mode) && (!found || st.st_size > out->st_size)) {
-            *out = st;
-            found = 1;
-        }
-    }
-    closedir(d);
-    return found;
+    return out->st_size > 0;
 }
 
 /* KiB of the data region that this process's page table maps: the Rss

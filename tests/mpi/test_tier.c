@@ -30,6 +30,7 @@
 
 #include "mpikvs.h"
 #include "mpitest.h"
+#include "held.h"
 #include "tier.h"
 
 #define KS        16u
@@ -349,7 +350,9 @@ static void *read_tier(void *arg)
         return NULL;
     }
     tag[strlen(tag) - strlen("-index")] = '\0';
-    rd->err = kvshm_tier_open(shm_dir, job, node, tag, NULL, &t, &err);
+    struct kvshm_tier_reader_opts ro = {.expect_uid = geteuid(),
+                                        .held = true};
+    rd->err = kvshm_tier_open(shm_dir, job, node, tag, &ro, &t, &err);
     if (rd->err != MPIKVS_OK)
         return NULL;
     for (uint64_t n = 0; !atomic_load(&rd->stop); n++) {
@@ -379,25 +382,37 @@ static void *read_tier(void *arg)
     return NULL;
 }
 
+struct index_hunt {
+    char  *out;
+    size_t len;
+    int    which, n;
+};
+
+static bool is_index(const char *name)
+{
+    size_t l = strlen(name);
+
+    return l > 8 && strcmp(name + l - 8, ".t-index") == 0;
+}
+
+static int held_index(const struct kvshm_held *h, void *arg)
+{
+    struct index_hunt *hunt = arg;
+
+    if (!is_index(h->name) || hunt->n++ != hunt->which)
+        return 0;
+    snprintf(hunt->out, hunt->len, "%s/%s", shm_dir, h->name);
+    return 1;
+}
+
+/* The which-th tier index of the test directory: libmpikvs unlinked the
+ * names of the regions it made at open, so they are found through the
+ * ranks that hold them (shm/held.h), as mpikvs-stat finds them. */
 static bool find_index(char *out, size_t len, int which)
 {
-    DIR *d = opendir(shm_dir);
-    struct dirent *e;
-    int n = 0;
+    struct index_hunt hunt = {out, len, which, 0};
 
-    if (!d)
-        return false;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l > 8 && strcmp(e->d_name + l - 8, ".t-index") == 0 &&
-            n++ == which) {
-            snprintf(out, len, "%s/%s", shm_dir, e->d_name);
-            closedir(d);
-            return true;
-        }
-    }
-    closedir(d);
-    return false;
+    return kvshm_held_scan(shm_dir, held_index, &hunt) == 1;
 }
 
 static void test_readers(void)
@@ -467,7 +482,8 @@ static void test_readers(void)
 static void poison_tiers(bool odd)
 {
     struct kvshm_open_opts oo = {.kind = KVSHM_KIND_TIER_INDEX,
-                                 .writable = true, .expect_uid = geteuid()};
+                                 .writable = true, .expect_uid = geteuid(),
+                                 .held = true};
     char path[256];
 
     for (int which = 0; find_index(path, sizeof(path), which); which++) {

@@ -5,6 +5,10 @@
  *
  *   kvs_steps write N    the ranks put keys 0..N-1 between them
  *   kvs_steps read N     every rank gets keys 0..N-1 and checks values
+ *   kvs_steps write-kill N   write, then the last rank kills itself with
+ *                        SIGKILL after the line is printed, without
+ *                        mpikvs_close (the others wait in a barrier
+ *                        until srun ends them)
  *   ... CONFIG           either, opening with options.config = CONFIG
  *
  * Rank 0 prints one line: "kvs_steps: <verb> N keys: H hits, W wrong,
@@ -15,9 +19,11 @@
  */
 #include <inttypes.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpikvs.h"
 
@@ -52,13 +58,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 3 || argc > 4 ||
-        (strcmp(argv[1], "write") && strcmp(argv[1], "read"))) {
+        (strcmp(argv[1], "write") && strcmp(argv[1], "read") &&
+         strcmp(argv[1], "write-kill"))) {
         if (rank == 0)
-            fprintf(stderr, "usage: kvs_steps write|read N [CONFIG]\n");
+            fprintf(stderr, "usage: kvs_steps write|read|write-kill N "
+                            "[CONFIG]\n");
         MPI_Finalize();
         return 2;
     }
-    write = strcmp(argv[1], "write") == 0;
+    write = strncmp(argv[1], "write", 5) == 0;
     n = strtoull(argv[2], NULL, 10);
     if (argc == 4)
         opt.config = argv[3];
@@ -94,6 +102,13 @@ int main(int argc, char **argv)
                PRIu64 " published\n",
                argv[1], n, sums[0], sums[1], sums[2], size,
                layout ? layout : "(none)", st.tier_hits, st.tier_published);
+    fflush(stdout);
+    if (strcmp(argv[1], "write-kill") == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);   /* the line is out */
+        if (rank == size - 1)
+            kill(getpid(), SIGKILL);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     mpikvs_close(&kvs);
     MPI_Finalize();
     return 0;

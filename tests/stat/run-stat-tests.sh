@@ -81,9 +81,13 @@ job() {
         "$@" </dev/null
 }
 
-# jobs_in_dir: the job ids of the regions in the private dir
+# jobs_in_dir: the job ids of the regions of the private dir, as
+# mpikvs-stat lists them: a running job's regions have no name there
+# (libmpikvs unlinks them at open), mpikvs-stat finds them through the
+# ranks that hold them
 jobs_in_dir() {
-    ls "$shm" | sed -n 's/^mpikvs\.\([^.]*\)\..*/\1/p' | sort -u
+    "$stat_bin" -d "$shm" --slurm-timeout 0 |
+        sed -n '3,$s/^\([^ ]*\) .*/\1/p' | sort -u
 }
 
 user=""
@@ -272,11 +276,17 @@ fi
 live=$(jobs_in_dir)
 check "the live job's region, of one job ($live)" \
     cond '[ -n "$live" ] && [ "$(wc -l <<<"$live")" = 1 ]'
+check "the live job's region has no name in the directory" \
+    cond '[ -n "$live" ] && ! ls "$shm" | grep -q "^mpikvs\.$live\."'
 out=$(job 2 1 --rounds 5 --keys 40 --leak 2>&1)
 check "the crashing job ran: $out" has "$out" "^stat_job: ranks 2 rounds 5: hits 800 misses 400 wrong 0"
-dead=$(jobs_in_dir | grep -vx "$live")
-check "the crashed job left its region" \
-    cond '[ -n "$dead" ] && ls "$shm" | grep -q "^mpikvs\.$dead\..*\.kvs-data$"'
+check "the job that ended without mpikvs_close left nothing" \
+    [ "$(jobs_in_dir)" = "$live" ]
+# what a job that died between its open's create and unlink would leave
+# (or an older libmpikvs): a region of libmpikvs's, named, that nothing
+# maps
+dead=u1-0-deadbeef
+"$stat_region" data "$shm" "$dead" n1 kvs-data --size 4194304 >/dev/null
 
 # exact figures of the live job, now that it waits: 2 ranks, 5 rounds of
 # 40 keys each, every rank reads the 2 ranks' keys and 40 missing ones
@@ -428,11 +438,13 @@ if [ -z "$user" ]; then
 else
     uid=$(id -u "$user")
     expect "another user: permission denied, run as root or as the job's user" 1 \
-        "permission denied reading $shm/mpikvs.$live." -- as_user "$stat_bin" -d "$shm" "$live"
-    out=$(as_user "$stat_bin" -d "$shm" "$live" 2>&1)
+        "permission denied reading $shm/mpikvs.$dead." -- as_user "$stat_bin" -d "$shm" "$dead"
+    out=$(as_user "$stat_bin" -d "$shm" "$dead" 2>&1)
     check "  ... and names the remedy" has "$out" "run as root or as the job's user (root)"
     out=$(as_user "$stat_bin" -d "$shm" 2>&1)
-    check "another user still gets the listing" has "$out" "^$live .*root"
+    check "another user still gets the listing" has "$out" "^$dead .*root"
+    check "  ... without the live job's unlinked region: only its user and root may read its ranks" \
+        lacks "$out" "$live"
     before=$(ls "$shm")
     out=$(as_user "$stat_bin" -d "$shm" --gc 2>&1)
     rc=$?
@@ -458,7 +470,7 @@ check "--gc (exit $rc)" [ "$rc" = 0 ]
 check "  ... says what it removed" has "$out" "^removed $shm/mpikvs\.$dead\..*\.kvs-data"
 check "  ... removed it" \
     cond '[ -n "$dead" ] && [ -z "$(ls "$shm" | grep "^mpikvs\.$dead\.")" ]'
-check "  ... kept the live job's region" [ -n "$(ls "$shm" | grep "^mpikvs\.$live\.")" ]
+check "  ... kept the live job's region" [ "$(jobs_in_dir | grep -cx "$live")" = 1 ]
 check "  ... kept the Slurm job it could not judge" cond '
     has "$out" "^keeping 4 regions of job 777: cannot tell whether it is alive (slurm: not asked" &&
     [ "$(ls "$shm" | grep -c "^mpikvs\.777\.")" = 4 ]'
@@ -495,8 +507,8 @@ wait
 started=""
 check "the live job ran to its end: $(cat "$work/a.out")" \
     has "$(cat "$work/a.out")" "^stat_job: ranks 2 rounds 5: hits 800 misses 400 wrong 0"
-check "and removed its own region" \
-    cond '[ -n "$live" ] && [ -z "$(ls "$shm" | grep "^mpikvs\.$live\.")" ]'
+check "and nothing of it is left" \
+    cond '[ -n "$live" ] && [ -z "$(jobs_in_dir | grep -x "$live")" ]'
 
 echo "# a FIFO under a region's name never blocks mpikvs-stat"
 mkfifo "$shm/mpikvs.780.nodex.kvs-data"

@@ -6,7 +6,7 @@
  *
  *   stat_job [--rounds N] [--keys K] [--pause-ms P] [--size BYTES]
  *            [--ready FILE] [--hold FILE] [--timeout S] [--leak]
- *            [--save FILE] [--stats]
+ *            [--abort] [--save FILE] [--stats]
  *
  * Each round, every rank puts K keys of its own (one rank after the
  * other), all ranks meet in
@@ -16,7 +16,10 @@
  * rank 0 waits until the file --hold names exists (at most --timeout
  * seconds), so the test can look at a live job (--save: after saving
  * the table to FILE with mpikvs_save); --leak ends without
- * mpikvs_close(), as a crashed job would, leaving the node's regions.
+ * mpikvs_close(), as a crashed job would; --abort ends in
+ * MPI_Abort(MPI_COMM_WORLD, 3) from rank 0 instead, as the example of
+ * mpikvs(3) does on an error (the other ranks wait in a barrier until
+ * the launcher kills them).
  * --stats: rank 0 then prints "stat_job: since open: gets G hits H puts P;
  * node since open: gets G hits H puts P; since creation: gets G hits H
  * puts P" (mpikvs_stats of the job, of the node, and of the job for the
@@ -45,7 +48,7 @@ struct args {
     unsigned    rounds, keys, pause_ms, timeout;
     size_t      size;
     const char *ready, *hold, *save;
-    int         leak, stats;
+    int         leak, abort, stats;
 };
 
 static void make_key(uint32_t round, uint32_t owner, uint32_t i,
@@ -72,11 +75,19 @@ static int parse(int argc, char **argv, struct args *a)
     a->timeout = 60;
     a->size = 4u << 20;
     a->ready = a->hold = a->save = NULL;
-    a->leak = a->stats = 0;
+    a->leak = a->abort = a->stats = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--leak") || !strcmp(argv[i], "--stats")) {
-            *(argv[i][2] == 'l' ? &a->leak : &a->stats) = 1;
+        if (!strcmp(argv[i], "--leak")) {
+            a->leak = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--stats")) {
+            a->stats = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--abort")) {
+            a->abort = 1;
             continue;
         }
         if (!v)
@@ -169,7 +180,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "usage: stat_job [--rounds N] [--keys K] "
                             "[--pause-ms P] [--size BYTES] [--ready FILE] "
-                            "[--hold FILE] [--timeout S] [--leak] "
+                            "[--hold FILE] [--timeout S] [--leak] [--abort] "
                             "[--save FILE] [--stats]\n");
         MPI_Finalize();
         return 2;
@@ -251,6 +262,11 @@ int main(int argc, char **argv)
         any_failed = 1;
     }
     MPI_Bcast(&any_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (a.abort) {
+        if (rank == 0)
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     if (!a.leak)
         mpikvs_close(&kvs);
     MPI_Finalize();
