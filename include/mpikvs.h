@@ -374,7 +374,8 @@ typedef struct mpikvs_info {
                                        * Slurm's, or one open made */
     int      plugin;                  /* 1: regions of spank_mpikvs (kept
                                        * for the job or step); 0: open made
-                                       * them and close removes them */
+                                       * them, and their names go once every
+                                       * rank holds them */
     int      ranks;                   /* of the handle's communicator */
     uint32_t nodes;                   /* nodes (virtual ones included) */
     uint32_t node;                    /* this rank's node, 0..nodes-1 */

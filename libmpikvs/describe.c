@@ -163,7 +163,8 @@ static void describe(const mpikvs_t *kvs, const mpikvs_info_t *in,
     add(t, "mpikvs %s\n", mpikvs_version());
     add(t, "job: %s (%s)\n", in->job,
         in->plugin ? "spank_mpikvs's regions, kept after close"
-                   : "regions this open made, removed at close");
+                   : "regions this open made, their names gone once every "
+                     "rank held them");
     add(t, "ranks: %d\n", in->ranks);
     add(t, "nodes: %u%s\n", in->nodes,
         in->virtual_nodes ? " (virtual: MPIKVS_VIRTUAL_NODES)" : "");

@@ -53,10 +53,18 @@ static int data_region(struct stat *out)
 {
     const char *dir = getenv("MPIKVS_SHM_DIR");
 
-    memset(out, 0, sizeof(*out));
-    if (!dir || kvshm_held_scan(dir, larger, out) != 0)
-        return 0;
-    return out->st_size > 0;
+    /* The leader removes the names at the end of its open, which may
+     * come a moment after this rank's (mpikvs(3), "Lifetime of
+     * regions"): wait for it, up to 10 s. */
+    for (int tries = 0; dir && tries < 10000; tries++) {
+        memset(out, 0, sizeof(*out));
+        if (kvshm_held_scan(dir, larger, out) != 0)
+            return 0;
+        if (out->st_size > 0)
+            return 1;
+        usleep(1000);
+    }
+    return 0;
 }
 
 /* KiB of the data region that this process's page table maps: the Rss

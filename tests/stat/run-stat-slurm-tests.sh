@@ -101,9 +101,12 @@ check "the unwatched Slurm job $finished: $baseline" \
     has "$baseline" "^stat_job: ranks 2 rounds 40: hits 1600 misses 800 wrong 0 "
 check "the plugin removed its regions at the job's end" \
     cond '[ -n "$finished" ] && wait_for 20 no_regions "$finished"'
-rm -f "$work/ready"
+# the job holds at its end until the looks below are done (a busy
+# machine may run its rounds before them)
+rm -f "$work/ready" "$work/looked"
 as_user srun --dht-size=16M -N2 -n2 "$stat_job" "${args[@]}" \
-    --pause-ms 50 --ready "$work/ready" >"$work/watched.out" 2>&1 &
+    --pause-ms 50 --ready "$work/ready" --hold "$work/looked" --timeout 100 \
+    >"$work/watched.out" 2>&1 &
 started="$started $!"
 if ! wait_for 60 test -e "$work/ready"; then
     fail "the watched job did not start: $(cat "$work/watched.out")"
@@ -121,6 +124,7 @@ else
     mine_rc=$?
     theirs=$(nobody "$stat_bin" -d "$shm" "$job" 2>&1)
     theirs_rc=$?
+    touch "$work/looked"
     wait
     started=""
     watched=$(grep '^stat_job:' "$work/watched.out")
