@@ -89,21 +89,26 @@ static void check_nodes(const mpikvs_info_t *in, uint32_t want, int virt)
 /* Whether this process maps the region whose name was dir/name and is
  * gone: outside Slurm the names go once every rank holds the regions
  * (mpikvs(3), "Lifetime of regions"), and /proc/self/maps still shows
- * the mapping as "dir/name (deleted)". */
+ * the mapping as "dir/name (deleted)"; the rank that made the region
+ * maps the unnamed file it made it as, "dir/#INODE (deleted)". */
 static int mapped_unlinked(const char *dir, const char *name)
 {
-    char want[MPIKVS_INFO_PATH + MPIKVS_INFO_NAME + 16], line[4096];
-    size_t wl;
+    char named[MPIKVS_INFO_PATH + MPIKVS_INFO_NAME + 16];
+    char made[MPIKVS_INFO_PATH + 4], line[4096];
+    const char *path;
     FILE *f = fopen("/proc/self/maps", "r");
     int found = 0;
 
     if (!f)
         return 0;
-    snprintf(want, sizeof want, "%s/%s (deleted)\n", dir, name);
-    wl = strlen(want);
+    snprintf(named, sizeof named, "%s/%s (deleted)\n", dir, name);
+    snprintf(made, sizeof made, "%s/#", dir);
     while (!found && fgets(line, sizeof line, f)) {
-        size_t ll = strlen(line);
-        found = ll >= wl && strcmp(line + ll - wl, want) == 0;
+        if (!(path = strchr(line, '/')))
+            continue;
+        found = strcmp(path, named) == 0 ||
+                (strncmp(path, made, strlen(made)) == 0 &&
+                 strstr(path, " (deleted)\n"));
     }
     fclose(f);
     return found;
