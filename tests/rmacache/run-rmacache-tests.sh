@@ -80,16 +80,26 @@ expect_stat() { # NAME RANK WINDOW FIELD OP VALUE
 }
 
 # refused VAR VALUE TEXT PART: the job with VAR=VALUE stops, saying
-# "VAR: 'VALUE' TEXT"
+# "VAR: 'VALUE' TEXT".  Each rank's standard error goes straight into a
+# file of its own: the launcher may lose what a rank wrote just before
+# the job was aborted (MPICH's did, now and then).
 refused() {
     eval "$1=\$2"
     export "$1"
-    if ! run "bad-$1" 2 "$1" -- "$4" && grep -q "$1: '$2' $3" "$tmp/bad-$1"; then
+    RC_ERR=$tmp/bad-$1.err
+    export RC_ERR
+    rm -f "$RC_ERR".*
+    # shellcheck disable=SC2016,SC2086
+    if ! timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs -x "$1" -x RC_ERR \
+        -np 2 sh -c 'LD_PRELOAD=$0 exec "$@" 2>"$RC_ERR.${PMI_RANK:-$OMPI_COMM_WORLD_RANK}"' \
+        "$preload" "$prog" "$4" >"$tmp/bad-$1" 2>&1 </dev/null &&
+        cat "$RC_ERR".* 2>/dev/null | grep -q "$1: '$2' $3"; then
         ok
     else
+        cat "$RC_ERR".* >>"$tmp/bad-$1" 2>/dev/null
         bad "$1=$2 is not refused by name" "$tmp/bad-$1"
     fi
-    unset "$1"
+    unset "$1" RC_ERR
 }
 
 if run all 2 -- && grep -q "test_rmacache: [0-9]* passed, 0 failed" "$tmp/all"; then
