@@ -10,7 +10,6 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -78,16 +77,6 @@ static bool uid_set_has(const struct uid_set *s, uid_t uid)
     return false;
 }
 
-static bool is_pid(const char *s)
-{
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s))
-            return false;
-    return true;
-}
-
 /* Whether a process whose maps could not be read (errno e) leaves its
  * user unseen.  Root reads every process of its own namespaces; what
  * even root may not read (a supervisor outside a container) is skipped,
@@ -124,7 +113,7 @@ static void scan_mappings(struct stat_region_list *list,
         pid_t pid;
         FILE *f;
 
-        if (!is_pid(e->d_name))
+        if (!kvshm_proc_pid_name(e->d_name))
             continue;
         pid = (pid_t)atol(e->d_name);
         if (pid == self)   /* our own look at a region is no job */

@@ -37,14 +37,16 @@ uid_t kvshm_process_euid(pid_t pid)
     return uid;
 }
 
-static bool all_digits(const char *s)
+bool kvshm_proc_pid_name(const char *name)
 {
+    const char *s = name;
+
     if (!*s)
         return false;
     for (; *s; s++)
         if (!isdigit((unsigned char)*s))
             return false;
-    return true;
+    return s - name <= 9;
 }
 
 /* The files already passed to the callback. */
@@ -117,7 +119,7 @@ static int scan_process(pid_t pid, const char *dir,
         struct kvshm_held h;
         ssize_t n;
 
-        if (!all_digits(e->d_name) || strlen(e->d_name) > 9)
+        if (!kvshm_proc_pid_name(e->d_name))
             continue;
         h.fd = atoi(e->d_name);
         snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, h.fd);
@@ -161,7 +163,7 @@ static int scan(const char *dir, const char *only, kvshm_held_fn fn,
     if (!proc)
         return -errno;
     while (rc == 0 && (e = readdir(proc)))
-        if (all_digits(e->d_name) && strlen(e->d_name) <= 9)
+        if (kvshm_proc_pid_name(e->d_name))
             rc = scan_process((pid_t)atol(e->d_name), real, only, only ? NULL : &seen,
                               fn, arg);
     closedir(proc);

@@ -27,6 +27,7 @@
 #ifndef MPIKVS_SHM_HELD_H
 #define MPIKVS_SHM_HELD_H
 
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -57,5 +58,8 @@ int kvshm_held_open(const char *dir, const char *name, int flags);
 /* The effective uid of process pid, from /proc/PID/status (readable by
  * anyone); (uid_t)-1 when it cannot be told. */
 uid_t kvshm_process_euid(pid_t pid);
+
+/* Whether an entry of /proc names a process: digits only, at most 9. */
+bool kvshm_proc_pid_name(const char *name);
 
 #endif /* MPIKVS_SHM_HELD_H */
