@@ -68,30 +68,26 @@ static void rule_for(int seq, char *out, size_t size)
 static void advise(int seq, const uint64_t *t)
 {
     const char *name = names[seq];
-    char        rule[80];
+    char        rule[80], how[200];
 
     rule_for(seq, rule, sizeof rule);
-    /* one write a line: other output does not cut into it */
+    /* a mode the program sets by the info key is changed there; else the
+     * environment's rule or the info key are the ways */
     if (t[A_FROM_INFO])
-        fprintf(stderr, "mpikvs-rmacache: window %d%s%s%s: %" PRIu64 " of its %" PRIu64
-                " gets (all ranks) fetched again data that had not changed since"
-                " the rank's previous get of it; the transparent mode drops data at"
-                " every synchronization, the readonly mode would have served them:"
-                " the program chooses the mode by the info key mpikvs_rmacache, set"
-                " it to readonly there (if no process changes the window's data"
-                " while it is read; MPIKVS_RMACACHE_VERIFY=1 checks that)\n",
-                seq, name[0] ? " '" : "", name, name[0] ? "'" : "", t[A_SAME], t[A_GETS]);
+        snprintf(how, sizeof how, "the program chooses the mode by the info key "
+                 "mpikvs_rmacache, set it to readonly there");
     else
-        fprintf(stderr, "mpikvs-rmacache: window %d%s%s%s: %" PRIu64 " of its %" PRIu64
-                " gets (all ranks) fetched again data that had not changed since"
-                " the rank's previous get of it; the transparent mode drops data at"
-                " every synchronization, the readonly mode would have served them:"
-                " MPIKVS_RMACACHE=%s (before any other rule), or the info key"
-                " mpikvs_rmacache=readonly at its creation (if no process changes"
-                " the window's data while it is read; MPIKVS_RMACACHE_VERIFY=1"
-                " checks that)\n",
-                seq, name[0] ? " '" : "", name, name[0] ? "'" : "", t[A_SAME], t[A_GETS],
-                rule);
+        snprintf(how, sizeof how, "MPIKVS_RMACACHE=%s (before any other rule), "
+                 "or the info key mpikvs_rmacache=readonly at its creation", rule);
+    /* one write a line: other output does not cut into it */
+    fprintf(stderr, "mpikvs-rmacache: window %d%s%s%s: %" PRIu64 " of its %" PRIu64
+            " gets (all ranks) fetched again data that had not changed since"
+            " the rank's previous get of it; the transparent mode drops data at"
+            " every synchronization, the readonly mode would have served them:"
+            " %s (if no process changes the window's data while it is read;"
+            " MPIKVS_RMACACHE_VERIFY=1 checks that)\n",
+            seq, name[0] ? " '" : "", name, name[0] ? "'" : "", t[A_SAME], t[A_GETS],
+            how);
 }
 
 void rc_advice_print(void)
