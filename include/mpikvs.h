@@ -77,9 +77,29 @@ const char *mpikvs_version(void);
 
 typedef struct mpikvs mpikvs_t;
 
-/* Zero (or NULL) in a field means "take it from the job config", and
- * without a config the default given. */
+/*
+ * The options of mpikvs_open.  The struct grows at its end only, and
+ * size says how much of it the caller has: start from
+ * MPIKVS_OPTIONS_INIT, which sets size and leaves every other field 0 (or
+ * NULL), then set the fields wanted:
+ *
+ *     mpikvs_options_t opt = MPIKVS_OPTIONS_INIT;
+ *     opt.key_size = 16;
+ *
+ * Zero (or NULL) in a field means "take it from the job config", and
+ * without a config the default given.  The library reads the caller's
+ * size bytes and takes the default of every field past them, so a
+ * program built against an older header keeps working with a newer
+ * library.  A binding that declares the struct itself (Python's ctypes,
+ * Fortran's ISO_C_BINDING) sets size to the size of its own declaration
+ * (ctypes.sizeof, c_sizeof) and zeroes the rest.  mpikvs_open refuses
+ * (MPIKVS_ERR_INVAL) a size of 0 or one smaller than the fields up to
+ * transport (the first sized version), and a size larger than the
+ * library's struct unless the bytes past it are 0 (a newer program
+ * asking for something this library cannot do).
+ */
 typedef struct mpikvs_options {
+    size_t      size;           /* sizeof(mpikvs_options_t): set it first */
     size_t      key_size;       /* bytes of a key (required without config) */
     size_t      value_size;     /* bytes of a value (required without config) */
     size_t      size_per_node;  /* bytes of bucket memory per node;
@@ -93,11 +113,17 @@ typedef struct mpikvs_options {
                                  * (or first) table; without a config
                                  * MPIKVS_ERR_CONFIG */
     unsigned    slots_per_bucket; /* default: config, else 4 */
-    /* Fields are only ever added here, at the end (ABI). */
     const char *transport;      /* to other nodes: "auto" | "mpi" | "ucx";
                                  * default: $MPIKVS_TRANSPORT, else the
                                  * config's, else "auto" */
+    /* Fields are only ever added here, at the end, each with its 0 in
+     * MPIKVS_OPTIONS_INIT (ABI). */
 } mpikvs_options_t;
+
+/* Every field in order, positionally: C and C++ (before C++20 too) take
+ * it, and -Wmissing-field-initializers has nothing to say. */
+#define MPIKVS_OPTIONS_INIT                                              \
+    { sizeof(mpikvs_options_t), 0, 0, 0, NULL, NULL, NULL, 0, NULL }
 
 /* Scopes of mpikvs_stats(): whose counters, or'ed with since when. */
 enum mpikvs_scope {
@@ -112,7 +138,8 @@ enum mpikvs_scope {
 };
 
 /* A uint64_t field for each counter of MPIKVS_COUNTERS, in its order:
- * mpikvs_counters.h lists them and says what each counts. */
+ * mpikvs_counters.h lists them and says what each counts.  The struct
+ * grows at its end (mpikvs_stats takes the caller's size of it). */
 typedef struct mpikvs_stats {
 #define MPIKVS_STATS_FIELD_(name, label, text) uint64_t name;
     MPIKVS_COUNTERS(MPIKVS_STATS_FIELD_)
@@ -238,9 +265,15 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value);
  * mpikvs_open (a warm start's load included), or MPIKVS_SINCE_CREATION
  * (0, the default) for the region's lifetime: a region the plugin keeps
  * for the whole job (its default scope) sums all steps of the job, the
- * earlier ones included.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL (scope,
- * out) or MPIKVS_ERR_MPI. */
-int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out);
+ * earlier ones included.  size is sizeof(*out) as the caller's header
+ * has it: the library writes only those size bytes, so a program built
+ * against an older header (fewer counters) keeps working; counters a
+ * newer header has and this library does not are set to 0.  Returns
+ * MPIKVS_OK, MPIKVS_ERR_INVAL (scope, out NULL, or size smaller than the
+ * counters up to load_unfit, the first sized version's) or
+ * MPIKVS_ERR_MPI. */
+int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out,
+                 size_t size);
 
 /* Close the cache (collective): frees the window, unmaps, removes what
  * open created (a region made by the SPANK plugin stays for later steps).

@@ -77,30 +77,31 @@ void kvs_stats_set_transport(mpikvs_t *kvs)
                          __ATOMIC_RELAXED);
 }
 
-int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)
+/* The first sized mpikvs_stats_t (mpikvs.h) ends with load_unfit: a
+ * caller has at least these bytes. */
+#define STATS_FIRST_SIZE (offsetof(mpikvs_stats_t, load_unfit) + sizeof(uint64_t))
+
+/* The counters of scope into all, the library's whole struct. */
+static int gather(mpikvs_t *kvs, int scope, mpikvs_stats_t *all)
 {
     bool since_open = (scope & MPIKVS_SINCE_OPEN) != 0;
     mpikvs_stats_t mine;
     int rc;
 
-    if (!kvs)
-        return kvs_no_handle("mpikvs_stats");
-    if (!out)
-        return kvs_fail(kvs, MPIKVS_ERR_INVAL, "mpikvs_stats: out is NULL");
     read_block(kvs->stats, &mine);
     if (since_open)
         subtract(&mine, &kvs->stats_at_open);
     switch (scope & ~MPIKVS_SINCE_OPEN) {
     case MPIKVS_SCOPE_RANK:
-        *out = mine;
+        *all = mine;
         return MPIKVS_OK;
     case MPIKVS_SCOPE_NODE:
-        read_node(kvs, out);
+        read_node(kvs, all);
         if (since_open)
-            subtract(out, &kvs->node_stats_at_open);
+            subtract(all, &kvs->node_stats_at_open);
         return MPIKVS_OK;
     case MPIKVS_SCOPE_JOB:
-        rc = MPI_Allreduce(&mine, out, (int)NCOUNTERS, MPI_UINT64_T, MPI_SUM,
+        rc = MPI_Allreduce(&mine, all, (int)NCOUNTERS, MPI_UINT64_T, MPI_SUM,
                            kvs->comm);
         return rc == MPI_SUCCESS ? MPIKVS_OK
                                  : kvs_mpi_fail(kvs, "MPI_Allreduce of "
@@ -111,4 +112,32 @@ int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)
                         "or job (2), alone or with MPIKVS_SINCE_OPEN (0x%x)",
                         scope, (unsigned)MPIKVS_SINCE_OPEN);
     }
+}
+
+int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out, size_t size)
+{
+    mpikvs_stats_t all;
+    int rc;
+
+    if (!kvs)
+        return kvs_no_handle("mpikvs_stats");
+    if (!out)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL, "mpikvs_stats: out is NULL");
+    if (size < STATS_FIRST_SIZE)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "mpikvs_stats: size is %zu, smaller than the first "
+                        "sized mpikvs_stats_t (%zu bytes): pass "
+                        "sizeof(mpikvs_stats_t) (a binding: the size of its "
+                        "own declaration of the struct)",
+                        size, (size_t)STATS_FIRST_SIZE);
+    rc = gather(kvs, scope, &all);
+    if (rc != MPIKVS_OK)
+        return rc;
+    /* only the caller's bytes; counters of a newer header are 0 here */
+    if (size > sizeof(all)) {
+        memset((char *)out + sizeof(all), 0, size - sizeof(all));
+        size = sizeof(all);
+    }
+    memcpy(out, &all, size);
+    return MPIKVS_OK;
 }
