@@ -56,7 +56,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mpikvs_counters.h"
+#include "mpikvs_statistics.h"
 #include "mpikvs_errors.h"
 
 /*
@@ -151,12 +151,12 @@ enum mpikvs_scope {
     MPIKVS_SINCE_OPEN = 0x100
 };
 
-/* A uint64_t field for each counter of MPIKVS_COUNTERS, in its order:
- * mpikvs_counters.h lists them and says what each counts.  The struct
+/* A uint64_t field for each counter of MPIKVS_STATISTICS, in its order:
+ * mpikvs_statistics.h lists them and says what each counts.  The struct
  * grows at its end (mpikvs_stats takes the caller's size of it). */
 typedef struct mpikvs_stats {
 #define MPIKVS_STATS_FIELD_(name, label, text) uint64_t name;
-    MPIKVS_COUNTERS(MPIKVS_STATS_FIELD_)
+    MPIKVS_STATISTICS(MPIKVS_STATS_FIELD_)
 #undef MPIKVS_STATS_FIELD_
 } mpikvs_stats_t;
 

@@ -71,6 +71,6 @@ EXTRA_DIST += libmpikvs/libmpikvs.sym
 
 include_HEADERS += \
 	include/mpikvs.h \
-	include/mpikvs_counters.h \
+	include/mpikvs_statistics.h \
 	include/mpikvs_errors.h
 # End of include_HEADERS

@@ -14,38 +14,38 @@
 
 #include "handle.h"
 
-#define NCOUNTERS MPIKVS_NCOUNTERS
+#define NCOUNTERS MPIKVS_NSTATISTICS
 
-/* The region's block and the public struct are both MPIKVS_COUNTERS:
+/* The region's block and the public struct are both MPIKVS_STATISTICS:
  * the same fields in the same places. */
 #define SAME_PLACE(name, label, text)                                   \
     _Static_assert(offsetof(struct kvshm_rank_stats, name) ==           \
                        offsetof(mpikvs_stats_t, name),                  \
                    "counter " #name " has one place in both");
-MPIKVS_COUNTERS(SAME_PLACE)
+MPIKVS_STATISTICS(SAME_PLACE)
 #undef SAME_PLACE
 _Static_assert(sizeof(mpikvs_stats_t) == NCOUNTERS * sizeof(uint64_t),
-               "mpikvs_stats_t is MPIKVS_COUNTERS and nothing else");
+               "mpikvs_stats_t is MPIKVS_STATISTICS and nothing else");
 
 static void read_block(const struct kvshm_rank_stats *s, mpikvs_stats_t *o)
 {
 #define LOAD_COUNTER(name, label, text)                                 \
     o->name = __atomic_load_n(&s->name, __ATOMIC_RELAXED);
-    MPIKVS_COUNTERS(LOAD_COUNTER)
+    MPIKVS_STATISTICS(LOAD_COUNTER)
 #undef LOAD_COUNTER
 }
 
 static void add(mpikvs_stats_t *sum, const mpikvs_stats_t *x)
 {
 #define ADD_COUNTER(name, label, text) sum->name += x->name;
-    MPIKVS_COUNTERS(ADD_COUNTER)
+    MPIKVS_STATISTICS(ADD_COUNTER)
 #undef ADD_COUNTER
 }
 
 static void subtract(mpikvs_stats_t *x, const mpikvs_stats_t *base)
 {
 #define SUB_COUNTER(name, label, text) x->name -= base->name;
-    MPIKVS_COUNTERS(SUB_COUNTER)
+    MPIKVS_STATISTICS(SUB_COUNTER)
 #undef SUB_COUNTER
 }
 

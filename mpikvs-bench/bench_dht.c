@@ -658,14 +658,14 @@ static void print_json(const struct ctx *c, const struct row *rows,
         else
             printf("      \"hit_rate\": null,\n");
         json_u64("wrong", r->wrong, true);
-        /* the DHT's counters (mpikvs_counters.h), by their field names */
+        /* the DHT's counters (mpikvs_statistics.h), by their field names */
         const char *sep = "";
         printf("      \"stats\": {");
 #define JSON_COUNTER(name, label, text)                                 \
         printf("%s\"" #name "\": %llu", sep,                            \
                (unsigned long long)r->st.name);                         \
         sep = ", ";
-        MPIKVS_COUNTERS_DHT(JSON_COUNTER)
+        MPIKVS_STATISTICS_DHT(JSON_COUNTER)
 #undef JSON_COUNTER
         printf("},\n");
         if (df >= 0)

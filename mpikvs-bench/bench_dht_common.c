@@ -43,7 +43,7 @@ void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
                     mpikvs_stats_t *d)
 {
 #define DIFF_COUNTER(name, label, text) d->name = b->name - a->name;
-    MPIKVS_COUNTERS(DIFF_COUNTER)
+    MPIKVS_STATISTICS(DIFF_COUNTER)
 #undef DIFF_COUNTER
 }
 
