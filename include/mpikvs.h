@@ -139,7 +139,7 @@ typedef struct mpikvs_options {
 #define MPIKVS_OPTIONS_INIT                                              \
     { sizeof(mpikvs_options_t), 0, 0, 0, NULL, NULL, NULL, 0, NULL }
 
-/* Scopes of mpikvs_stats(): whose counters, or'ed with since when. */
+/* Scopes of mpikvs_stats(): whose statistics, or'ed with since when. */
 enum mpikvs_scope {
     MPIKVS_SCOPE_RANK = 0,      /* this rank */
     MPIKVS_SCOPE_NODE = 1,      /* every rank of this node (not collective) */
@@ -151,7 +151,7 @@ enum mpikvs_scope {
     MPIKVS_SINCE_OPEN = 0x100
 };
 
-/* A uint64_t field for each counter of MPIKVS_STATISTICS, in its order:
+/* A uint64_t field for each statistic of MPIKVS_STATISTICS, in its order:
  * mpikvs_statistics.h lists them and says what each counts.  The struct
  * grows at its end (mpikvs_stats takes the caller's size of it). */
 typedef struct mpikvs_stats {
@@ -281,7 +281,7 @@ int mpikvs_fence(mpikvs_t *kvs);
 int mpikvs_tier_invalidate(mpikvs_t *kvs);
 int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value);
 
-/* Counters of this rank, its node, or the job (MPIKVS_SCOPE_JOB is
+/* Statistics of this rank, its node, or the job (MPIKVS_SCOPE_JOB is
  * collective).  scope is one of MPIKVS_SCOPE_*, or'ed with
  * MPIKVS_SINCE_OPEN for what this handle's ranks did since their
  * mpikvs_open (a warm start's load included), or MPIKVS_SINCE_CREATION
@@ -289,10 +289,10 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value);
  * for the whole job (its default scope) sums all steps of the job, the
  * earlier ones included.  size is sizeof(*out) as the caller's header
  * has it: the library writes only those size bytes, so a program built
- * against an older header (fewer counters) keeps working; counters a
+ * against an older header (fewer statistics) keeps working; statistics a
  * newer header has and this library does not are set to 0.  Returns
  * MPIKVS_OK, MPIKVS_ERR_INVAL (scope, out NULL, or size smaller than the
- * counters up to load_unfit, the first sized version's) or
+ * statistics up to load_unfit, the first sized version's) or
  * MPIKVS_ERR_MPI. */
 int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out,
                  size_t size);

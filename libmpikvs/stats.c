@@ -1,11 +1,11 @@
 /*
- * stats.c - the counters of a rank, its node, or the whole job, since
+ * stats.c - the statistics of a rank, its node, or the whole job, since
  * the region's creation or since the handle's open; and what the rank's
  * open was (its transport, its rank), which its block shows to
  * mpikvs-stat.
  *
  * The blocks live in the region, which may outlive the handle (the
- * plugin's job scope): the figures since open are the blocks' counters
+ * plugin's job scope): the figures since open are the blocks' statistics
  * less what they held when the handle opened.
  */
 #include <stdbool.h>
@@ -21,7 +21,7 @@
 #define SAME_PLACE(name, label, text)                                   \
     _Static_assert(offsetof(struct kvshm_rank_stats, name) ==           \
                        offsetof(mpikvs_stats_t, name),                  \
-                   "counter " #name " has one place in both");
+                   "statistic " #name " has one place in both");
 MPIKVS_STATISTICS(SAME_PLACE)
 #undef SAME_PLACE
 _Static_assert(sizeof(mpikvs_stats_t) == NCOUNTERS * sizeof(uint64_t),
@@ -62,7 +62,7 @@ static void read_node(const mpikvs_t *kvs, mpikvs_stats_t *out)
 
 void kvs_stats_mark_open(mpikvs_t *kvs)
 {
-    /* relaxed, as the counters: mpikvs-stat wants a value it had */
+    /* relaxed, as the statistics: mpikvs-stat wants a value it had */
     __atomic_store_n(&kvs->stats->comm_rank, (uint64_t)kvs->rank + 1,
                      __ATOMIC_RELAXED);
     read_block(kvs->stats, &kvs->stats_at_open);
@@ -71,7 +71,7 @@ void kvs_stats_mark_open(mpikvs_t *kvs)
 
 void kvs_stats_set_transport(mpikvs_t *kvs)
 {
-    /* relaxed, as the counters: mpikvs-stat wants a value it had */
+    /* relaxed, as the statistics: mpikvs-stat wants a value it had */
     if (kvs->stats && kvs->tp)
         __atomic_store_n(&kvs->stats->transport, (uint64_t)kvs->transport,
                          __ATOMIC_RELAXED);
@@ -81,7 +81,7 @@ void kvs_stats_set_transport(mpikvs_t *kvs)
  * caller has at least these bytes. */
 #define STATS_FIRST_SIZE (offsetof(mpikvs_stats_t, load_unfit) + sizeof(uint64_t))
 
-/* The counters of scope into all, the library's whole struct. */
+/* The statistics of scope into all, the library's whole struct. */
 static int gather(mpikvs_t *kvs, int scope, mpikvs_stats_t *all)
 {
     bool since_open = (scope & MPIKVS_SINCE_OPEN) != 0;
@@ -133,7 +133,7 @@ int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out, size_t size)
     rc = gather(kvs, scope, &all);
     if (rc != MPIKVS_OK)
         return rc;
-    /* only the caller's bytes; counters of a newer header are 0 here */
+    /* only the caller's bytes; statistics of a newer header are 0 here */
     if (size > sizeof(all)) {
         memset((char *)out + sizeof(all), 0, size - sizeof(all));
         size = sizeof(all);
