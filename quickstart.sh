@@ -25,7 +25,7 @@ top=$(pwd)
 # python3: the history checker, tests/history/check-history.py (its
 # standard library only); man-db: tests/install.sh reads every installed
 # man page with man -l; g++: include/mpikvs.h compiles as C++
-# (tests/abi/header-cxx.sh)
+# (tests/api/header-cxx.sh)
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libopenmpi-dev openmpi-bin g++ libslurm-dev libjansson-dev
           libxxhash-dev libucx-dev check groff-base libsundials-dev gnuplot-nox

@@ -1,6 +1,6 @@
 #!/bin/sh
 #
-# run-abi-test.sh - a program built against ABI 1's header (tests/abi/v1/,
+# run-abi-test.sh - a program built against ABI 1's header (tests/api/v1/,
 # kept as it was: abi_v1.c says what it checks) runs against the library
 # of this tree, on 2 ranks of one node: the option fields, counters and
 # info fields added since must not break it.  The regions go to a private
@@ -10,7 +10,7 @@ LC_ALL=C
 export LC_ALL
 . "${top_srcdir:-.}/tests/plain-mpirun.sh"
 plain_mpirun_env
-plain_mpirun_prog ../abi/abi_v1
+plain_mpirun_prog ../api/abi_v1
 plain_mpirun_scratch abi
 plain_mpirun_tally
 # the fine-lock mode (an option v1 sets) needs MPI atomics on every

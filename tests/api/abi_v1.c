@@ -1,6 +1,6 @@
 /*
  * abi_v1.c - a program built against the header of ABI 1 (libtool's
- * 1:0:0), the copy kept in tests/abi/v1/, run against the library of
+ * 1:0:0), the copy kept in tests/api/v1/, run against the library of
  * this tree (run-abi-test.sh).  The library may gain option fields,
  * counters and info fields at their ends; a program built against an
  * older header must keep working:

@@ -1,5 +1,5 @@
 /*
- * header.cpp - mpikvs.h in C++ (tests/abi/header-cxx.sh compiles it with
+ * header.cpp - mpikvs.h in C++ (tests/api/header-cxx.sh compiles it with
  * g++ and every warning an error): the declarations link as C, and
  * MPIKVS_OPTIONS_INIT initialises the options without a warning, also
  * before C++20, which has no designated initialisers.
