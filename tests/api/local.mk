@@ -36,6 +36,6 @@ EXTRA_DIST += \
 	tests/api/header.cpp \
 	tests/api/run-abi-test.sh \
 	tests/api/v1/mpikvs.h \
-	tests/api/v1/mpikvs_counters.h \
-	tests/api/v1/mpikvs_errors.h
+	tests/api/v1/mpikvs_errors.h \
+	tests/api/v1/mpikvs_statistics.h
 # End of EXTRA_DIST (api)
