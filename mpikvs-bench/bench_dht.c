@@ -458,7 +458,8 @@ static int remote_get_pass(struct ctx *c, struct remote_lat *out)
         mpikvs_stats_t before, after;
         int rc;
 
-        if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &before)) !=
+        if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &before,
+                               sizeof before)) !=
             MPIKVS_OK)
             fail(c, "mpikvs_stats", rc);
         for (uint64_t i = 0; out->gets < n && i < cap; i++) {
@@ -474,7 +475,8 @@ static int remote_get_pass(struct ctx *c, struct remote_lat *out)
             uint64_t t1 = bench_now_ns();
             if (got_rc < 0)
                 fail(c, "mpikvs_get", got_rc);
-            if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &after)) !=
+            if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &after,
+                                   sizeof after)) !=
                 MPIKVS_OK)
                 fail(c, "mpikvs_stats", rc);
             bool remote = after.remote != before.remote;
@@ -1023,6 +1025,7 @@ static void free_chunk(struct ctx *c)
 static int open_cache(struct ctx *c)
 {
     mpikvs_options_t opt = {
+        .size = sizeof(mpikvs_options_t),
         .key_size = KEY_LEN,
         .value_size = VALUE_LEN,
         .size_per_node = (size_t)c->size_per_node,
