@@ -24,9 +24,10 @@ top=$(pwd)
 # fiu-utils: tests that make system calls fail (tests/region-fiu.sh);
 # python3: the history checker, tests/history/check-history.py (its
 # standard library only); man-db: tests/install.sh reads every installed
-# man page with man -l
+# man page with man -l; g++: include/mpikvs.h compiles as C++
+# (tests/api/header-cxx.sh)
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
-          libopenmpi-dev openmpi-bin libslurm-dev libjansson-dev
+          libopenmpi-dev openmpi-bin g++ libslurm-dev libjansson-dev
           libxxhash-dev libucx-dev check groff-base libsundials-dev gnuplot-nox
           slurmctld slurmd slurm-client munge gdb libcoarrays-openmpi-dev
           libfiu-dev fiu-utils python3 libmpich-dev mpich

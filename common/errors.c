@@ -7,44 +7,30 @@
 
 #include "errors_internal.h"
 
-static const char *const band_text[] = {
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_INVAL]     = "invalid argument",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_NAME]      = "invalid region name",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_EXISTS]    = "region already exists",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_NOTFOUND]  = "no such region",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_NOSPACE]   = "not enough space in the shm directory",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_FOREIGN]   = "not an mpikvs region",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_VERSION]   = "region has another format version or layout",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_CORRUPT]   = "region header is corrupt",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_TRUNCATED] = "region file is truncated",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_SIZE]      = "region file size contradicts its header",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_KIND]      = "region is of another kind",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_OWNER]     = "region belongs to another user",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_FULL]      = "region is full",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_TOOBIG]    = "key or value too large",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_STALLED]   = "stalled: a writer, lock holder or peer did not finish in time",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_MPI]       = "an MPI call failed",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_MISMATCH]  = "ranks or regions disagree",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_CONFIG]    = "job config invalid or missing",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_TOOSMALL]  = "memory too small for the table",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_TRANSPORT] = "the network transport (UCX) cannot start or failed",
-    [MPIKVS_ERR_FIRST - MPIKVS_ERR_NOTEMPTY]  = "the table already holds entries",
-};
-
-_Static_assert(sizeof(band_text) / sizeof(band_text[0]) ==
+/* The list (mpikvs_errors.h) is the band: every error code in it, and
+ * as many as the band has values; the switch below refuses two codes of
+ * one value, so no value of the band is left without a text. */
+#define IN_BAND(name, value, text)                                      \
+    _Static_assert((value) >= 0 || ((value) <= MPIKVS_ERR_FIRST &&      \
+                                    (value) >= MPIKVS_ERR_LAST),        \
+                   #name " is in the band");
+MPIKVS_RETURN_CODES(IN_BAND)
+#undef IN_BAND
+#define ONE_ERROR(name, value, text) +((value) < 0)
+_Static_assert((0 MPIKVS_RETURN_CODES(ONE_ERROR)) ==
                    MPIKVS_ERR_FIRST - MPIKVS_ERR_LAST + 1,
-               "every library code has a text");
+               "every value of the band is a code of the list");
+#undef ONE_ERROR
 
 const char *mpikvs_strerror(int rc)
 {
-    if (rc == MPIKVS_OK)
-        return "success";
-    if (rc == MPIKVS_MISS)
-        return "not found";
-    if (rc == MPIKVS_PRESENT)
-        return "already present";
-    if (rc <= MPIKVS_ERR_FIRST && rc >= MPIKVS_ERR_LAST)
-        return band_text[MPIKVS_ERR_FIRST - rc];
+    switch (rc) {
+#define TEXT_OF(name, value, text)                                      \
+    case name:                                                          \
+        return text;
+        MPIKVS_RETURN_CODES(TEXT_OF)
+#undef TEXT_OF
+    }
     if (rc < 0 && rc > -4096)
         return strerror(-rc);
     return "unknown mpikvs return code";

@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 {
     static double in[NCELLS][NIN], out[NCELLS][NOUT], new_out[NCELLS][NOUT];
     static int status[NCELLS];
-    mpikvs_options_t opt = { 0 };
+    mpikvs_options_t opt = MPIKVS_OPTIONS_INIT;
     mpikvs_t *kvs = NULL;
     mpikvs_request_t req;
     mpikvs_stats_t st;
@@ -117,7 +117,8 @@ int main(int argc, char **argv)
             fail(kvs, "mpikvs_fence", rc);
     }
 
-    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st);
+    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st,
+                      sizeof st);
     if (rc != MPIKVS_OK)
         fail(kvs, "mpikvs_stats", rc);
     if (rank == 0)

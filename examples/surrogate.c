@@ -53,7 +53,8 @@ static void fail(const mpikvs_t *kvs, const char *call, int rc)
 
 int main(int argc, char **argv)
 {
-    mpikvs_options_t opt = { 0 };   /* 0 and NULL: from the config */
+    /* 0 and NULL: from the config */
+    mpikvs_options_t opt = MPIKVS_OPTIONS_INIT;
     mpikvs_t *kvs = NULL;
     mpikvs_stats_t st;
     double x[NIN], y[NOUT], sum = 0.0;
@@ -97,7 +98,8 @@ int main(int argc, char **argv)
     }
 
     /* this run's own figures, not an earlier step's (collective) */
-    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st);
+    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st,
+                      sizeof st);
     if (rc != MPIKVS_OK)
         fail(kvs, "mpikvs_stats", rc);
     if (rank == 0)

@@ -36,7 +36,7 @@ static void fail(const mpikvs_t *kvs, const char *call, int rc)
 
 int main(int argc, char **argv)
 {
-    mpikvs_options_t opt = { 0 };
+    mpikvs_options_t opt = MPIKVS_OPTIONS_INIT;
     mpikvs_info_t info = { .size = sizeof info };
     mpikvs_t *kvs = NULL;
     mpikvs_stats_t st;
@@ -80,7 +80,8 @@ int main(int argc, char **argv)
             fail(kvs, "mpikvs_round_key/get/put", rc);
     }
 
-    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st);
+    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st,
+                      sizeof st);
     if (rc != MPIKVS_OK)
         fail(kvs, "mpikvs_stats", rc);
     if (rank == 0)

@@ -1,32 +1,46 @@
 /*
  * mpikvs.h - an in-job key-value cache for MPI simulations.
  *
- * libmpikvs is a distributed hash table over MPI one-sided communication.
+ * libmpikvs is a distributed hash table over the memory of an MPI job.
  * The home of a key is a node, not a rank: every rank of a node reads and
  * writes its node's data region directly in shared memory, and ranks of
- * other nodes reach it through one MPI window.  A bucket holds several
- * slots, so a lookup is one copy (own node) or one MPI_Get (other node).
+ * other nodes reach it through a transport (mpikvs_transport): UCX where
+ * it starts (remote reads of the node leader's registered region, served
+ * by a helper thread where the network has no RDMA), else MPI one-sided
+ * communication (one window).  A bucket holds several slots, so a lookup
+ * is one copy (own node) or one remote read of a bucket (other node).
  *
  * Consistency modes, chosen at open, same binary:
- *   lockfree     (default) every slot carries a 64-bit XXH3 checksum of
- *                its key and value, written with it and verified by every
- *                reader; a slot that does not verify is read again, then
- *                marked invalid and read as a miss.  No locks, no atomics.
- *   fine-lock    a reader/writer lock word per bucket, taken with
- *                MPI_Fetch_and_op / MPI_Compare_and_swap.
+ *   lockfree     (default) no locks: every slot carries a 64-bit XXH3
+ *                checksum of its key and value, written with it and
+ *                verified by every reader; a slot that does not verify is
+ *                read again, then read as a miss (and marked invalid, by
+ *                a reader on its own node only).  A writer claims a slot
+ *                with a compare-and-swap of its meta word, with the CPU's
+ *                atomics: in shared memory, or through a transport whose
+ *                atomics are the CPU's; over the mpi transport a put to
+ *                another node writes without a claim, and of two racing
+ *                inserts one may be lost (mpikvs(7)).
+ *   fine-lock    a reader/writer lock word per bucket, taken with the
+ *                transport's atomics (UCX's, or MPI_Fetch_and_op /
+ *                MPI_Compare_and_swap).
  *   coarse-lock  MPI_Win_lock of the home node's whole window per call
- *                (shared for a get, exclusive for a put).
- * In the lock modes every access goes through MPI, also on the own node,
- * so that the locks mean something; they exist to reproduce the published
- * comparison (Luebke et al., ICCS 2025).
+ *                (shared for a get, exclusive for a put); the mpi
+ *                transport only.
+ * In the lock modes every access goes through the transport, also on the
+ * own node, so that the locks mean something; they exist to reproduce the
+ * published comparison (Luebke et al., ICCS 2025).
  *
  * The contract a scientific cache lives by: a torn or mixed slot is never
  * returned as a hit.  A miss is always allowed (a slot lost to a
  * concurrent writer, an eviction, an invalidated slot).
  *
- * Return codes: MPIKVS_OK (0), MPIKVS_MISS (1) or a negative error code
- * (mpikvs_errors.h); mpikvs_strerror() explains each.  Nothing aborts the
- * process, and MPI errors come back as MPIKVS_ERR_MPI.
+ * Return codes: MPIKVS_OK (0), MPIKVS_MISS (1), MPIKVS_PRESENT (2) or a
+ * negative error code (mpikvs_errors.h); mpikvs_strerror() explains each.
+ * Nothing aborts the process: MPI errors come back as MPIKVS_ERR_MPI,
+ * UCX's as MPIKVS_ERR_TRANSPORT, and a node, writer or lock holder that
+ * does not finish in time as MPIKVS_ERR_STALLED.  A buffer the
+ * caller gave for a result is undefined after an error.
  *
  * Threads: a handle is used by one thread at a time.  MPI_THREAD_FUNNELED
  * is enough when only the main thread calls mpikvs; threads that take
@@ -42,7 +56,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mpikvs_counters.h"
+#include "mpikvs_statistics.h"
 #include "mpikvs_errors.h"
 
 /*
@@ -77,9 +91,29 @@ const char *mpikvs_version(void);
 
 typedef struct mpikvs mpikvs_t;
 
-/* Zero (or NULL) in a field means "take it from the job config", and
- * without a config the default given. */
+/*
+ * The options of mpikvs_open.  The struct grows at its end only, and
+ * size says how much of it the caller has: start from
+ * MPIKVS_OPTIONS_INIT, which sets size and leaves every other field 0 (or
+ * NULL), then set the fields wanted:
+ *
+ *     mpikvs_options_t opt = MPIKVS_OPTIONS_INIT;
+ *     opt.key_size = 16;
+ *
+ * Zero (or NULL) in a field means "take it from the job config", and
+ * without a config the default given.  The library reads the caller's
+ * size bytes and takes the default of every field past them, so a
+ * program built against an older header keeps working with a newer
+ * library.  A binding that declares the struct itself (Python's ctypes,
+ * Fortran's ISO_C_BINDING) sets size to the size of its own declaration
+ * (ctypes.sizeof, c_sizeof) and zeroes the rest.  mpikvs_open refuses
+ * (MPIKVS_ERR_INVAL) a size of 0 or one smaller than the fields up to
+ * transport (the first sized version), and a size larger than the
+ * library's struct unless the bytes past it are 0 (a newer program
+ * asking for something this library cannot do).
+ */
 typedef struct mpikvs_options {
+    size_t      size;           /* sizeof(mpikvs_options_t): set it first */
     size_t      key_size;       /* bytes of a key (required without config) */
     size_t      value_size;     /* bytes of a value (required without config) */
     size_t      size_per_node;  /* bytes of bucket memory per node;
@@ -93,13 +127,19 @@ typedef struct mpikvs_options {
                                  * (or first) table; without a config
                                  * MPIKVS_ERR_CONFIG */
     unsigned    slots_per_bucket; /* default: config, else 4 */
-    /* Fields are only ever added here, at the end (ABI). */
     const char *transport;      /* to other nodes: "auto" | "mpi" | "ucx";
                                  * default: $MPIKVS_TRANSPORT, else the
                                  * config's, else "auto" */
+    /* Fields are only ever added here, at the end, each with its 0 in
+     * MPIKVS_OPTIONS_INIT (ABI). */
 } mpikvs_options_t;
 
-/* Scopes of mpikvs_stats(): whose counters, or'ed with since when. */
+/* Every field in order, positionally: C and C++ (before C++20 too) take
+ * it, and -Wmissing-field-initializers has nothing to say. */
+#define MPIKVS_OPTIONS_INIT                                              \
+    { sizeof(mpikvs_options_t), 0, 0, 0, NULL, NULL, NULL, 0, NULL }
+
+/* Scopes of mpikvs_stats(): whose statistics, or'ed with since when. */
 enum mpikvs_scope {
     MPIKVS_SCOPE_RANK = 0,      /* this rank */
     MPIKVS_SCOPE_NODE = 1,      /* every rank of this node (not collective) */
@@ -111,11 +151,12 @@ enum mpikvs_scope {
     MPIKVS_SINCE_OPEN = 0x100
 };
 
-/* A uint64_t field for each counter of MPIKVS_COUNTERS, in its order:
- * mpikvs_counters.h lists them and says what each counts. */
+/* A uint64_t field for each statistic of MPIKVS_STATISTICS, in its order:
+ * mpikvs_statistics.h lists them and says what each counts.  The struct
+ * grows at its end (mpikvs_stats takes the caller's size of it). */
 typedef struct mpikvs_stats {
 #define MPIKVS_STATS_FIELD_(name, label, text) uint64_t name;
-    MPIKVS_COUNTERS(MPIKVS_STATS_FIELD_)
+    MPIKVS_STATISTICS(MPIKVS_STATS_FIELD_)
 #undef MPIKVS_STATS_FIELD_
 } mpikvs_stats_t;
 
@@ -137,9 +178,11 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **kvs);
 /* Store value under key (key_size and value_size bytes).  Updates the
  * key's slot, else takes a free or invalid slot of its bucket, else evicts
  * the slot written longest ago.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL,
- * MPIKVS_ERR_MPI, MPIKVS_ERR_STALLED (another writer's claim of the slot
- * it needs held for 5 s: that writer is stopped or stuck; nothing
- * written) or a transport's error. */
+ * MPIKVS_ERR_MPI, MPIKVS_ERR_TRANSPORT (UCX failed), or
+ * MPIKVS_ERR_STALLED: another writer's claim of the slot it needs held
+ * for 5 s (that writer is stopped or stuck; nothing written), the key's
+ * node not answering in time, or in the fine-lock mode its bucket's lock
+ * held that long. */
 int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value);
 
 /* Store value under key only if the key is not in the table: returns
@@ -152,14 +195,17 @@ int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value);
 int mpikvs_put_if_absent(mpikvs_t *kvs, const void *key, const void *value,
                          void *present);
 
-/* Look key up; on a hit copy its value into value (on a miss value is
- * left as it was).  Returns MPIKVS_OK, MPIKVS_MISS, MPIKVS_ERR_INVAL or
- * MPIKVS_ERR_MPI. */
+/* Look key up; on a hit copy its value into value.  On a miss and on an
+ * error the content of value is undefined: a lookup may copy a slot or a
+ * node tier's entry into it before it verifies.  Returns MPIKVS_OK,
+ * MPIKVS_MISS, MPIKVS_ERR_INVAL, MPIKVS_ERR_MPI, MPIKVS_ERR_TRANSPORT or
+ * MPIKVS_ERR_STALLED (as mpikvs_put). */
 int mpikvs_get(mpikvs_t *kvs, const void *key, void *value);
 
 /* n lookups at once: keys is n * key_size bytes, values n * value_size;
- * status[i] gets MPIKVS_OK or MPIKVS_MISS for key i.  All remote reads
- * are issued before one flush.  Returns MPIKVS_OK when every lookup was
+ * status[i] gets MPIKVS_OK or MPIKVS_MISS for key i (a miss's value is
+ * undefined, as mpikvs_get's).  All remote reads are issued before one
+ * flush.  Returns MPIKVS_OK when every lookup was
  * answered (hit or miss), else the first error (status of keys not
  * answered is then undefined). */
 int mpikvs_get_batch(mpikvs_t *kvs, size_t n, const void *keys,
@@ -206,8 +252,11 @@ int mpikvs_round_key(mpikvs_t *kvs, const double *in, size_t n, void *key);
  * after it, a get sees every put made before it, unless evicted or its
  * key is in the node tier with an older value (see below).  With a node
  * tier, each node's leader publishes the remote hits its node's ranks
- * made since the last fence.  Returns MPIKVS_OK, MPIKVS_ERR_MPI or
- * -ENOMEM. */
+ * made since the last fence.  Returns MPIKVS_OK, MPIKVS_ERR_MPI,
+ * MPIKVS_ERR_TRANSPORT or MPIKVS_ERR_STALLED (completing this rank's
+ * puts through UCX failed, or a node did not answer in time), or
+ * -ENOMEM (the node's remote hits could not be gathered; the fence is
+ * complete all the same). */
 int mpikvs_fence(mpikvs_t *kvs);
 
 /*
@@ -232,15 +281,21 @@ int mpikvs_fence(mpikvs_t *kvs);
 int mpikvs_tier_invalidate(mpikvs_t *kvs);
 int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value);
 
-/* Counters of this rank, its node, or the job (MPIKVS_SCOPE_JOB is
+/* Statistics of this rank, its node, or the job (MPIKVS_SCOPE_JOB is
  * collective).  scope is one of MPIKVS_SCOPE_*, or'ed with
  * MPIKVS_SINCE_OPEN for what this handle's ranks did since their
  * mpikvs_open (a warm start's load included), or MPIKVS_SINCE_CREATION
  * (0, the default) for the region's lifetime: a region the plugin keeps
  * for the whole job (its default scope) sums all steps of the job, the
- * earlier ones included.  Returns MPIKVS_OK, MPIKVS_ERR_INVAL (scope,
- * out) or MPIKVS_ERR_MPI. */
-int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out);
+ * earlier ones included.  size is sizeof(*out) as the caller's header
+ * has it: the library writes only those size bytes, so a program built
+ * against an older header (fewer statistics) keeps working; statistics a
+ * newer header has and this library does not are set to 0.  Returns
+ * MPIKVS_OK, MPIKVS_ERR_INVAL (scope, out NULL, or size smaller than the
+ * statistics up to load_unfit, the first sized version's) or
+ * MPIKVS_ERR_MPI. */
+int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out,
+                 size_t size);
 
 /* Close the cache (collective): frees the window, unmaps, removes what
  * open created (a region made by the SPANK plugin stays for later steps).

@@ -54,11 +54,23 @@ libmpikvs_libmpikvs_la_SOURCES += libmpikvs/transport_ucx.c \
 	libmpikvs/transport_ucx_ship.c \
 	libmpikvs/transport_ucx_wait.c
 endif
-libmpikvs_libmpikvs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 \
-	-export-symbols-regex '^mpikvs_'
+# The ABI's version, libtool's current:revision:age (the soname is
+# libmpikvs.so.CURRENT-AGE).  At each release whose library changed:
+# revision + 1; then, if any interface (a function, or a struct the
+# caller passes) was added, removed or changed: current + 1, revision 0;
+# then, if only added (every older program still works, as the sized
+# structs let a field or counter be): age + 1; if one was removed or
+# changed incompatibly: age 0.  1:0:0 is the first ABI with sized
+# options and statistics (mpikvs(7), HISTORY).
+# The exported symbols are listed in libmpikvs.sym, one a line: the
+# functions the public headers declare (tests/check-exports.sh).
+libmpikvs_libmpikvs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 1:0:0 \
+	-export-symbols $(top_srcdir)/libmpikvs/libmpikvs.sym
+EXTRA_libmpikvs_libmpikvs_la_DEPENDENCIES = libmpikvs/libmpikvs.sym
+EXTRA_DIST += libmpikvs/libmpikvs.sym
 
 include_HEADERS += \
 	include/mpikvs.h \
-	include/mpikvs_counters.h \
+	include/mpikvs_statistics.h \
 	include/mpikvs_errors.h
 # End of include_HEADERS

@@ -9,6 +9,7 @@
  * same error: a collective call must never leave half the job waiting.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,51 @@ const char *mpikvs_transport(const mpikvs_t *kvs)
 }
 
 /* ---- options, config and environment ---- */
+
+/* The first sized options (mpikvs.h) end with transport: a caller has at
+ * least these bytes. */
+#define OPTIONS_FIRST_SIZE                                              \
+    (offsetof(mpikvs_options_t, transport) +                            \
+     sizeof(((const mpikvs_options_t *)0)->transport))
+
+/* The caller's options into own: its size bytes of them, and the
+ * default (0, NULL) of every field past them.  opt NULL: all defaults. */
+static int read_options(mpikvs_t *kvs, const mpikvs_options_t *opt,
+                        mpikvs_options_t *own)
+{
+    const unsigned char *past;
+
+    memset(own, 0, sizeof(*own));
+    own->size = sizeof(*own);
+    if (!opt)
+        return MPIKVS_OK;
+    if (opt->size < OPTIONS_FIRST_SIZE)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "mpikvs_open: options.size is %zu, smaller than "
+                        "the first sized options (%zu bytes): start the "
+                        "options from MPIKVS_OPTIONS_INIT, or set size to "
+                        "sizeof(mpikvs_options_t) (a binding: to the size "
+                        "of its own declaration of the struct)",
+                        opt->size, (size_t)OPTIONS_FIRST_SIZE);
+    /* a newer header's fields this library does not know: fine at
+     * their defaults, refused when set (the program wants what this
+     * library cannot do) */
+    past = (const unsigned char *)opt + sizeof(*own);
+    for (size_t i = 0; opt->size > sizeof(*own) && i < opt->size - sizeof(*own);
+         i++)
+        if (past[i])
+            return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                            "mpikvs_open: options.size is %zu and byte %zu "
+                            "is set, past the %zu bytes of options this "
+                            "libmpikvs %s knows: the program was built "
+                            "against a newer mpikvs.h and sets an option "
+                            "this library does not have; run it with the "
+                            "library it was built against",
+                            opt->size, sizeof(*own) + i, sizeof(*own),
+                            mpikvs_version());
+    memcpy(own, opt, opt->size < sizeof(*own) ? opt->size : sizeof(*own));
+    return MPIKVS_OK;
+}
 
 static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
 {
@@ -919,7 +965,7 @@ static int check_mpi_thread(void)
 
 int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
 {
-    static const mpikvs_options_t no_options;
+    mpikvs_options_t options;
     struct mpikvs_env env;
     char node[KVSHM_NODE_MAX];
     uint64_t size_per_node = 0, populate = 0;
@@ -962,9 +1008,12 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     rc = kvs_agree(kvs, rc == MPIKVS_OK ? open_layout(kvs, &env) : rc);
     if (rc == MPIKVS_OK)
         rc = agree_on_layout(kvs);
-    if (rc == MPIKVS_OK)
-        rc = kvs_agree(kvs, resolve(kvs, opt ? opt : &no_options, &env,
-                                &size_per_node));
+    if (rc == MPIKVS_OK) {
+        rc = read_options(kvs, opt, &options);
+        rc = kvs_agree(kvs, rc == MPIKVS_OK ? resolve(kvs, &options, &env,
+                                                      &size_per_node)
+                                            : rc);
+    }
     if (rc == MPIKVS_OK)
         rc = agree_on_shape(kvs, size_per_node);
     if (rc == MPIKVS_OK)

@@ -1,11 +1,11 @@
 /*
- * stats.c - the counters of a rank, its node, or the whole job, since
+ * stats.c - the statistics of a rank, its node, or the whole job, since
  * the region's creation or since the handle's open; and what the rank's
  * open was (its transport, its rank), which its block shows to
  * mpikvs-stat.
  *
  * The blocks live in the region, which may outlive the handle (the
- * plugin's job scope): the figures since open are the blocks' counters
+ * plugin's job scope): the figures since open are the blocks' statistics
  * less what they held when the handle opened.
  */
 #include <stdbool.h>
@@ -14,38 +14,38 @@
 
 #include "handle.h"
 
-#define NCOUNTERS MPIKVS_NCOUNTERS
+#define NCOUNTERS MPIKVS_NSTATISTICS
 
-/* The region's block and the public struct are both MPIKVS_COUNTERS:
+/* The region's block and the public struct are both MPIKVS_STATISTICS:
  * the same fields in the same places. */
 #define SAME_PLACE(name, label, text)                                   \
     _Static_assert(offsetof(struct kvshm_rank_stats, name) ==           \
                        offsetof(mpikvs_stats_t, name),                  \
-                   "counter " #name " has one place in both");
-MPIKVS_COUNTERS(SAME_PLACE)
+                   "statistic " #name " has one place in both");
+MPIKVS_STATISTICS(SAME_PLACE)
 #undef SAME_PLACE
 _Static_assert(sizeof(mpikvs_stats_t) == NCOUNTERS * sizeof(uint64_t),
-               "mpikvs_stats_t is MPIKVS_COUNTERS and nothing else");
+               "mpikvs_stats_t is MPIKVS_STATISTICS and nothing else");
 
 static void read_block(const struct kvshm_rank_stats *s, mpikvs_stats_t *o)
 {
 #define LOAD_COUNTER(name, label, text)                                 \
     o->name = __atomic_load_n(&s->name, __ATOMIC_RELAXED);
-    MPIKVS_COUNTERS(LOAD_COUNTER)
+    MPIKVS_STATISTICS(LOAD_COUNTER)
 #undef LOAD_COUNTER
 }
 
 static void add(mpikvs_stats_t *sum, const mpikvs_stats_t *x)
 {
 #define ADD_COUNTER(name, label, text) sum->name += x->name;
-    MPIKVS_COUNTERS(ADD_COUNTER)
+    MPIKVS_STATISTICS(ADD_COUNTER)
 #undef ADD_COUNTER
 }
 
 static void subtract(mpikvs_stats_t *x, const mpikvs_stats_t *base)
 {
 #define SUB_COUNTER(name, label, text) x->name -= base->name;
-    MPIKVS_COUNTERS(SUB_COUNTER)
+    MPIKVS_STATISTICS(SUB_COUNTER)
 #undef SUB_COUNTER
 }
 
@@ -62,7 +62,7 @@ static void read_node(const mpikvs_t *kvs, mpikvs_stats_t *out)
 
 void kvs_stats_mark_open(mpikvs_t *kvs)
 {
-    /* relaxed, as the counters: mpikvs-stat wants a value it had */
+    /* relaxed, as the statistics: mpikvs-stat wants a value it had */
     __atomic_store_n(&kvs->stats->comm_rank, (uint64_t)kvs->rank + 1,
                      __ATOMIC_RELAXED);
     read_block(kvs->stats, &kvs->stats_at_open);
@@ -71,36 +71,37 @@ void kvs_stats_mark_open(mpikvs_t *kvs)
 
 void kvs_stats_set_transport(mpikvs_t *kvs)
 {
-    /* relaxed, as the counters: mpikvs-stat wants a value it had */
+    /* relaxed, as the statistics: mpikvs-stat wants a value it had */
     if (kvs->stats && kvs->tp)
         __atomic_store_n(&kvs->stats->transport, (uint64_t)kvs->transport,
                          __ATOMIC_RELAXED);
 }
 
-int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)
+/* The first sized mpikvs_stats_t (mpikvs.h) ends with load_unfit: a
+ * caller has at least these bytes. */
+#define STATS_FIRST_SIZE (offsetof(mpikvs_stats_t, load_unfit) + sizeof(uint64_t))
+
+/* The statistics of scope into all, the library's whole struct. */
+static int gather(mpikvs_t *kvs, int scope, mpikvs_stats_t *all)
 {
     bool since_open = (scope & MPIKVS_SINCE_OPEN) != 0;
     mpikvs_stats_t mine;
     int rc;
 
-    if (!kvs)
-        return kvs_no_handle("mpikvs_stats");
-    if (!out)
-        return kvs_fail(kvs, MPIKVS_ERR_INVAL, "mpikvs_stats: out is NULL");
     read_block(kvs->stats, &mine);
     if (since_open)
         subtract(&mine, &kvs->stats_at_open);
     switch (scope & ~MPIKVS_SINCE_OPEN) {
     case MPIKVS_SCOPE_RANK:
-        *out = mine;
+        *all = mine;
         return MPIKVS_OK;
     case MPIKVS_SCOPE_NODE:
-        read_node(kvs, out);
+        read_node(kvs, all);
         if (since_open)
-            subtract(out, &kvs->node_stats_at_open);
+            subtract(all, &kvs->node_stats_at_open);
         return MPIKVS_OK;
     case MPIKVS_SCOPE_JOB:
-        rc = MPI_Allreduce(&mine, out, (int)NCOUNTERS, MPI_UINT64_T, MPI_SUM,
+        rc = MPI_Allreduce(&mine, all, (int)NCOUNTERS, MPI_UINT64_T, MPI_SUM,
                            kvs->comm);
         return rc == MPI_SUCCESS ? MPIKVS_OK
                                  : kvs_mpi_fail(kvs, "MPI_Allreduce of "
@@ -111,4 +112,32 @@ int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out)
                         "or job (2), alone or with MPIKVS_SINCE_OPEN (0x%x)",
                         scope, (unsigned)MPIKVS_SINCE_OPEN);
     }
+}
+
+int mpikvs_stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *out, size_t size)
+{
+    mpikvs_stats_t all;
+    int rc;
+
+    if (!kvs)
+        return kvs_no_handle("mpikvs_stats");
+    if (!out)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL, "mpikvs_stats: out is NULL");
+    if (size < STATS_FIRST_SIZE)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "mpikvs_stats: size is %zu, smaller than the first "
+                        "sized mpikvs_stats_t (%zu bytes): pass "
+                        "sizeof(mpikvs_stats_t) (a binding: the size of its "
+                        "own declaration of the struct)",
+                        size, (size_t)STATS_FIRST_SIZE);
+    rc = gather(kvs, scope, &all);
+    if (rc != MPIKVS_OK)
+        return rc;
+    /* only the caller's bytes; statistics of a newer header are 0 here */
+    if (size > sizeof(all)) {
+        memset((char *)out + sizeof(all), 0, size - sizeof(all));
+        size = sizeof(all);
+    }
+    memcpy(out, &all, size);
+    return MPIKVS_OK;
 }

@@ -458,7 +458,8 @@ static int remote_get_pass(struct ctx *c, struct remote_lat *out)
         mpikvs_stats_t before, after;
         int rc;
 
-        if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &before)) !=
+        if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &before,
+                               sizeof before)) !=
             MPIKVS_OK)
             fail(c, "mpikvs_stats", rc);
         for (uint64_t i = 0; out->gets < n && i < cap; i++) {
@@ -474,7 +475,8 @@ static int remote_get_pass(struct ctx *c, struct remote_lat *out)
             uint64_t t1 = bench_now_ns();
             if (got_rc < 0)
                 fail(c, "mpikvs_get", got_rc);
-            if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &after)) !=
+            if ((rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, &after,
+                                   sizeof after)) !=
                 MPIKVS_OK)
                 fail(c, "mpikvs_stats", rc);
             bool remote = after.remote != before.remote;
@@ -658,14 +660,14 @@ static void print_json(const struct ctx *c, const struct row *rows,
         else
             printf("      \"hit_rate\": null,\n");
         json_u64("wrong", r->wrong, true);
-        /* the DHT's counters (mpikvs_counters.h), by their field names */
+        /* the DHT's counters (mpikvs_statistics.h), by their field names */
         const char *sep = "";
         printf("      \"stats\": {");
 #define JSON_COUNTER(name, label, text)                                 \
         printf("%s\"" #name "\": %llu", sep,                            \
                (unsigned long long)r->st.name);                         \
         sep = ", ";
-        MPIKVS_COUNTERS_DHT(JSON_COUNTER)
+        MPIKVS_STATISTICS_DHT(JSON_COUNTER)
 #undef JSON_COUNTER
         printf("},\n");
         if (df >= 0)
@@ -1023,6 +1025,7 @@ static void free_chunk(struct ctx *c)
 static int open_cache(struct ctx *c)
 {
     mpikvs_options_t opt = {
+        .size = sizeof(mpikvs_options_t),
         .key_size = KEY_LEN,
         .value_size = VALUE_LEN,
         .size_per_node = (size_t)c->size_per_node,

@@ -33,7 +33,7 @@ void dht_fail(const mpikvs_t *kvs, int rank, const char *call, int rc)
 
 void dht_job_stats(mpikvs_t *kvs, int rank, mpikvs_stats_t *st)
 {
-    int rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, st);
+    int rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, st, sizeof *st);
 
     if (rc != MPIKVS_OK)
         dht_fail(kvs, rank, "mpikvs_stats", rc);
@@ -43,7 +43,7 @@ void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
                     mpikvs_stats_t *d)
 {
 #define DIFF_COUNTER(name, label, text) d->name = b->name - a->name;
-    MPIKVS_COUNTERS(DIFF_COUNTER)
+    MPIKVS_STATISTICS(DIFF_COUNTER)
 #undef DIFF_COUNTER
 }
 

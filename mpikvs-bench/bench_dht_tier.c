@@ -409,6 +409,7 @@ static int open_cache(struct tctx *c)
     }
 
     mpikvs_options_t opt = {
+        .size = sizeof(mpikvs_options_t),
         .key_size = KEY_LEN,
         .value_size = VALUE_LEN,
         .size_per_node = (size_t)c->size_per_node,
@@ -585,7 +586,7 @@ static void reduce_epoch(const struct tctx *c, const struct epoch_local *l,
 
 static void rank_stats(const struct tctx *c, mpikvs_stats_t *s)
 {
-    int rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, s);
+    int rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_RANK, s, sizeof *s);
 
     if (rc != MPIKVS_OK)
         fail(c, "mpikvs_stats", rc);

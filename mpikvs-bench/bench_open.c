@@ -335,7 +335,8 @@ static double run_step(struct ctx *c, enum step s)
 static bool run_open_close(struct ctx *c, double *open_ms,
                            double *close_ms)
 {
-    mpikvs_options_t opt = {.key_size = 16, .value_size = 16,
+    mpikvs_options_t opt = {.size = sizeof(mpikvs_options_t),
+                            .key_size = 16, .value_size = 16,
                             .size_per_node = (size_t)c->size,
                             .mode = c->mode};
     uint64_t topen = 0, tclose = 0;

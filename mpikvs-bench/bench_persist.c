@@ -127,7 +127,8 @@ static void fail(const char *what, int rc, const mpikvs_t *kvs)
 
 static mpikvs_t *open_table(const struct opts *o)
 {
-    mpikvs_options_t mo = {.key_size = o->key_size,
+    mpikvs_options_t mo = {.size = sizeof(mpikvs_options_t),
+                           .key_size = o->key_size,
                            .value_size = o->value_size,
                            .size_per_node = o->size};
     mpikvs_t *kvs = NULL;
@@ -214,7 +215,7 @@ int bench_persist_main(int argc, char **argv)
     }
     /* this handle's saves only, on a region that outlives it too */
     if ((rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN,
-                           &st)) != MPIKVS_OK)
+                           &st, sizeof st)) != MPIKVS_OK)
         fail("mpikvs_stats", rc, kvs);
     mpikvs_close(&kvs);
     for (uint64_t r = 0; r < o.reps; r++) {

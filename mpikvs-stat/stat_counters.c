@@ -10,19 +10,19 @@
 #include "scan.h"
 #include "stat_counters.h"
 
-/* A counter of MPIKVS_COUNTERS (mpikvs_counters.h): its label, its field's
+/* A counter of MPIKVS_STATISTICS (mpikvs_statistics.h): its label, its field's
  * name as the JSON member, its place in the rank's block. */
 #define COUNTER(name, label, text) \
     {label, #name, offsetof(struct kvshm_rank_stats, name)},
 
 /* The DHT's counters, as libmpikvs counts them (mpikvs(3), mpikvs_stats). */
 static const struct stat_counter dht_counters[] = {
-    MPIKVS_COUNTERS_DHT(COUNTER)
+    MPIKVS_STATISTICS_DHT(COUNTER)
 };
 
 /* indices into dht_counters[], for the ratios: DHT_gets, ... */
 #define COUNTER_INDEX(name, label, text) DHT_##name,
-enum { MPIKVS_COUNTERS_DHT(COUNTER_INDEX) };
+enum { MPIKVS_STATISTICS_DHT(COUNTER_INDEX) };
 #undef COUNTER_INDEX
 
 static const struct stat_ratio dht_ratios[] = {
@@ -62,7 +62,7 @@ static const struct stat_counter_group dht_group = {
  * lookups that found the tier unreadable (a writer gone in mid-publication,
  * or damage). */
 static const struct stat_counter tier_counters[] = {
-    MPIKVS_COUNTERS_TIER(COUNTER)
+    MPIKVS_STATISTICS_TIER(COUNTER)
 };
 
 static const struct stat_counter_group tier_group = {
@@ -78,7 +78,7 @@ static const struct stat_counter_group tier_group = {
  * left out as they did not verify, entries put, and those that did not
  * fit. */
 static const struct stat_counter persist_counters[] = {
-    MPIKVS_COUNTERS_PERSIST(COUNTER)
+    MPIKVS_STATISTICS_PERSIST(COUNTER)
 };
 
 static const struct stat_counter_group persist_group = {

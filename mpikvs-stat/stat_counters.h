@@ -6,7 +6,7 @@
  * node keeps in a block of its own (format.h: struct kvshm_rank_stats),
  * shown per rank and summed for the node.  The text and JSON outputs
  * know nothing of particular counters: they walk stat_counter_groups[].
- * The counters of a group are a list of mpikvs_counters.h (a new counter
+ * The counters of a group are a list of mpikvs_statistics.h (a new counter
  * there shows up here by itself); a new group is such a list, a block()
  * that finds a rank's block, and one more entry in stat_counter_groups[]
  * (stat_counters.c).

@@ -14,7 +14,7 @@ uint64_t kvshm_format_id(void)
 {
 #define F(type, field) offsetof(struct type, field)
 #define COUNTER_NAME(name, label, text) #name ","
-    static const char counter_names[] = MPIKVS_COUNTERS(COUNTER_NAME);
+    static const char counter_names[] = MPIKVS_STATISTICS(COUNTER_NAME);
     static const char rma_counter_names[] = KVSHM_RMA_COUNTERS(COUNTER_NAME);
 #undef COUNTER_NAME
     const uint64_t shape[] = {
@@ -64,7 +64,7 @@ uint64_t kvshm_format_id(void)
         F(kvshm_rank_stats, comm_rank),
         /* the counters' names in their order: a renamed or moved counter
          * is another format, though every offset stays */
-        MPIKVS_NCOUNTERS, XXH3_64bits(counter_names, sizeof(counter_names)),
+        MPIKVS_NSTATISTICS, XXH3_64bits(counter_names, sizeof(counter_names)),
         KVSHM_SLOT_OCCUPIED, KVSHM_SLOT_INVALID, KVSHM_SLOT_BUSY,
         KVSHM_SLOT_TAG_SHIFT, KVSHM_SLOT_TAG_BITS,
         sizeof(struct kvshm_bucket), kvshm_bucket_meta_offset(1),

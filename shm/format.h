@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "job_config.h"    /* KVSHM_TABLE_NAME_MAX */
-#include "mpikvs_counters.h" /* MPIKVS_COUNTERS: the rank stats */
+#include "mpikvs_statistics.h" /* MPIKVS_STATISTICS: the rank stats */
 
 #define KVSHM_MAGIC          "MPIKVSrg"     /* 8 bytes, no terminator kept */
 /* 2: fine-lock words carry an epoch; 3: the job layout's table entries
@@ -345,7 +345,7 @@ struct kvshm_data_control {
 
 /* One rank's counters, on cache lines of their own: only that rank
  * writes them, anyone may read them (mpikvs-stat).  One uint64_t per
- * counter of MPIKVS_COUNTERS (mpikvs_counters.h), in its order: the
+ * counter of MPIKVS_STATISTICS (mpikvs_statistics.h), in its order: the
  * fields and the order of mpikvs_stats_t.  Then the transport the rank's
  * latest open uses to reach other nodes (enum kvshm_transport of
  * job_config.h), written once at open: 0 (auto) means none yet, as an
@@ -355,12 +355,12 @@ struct kvshm_data_control {
 #define KVSHM_RANK_STATS_WORDS (3 * KVSHM_CACHELINE / 8)
 struct kvshm_rank_stats {
 #define KVSHM_RANK_COUNTER_(name, label, text) uint64_t name;
-    MPIKVS_COUNTERS(KVSHM_RANK_COUNTER_)
+    MPIKVS_STATISTICS(KVSHM_RANK_COUNTER_)
 #undef KVSHM_RANK_COUNTER_
     uint64_t transport;
     uint64_t comm_rank;
-#if MPIKVS_NCOUNTERS + 2 < KVSHM_RANK_STATS_WORDS
-    uint64_t pad[KVSHM_RANK_STATS_WORDS - MPIKVS_NCOUNTERS - 2];
+#if MPIKVS_NSTATISTICS + 2 < KVSHM_RANK_STATS_WORDS
+    uint64_t pad[KVSHM_RANK_STATS_WORDS - MPIKVS_NSTATISTICS - 2];
 #endif
 };
 

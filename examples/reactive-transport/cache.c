@@ -108,7 +108,8 @@ static void free_buffers(struct rt_cache *c)
 int cache_open(MPI_Comm comm, const char *config, const char *table,
                struct rt_cache **out, struct rt_err *err)
 {
-    mpikvs_options_t opt = {.config = config, .table = table};
+    mpikvs_options_t opt = {.size = sizeof(mpikvs_options_t),
+                            .config = config, .table = table};
     struct rt_cache *c = calloc(1, sizeof(*c));
     int rc;
 
@@ -301,7 +302,8 @@ void cache_job_stats(struct rt_cache *c, uint64_t *evictions,
 {
     mpikvs_stats_t st;
     /* this run's, not those of earlier steps on a job-scope region */
-    int rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st);
+    int rc = mpikvs_stats(c->kvs, MPIKVS_SCOPE_JOB | MPIKVS_SINCE_OPEN, &st,
+                          sizeof st);
 
     if (rc != MPIKVS_OK)
         rt_abort("mpikvs_stats: %s: %s", mpikvs_strerror(rc),

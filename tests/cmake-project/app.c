@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    memset(&opt, 0, sizeof opt);
+    opt = (mpikvs_options_t)MPIKVS_OPTIONS_INIT;
     opt.key_size = sizeof key;      /* 8 */
     opt.value_size = sizeof value;  /* 8 */
     rc = mpikvs_open(MPI_COMM_WORLD, &opt, &kvs);

@@ -404,7 +404,8 @@ static void one_op(mpikvs_t *kvs)
 
 static mpikvs_t *open_table(const char *mode, const char *dir)
 {
-    mpikvs_options_t o = { .key_size = KS, .value_size = vsize,
+    mpikvs_options_t o = { .size = sizeof(mpikvs_options_t),
+                           .key_size = KS, .value_size = vsize,
                            .size_per_node = (vsize <= 256 ? 4u : 16u) << 20,
                            .mode = mode };
     char path[512];

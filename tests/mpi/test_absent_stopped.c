@@ -224,7 +224,7 @@ static void check_round(mpikvs_t *kvs, const struct answer *ans,
                  ver != (uint64_t)winner + 1)
             t->wrong_get++;
     }
-    EXPECT(mpikvs_stats(kvs, MPIKVS_SCOPE_NODE, &st) == MPIKVS_OK,
+    EXPECT(mpikvs_stats(kvs, MPIKVS_SCOPE_NODE, &st, sizeof st) == MPIKVS_OK,
            "mpikvs_stats");
     t->evicted += st.evictions;
 }
@@ -241,7 +241,8 @@ static bool one_round(struct shared *sh, pid_t racer, uint64_t max_keys,
     unsigned       stops = 0;
     int            more = 0, rc;
     /* a quarter of the slots (4 a bucket of 4 * 96 bytes or less) */
-    mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KS, .value_size = VS,
                           .size_per_node = (size_t)max_keys * 4 * 96 +
                                            (1u << 20),
                           .mode = "lockfree"};

@@ -148,7 +148,7 @@ static mpikvs_options_t opts(size_t ks, size_t vs, size_t size,
 {
     mpikvs_options_t o;
 
-    memset(&o, 0, sizeof o);
+    o = (mpikvs_options_t)MPIKVS_OPTIONS_INIT;
     o.key_size = ks;
     o.value_size = vs;
     o.size_per_node = size;
@@ -261,7 +261,7 @@ static void sum_stats(const mpikvs_stats_t *in, mpikvs_stats_t *out,
 static void stats_ok(mpikvs_t *kvs, int scope, mpikvs_stats_t *st,
                      const char *what)
 {
-    int rc = mpikvs_stats(kvs, scope, st);
+    int rc = mpikvs_stats(kvs, scope, st, sizeof *st);
 
     EXPECT(rc == MPIKVS_OK, "%s: mpikvs_stats(scope %d) = %d (%s)", what,
            scope, rc, mpikvs_strerror(rc));
@@ -1078,10 +1078,11 @@ static void test_bad_calls(mpikvs_t *kvs)
     ERR(mpikvs_put_batch(NULL, 1, key, val));
     ERR(mpikvs_put_batch(kvs, 1, NULL, val));
     ERR(mpikvs_put_batch(kvs, 1, key, NULL));
-    ERR(mpikvs_stats(NULL, MPIKVS_SCOPE_RANK, &s));
-    BAD(mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, NULL), MPIKVS_ERR_INVAL);
-    BAD(mpikvs_stats(kvs, 7, &s), MPIKVS_ERR_INVAL);
-    BAD(mpikvs_stats(kvs, -1, &s), MPIKVS_ERR_INVAL);
+    ERR(mpikvs_stats(NULL, MPIKVS_SCOPE_RANK, &s, sizeof s));
+    BAD(mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, NULL,
+                     sizeof(mpikvs_stats_t)), MPIKVS_ERR_INVAL);
+    BAD(mpikvs_stats(kvs, 7, &s, sizeof s), MPIKVS_ERR_INVAL);
+    BAD(mpikvs_stats(kvs, -1, &s, sizeof s), MPIKVS_ERR_INVAL);
     ERR(mpikvs_fence(NULL));
     ERR(mpikvs_round_key(NULL, in, 3, key));
     /* a table opened without a config has no rounding rules */

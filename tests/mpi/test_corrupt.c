@@ -99,7 +99,8 @@ static void make_data(bool formatted,
 
 static int open_table(mpikvs_t **kvs)
 {
-    mpikvs_options_t o = {.key_size = shape.key_size,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = shape.key_size,
                           .value_size = shape.value_size,
                           .slots_per_bucket = 1};
     return mpikvs_open(MPI_COMM_WORLD, &o, kvs);

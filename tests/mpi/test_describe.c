@@ -248,7 +248,8 @@ static void phase_open(int argc, char **argv)
     unsigned long long loaded = argc > 7 ? strtoull(argv[7], NULL, 10) : 0;
     const char *out = argc > 8 ? argv[8] : NULL;
     const char *mode = getenv("MPITEST_MODE");
-    mpikvs_options_t o = {.key_size = 16, .value_size = 8,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = 16, .value_size = 8,
                           .size_per_node = 1u << 20, .mode = mode};
     const char *config = getenv("MPIKVS_CONFIG");
     mpikvs_info_t in = {.size = sizeof in};
@@ -314,7 +315,8 @@ static void phase_open(int argc, char **argv)
 
 static void phase_refused(void)
 {
-    mpikvs_options_t o = {.key_size = 16, .value_size = 8,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = 16, .value_size = 8,
                           .size_per_node = 1u << 20};
     mpikvs_t *kvs = NULL;
     int rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);

@@ -102,7 +102,8 @@ static const char *path_of(const char *name)
 
 static mpikvs_t *open_plain(size_t ks, size_t vs)
 {
-    mpikvs_options_t o = {.key_size = ks, .value_size = vs,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = ks, .value_size = vs,
                           .size_per_node = 1u << 20};
     mpikvs_t *kvs = NULL;
     int rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
@@ -154,7 +155,8 @@ static void null_handle(void)
     NULL_CASE("mpikvs_fence", mpikvs_fence(NULL));
     NULL_CASE("mpikvs_tier_invalidate", mpikvs_tier_invalidate(NULL));
     NULL_CASE("mpikvs_get_ref", mpikvs_get_ref(NULL, key, &ref));
-    NULL_CASE("mpikvs_stats", mpikvs_stats(NULL, MPIKVS_SCOPE_RANK, &st));
+    NULL_CASE("mpikvs_stats", mpikvs_stats(NULL, MPIKVS_SCOPE_RANK, &st,
+                                           sizeof st));
     NULL_CASE("mpikvs_foreach_local",
               mpikvs_foreach_local(NULL, keep_going, NULL));
     NULL_CASE("mpikvs_save", mpikvs_save(NULL, path_of("x.kvs")));
@@ -190,7 +192,8 @@ static int open_with(const mpikvs_options_t *o)
 
 static int open_env(const char *name, const char *value)
 {
-    mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KS, .value_size = VS,
                           .size_per_node = 1u << 20};
     int rc;
 
@@ -211,27 +214,33 @@ static void bad_options(void)
     /* no config and no sizes: say that no config was given */
     check("open: no sizes, no config", open_with(NULL), MPIKVS_ERR_INVAL,
           NULL, "key_size", "config");
-    o = (mpikvs_options_t){.key_size = 70000, .value_size = VS};
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .key_size = 70000, .value_size = VS};
     check("open: key_size 70000", open_with(&o), MPIKVS_ERR_INVAL, NULL,
           "70000", NULL);
-    o = (mpikvs_options_t){.key_size = KS, .value_size = VS,
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .key_size = KS, .value_size = VS,
                            .mode = "bogus"};
     check("open: mode bogus", open_with(&o), MPIKVS_ERR_INVAL, NULL,
           "bogus", NULL);
-    o = (mpikvs_options_t){.key_size = KS, .value_size = VS,
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .key_size = KS, .value_size = VS,
                            .transport = "bogus"};
     check("open: transport bogus", open_with(&o), MPIKVS_ERR_INVAL, NULL,
           "bogus", NULL);
-    o = (mpikvs_options_t){.key_size = KS, .value_size = VS,
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .key_size = KS, .value_size = VS,
                            .slots_per_bucket = 100000};
     check("open: slots_per_bucket 100000", open_with(&o), MPIKVS_ERR_INVAL,
           NULL, "slots_per_bucket", NULL);
-    o = (mpikvs_options_t){.key_size = KS, .value_size = VS,
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .key_size = KS, .value_size = VS,
                            .size_per_node = 64};
     check("open: size_per_node 64", open_with(&o), MPIKVS_ERR_TOOSMALL,
           NULL, NULL, NULL);
     if (size > 1) {
-        o = (mpikvs_options_t){.key_size = KS + (size_t)rank,
+        o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                               .key_size = KS + (size_t)rank,
                                .value_size = VS, .size_per_node = 1u << 20};
         check("open: key_size differs by rank", open_with(&o),
               MPIKVS_ERR_MISMATCH, NULL, "key_size", NULL);
@@ -251,19 +260,24 @@ static void bad_config(void)
                " \"value\": {\"value_size\": 8}}}}\n");
     write_file("broken.json", "{\"version\": 1, \"tables\": {\n");
     /* a table's name is a config's: without one, say there is none */
-    o = (mpikvs_options_t){.table = "sim"};
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .table = "sim"};
     check("open: table without a config", open_with(&o), MPIKVS_ERR_CONFIG,
           NULL, "sim", "MPIKVS_CONFIG");
-    o = (mpikvs_options_t){.config = path_of("two.json"), .table = "sim"};
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .config = path_of("two.json"), .table = "sim"};
     check("open: table not in the config", open_with(&o),
           MPIKVS_ERR_CONFIG, NULL, "chem", "interp");
-    o = (mpikvs_options_t){.config = path_of("none.json")};
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .config = path_of("none.json")};
     check("open: config file missing", open_with(&o), MPIKVS_ERR_CONFIG,
           NULL, "none.json", NULL);
-    o = (mpikvs_options_t){.config = path_of("broken.json")};
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .config = path_of("broken.json")};
     check("open: config not JSON", open_with(&o), MPIKVS_ERR_CONFIG, NULL,
           "broken.json", NULL);
-    o = (mpikvs_options_t){.config = path_of("two.json"), .table = "chem",
+    o = (mpikvs_options_t){.size = sizeof(mpikvs_options_t),
+                           .config = path_of("two.json"), .table = "chem",
                            .key_size = 32};
     check("open: key_size contradicts the config", open_with(&o),
           MPIKVS_ERR_INVAL, NULL, "key_size", NULL);
@@ -348,7 +362,8 @@ static void bad_environment(void)
 static void *open_in_thread(void *arg)
 {
     int *rc = arg;
-    mpikvs_options_t o = {.key_size = KS, .value_size = VS};
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KS, .value_size = VS};
     mpikvs_t *kvs = NULL;
 
     *rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
@@ -424,9 +439,10 @@ static void bad_calls(mpikvs_t *kvs)
     check("mpikvs_round_key: no config", mpikvs_round_key(kvs, in, 1, key),
           MPIKVS_ERR_CONFIG, kvs, NULL, NULL);
     check("mpikvs_stats: out NULL",
-          mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, NULL), MPIKVS_ERR_INVAL, kvs,
+          mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, NULL,
+                       sizeof(mpikvs_stats_t)), MPIKVS_ERR_INVAL, kvs,
           "mpikvs_stats", NULL);
-    check("mpikvs_stats: scope 7", mpikvs_stats(kvs, 7, &st),
+    check("mpikvs_stats: scope 7", mpikvs_stats(kvs, 7, &st, sizeof st),
           MPIKVS_ERR_INVAL, kvs, "7", NULL);
     check("mpikvs_foreach_local: fn NULL",
           mpikvs_foreach_local(kvs, NULL, NULL), MPIKVS_ERR_INVAL, kvs,

@@ -46,7 +46,7 @@ static mpikvs_t *open_table(const char *mode)
     mpikvs_t *kvs = NULL;
     int rc;
 
-    memset(&o, 0, sizeof o);
+    o = (mpikvs_options_t)MPIKVS_OPTIONS_INIT;
     o.key_size = KS;
     o.value_size = VS;
     o.size_per_node = SIZE;
@@ -119,7 +119,7 @@ static uint64_t stat_of(mpikvs_t *kvs, int which)
 {
     mpikvs_stats_t st;
 
-    mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, &st);
+    mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, &st, sizeof st);
     return which ? st.invalidations : st.checksum_retries;
 }
 
@@ -394,7 +394,8 @@ static void refused_values(const char *mode, const char *var,
                            const char *const *values, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+        mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                              .key_size = KS, .value_size = VS,
                               .size_per_node = SIZE, .mode = mode};
         mpikvs_t *kvs = NULL;
         char want[96];

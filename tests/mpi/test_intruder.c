@@ -138,7 +138,7 @@ int main(int argc, char **argv)
         mt_abort("usage: test_intruder DIR, np=2 on 2 (virtual) nodes");
     dir = argv[1];
 
-    memset(&o, 0, sizeof o);
+    o = (mpikvs_options_t)MPIKVS_OPTIONS_INIT;
     o.key_size = KS;
     o.value_size = VS;
     o.size_per_node = 1u << 20;

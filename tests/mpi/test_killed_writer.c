@@ -131,7 +131,7 @@ int main(int argc, char **argv)
     dir = argv[2];
     path_of(writing, sizeof writing, "writing");
 
-    memset(&o, 0, sizeof o);
+    o = (mpikvs_options_t)MPIKVS_OPTIONS_INIT;
     o.key_size = KS;
     o.value_size = VS;
     /* a small table: 64 keys share a few buckets, so claims meet */

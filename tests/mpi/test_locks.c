@@ -179,7 +179,8 @@ static void pick_keys(mpikvs_t *kvs, unsigned char *a, unsigned char *b)
 
 static mpikvs_t *open_table(void)
 {
-    mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KS, .value_size = VS,
                           .mode = "fine-lock"};
     mpikvs_t *kvs = NULL;
     int rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
@@ -241,7 +242,8 @@ static void hold_open(const char *dir)
 
 static void refused(const char *dir)
 {
-    mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KS, .value_size = VS,
                           .mode = "fine-lock"};
     mpikvs_t *kvs = NULL;
     long holder = read_pid(dir);
@@ -264,7 +266,8 @@ static void use(long a_value)
 {
     unsigned char a[KS], b[KS], v[VS], got[VS];
     mpikvs_t *kvs = open_table(), *second = NULL;
-    mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KS, .value_size = VS,
                           .mode = "fine-lock"};
     int rc;
 

@@ -41,7 +41,8 @@ static void key_of(uint32_t i, unsigned char *k)
 
 static mpikvs_t *open_table(size_t bytes, size_t vsize)
 {
-    mpikvs_options_t o = {.key_size = KSIZE, .value_size = vsize,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KSIZE, .value_size = vsize,
                           .size_per_node = bytes,
                           .mode = getenv("MPITEST_MODE"),
                           .slots_per_bucket =
@@ -230,7 +231,7 @@ static void phase_save(const char *file, uint32_t n)
     int rc = mpikvs_save(kvs, file);
     EXPECT(rc == MPIKVS_OK, "save %s: %s: %s", file, mpikvs_strerror(rc),
            mpikvs_last_error(kvs));
-    EXPECT(mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st) == MPIKVS_OK &&
+    EXPECT(mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st, sizeof st) == MPIKVS_OK &&
                st.saved == n && st.save_torn == 0,
            "saved %llu entries (%llu torn), %u put",
            (unsigned long long)st.saved, (unsigned long long)st.save_torn,
@@ -391,7 +392,8 @@ static void phase_config(uint32_t n, bool check)
         mpikvs_stats_t st;
         EXPECT(found == n, "%llu of %u keys after a warm start",
                (unsigned long long)found, n);
-        EXPECT(mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st) == MPIKVS_OK &&
+        EXPECT(mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st,
+                            sizeof st) == MPIKVS_OK &&
                    st.loaded == n,
                "loaded %llu", (unsigned long long)st.loaded);
         if (rank == 0)

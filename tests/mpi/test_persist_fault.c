@@ -59,7 +59,8 @@ static int rank, size;
 
 static mpikvs_t *open_table(void)
 {
-    mpikvs_options_t o = {.key_size = KSIZE, .value_size = VSIZE,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KSIZE, .value_size = VSIZE,
                           .size_per_node = 4u << 20};
     mpikvs_t *kvs = NULL;
     int rc = mpikvs_open(MPI_COMM_WORLD, getenv("MPIKVS_CONFIG") ? NULL : &o,

@@ -101,7 +101,8 @@ static long mapped_kib(long *region_kib)
 
 static mpikvs_t *open_table(int *rc)
 {
-    mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KS, .value_size = VS,
                           .size_per_node = SIZE};
     mpikvs_t *kvs = NULL;
 

@@ -147,7 +147,7 @@ static mpikvs_options_t table_options(void)
 {
     mpikvs_options_t o;
 
-    memset(&o, 0, sizeof o);
+    o = (mpikvs_options_t)MPIKVS_OPTIONS_INIT;
     o.key_size = KS;
     o.value_size = VS;
     o.size_per_node = 1u << 20;
@@ -348,7 +348,7 @@ static void compute(bool assert_order)
         if (rc != MPIKVS_OK || memcmp(v, back, VS))
             bad++;
         mpikvs_stats_t st;
-        mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, &st);
+        mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, &st, sizeof st);
         EXPECT(st.remote >= 2 * NKEYS + 1,
                "%llu lookups went through the transport, want %d at least",
                (unsigned long long)st.remote, 2 * NKEYS + 1);

@@ -29,6 +29,7 @@
 #define VS 16u
 
 static const mpikvs_options_t opts = {
+    .size = sizeof(mpikvs_options_t),
     .key_size = KS, .value_size = VS, .size_per_node = 1u << 20};
 
 /* What one mpikvs_open saw, in the thread that called it (the message

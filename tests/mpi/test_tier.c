@@ -70,7 +70,7 @@ static void write_config(char *path, size_t len, const char *table_size,
 static mpikvs_t *open_with(const char *table_size, const char *tier_size,
                            const char *caching)
 {
-    mpikvs_options_t o = {0};
+    mpikvs_options_t o = MPIKVS_OPTIONS_INIT;
     char path[256];
     mpikvs_t *kvs = NULL;
     int rc, ok, all;
@@ -90,7 +90,7 @@ static mpikvs_t *open_with(const char *table_size, const char *tier_size,
 
 static void stats(mpikvs_t *kvs, int scope, mpikvs_stats_t *s)
 {
-    int rc = mpikvs_stats(kvs, scope, s);
+    int rc = mpikvs_stats(kvs, scope, s, sizeof *s);
     if (rc != MPIKVS_OK)
         mt_abort("mpikvs_stats failed");
 }

@@ -174,7 +174,7 @@ static void phase(const char *mode, size_t size_per_node, uint64_t nops,
     double           t0, t1, dt, slow;
     int              rc, ok, allok;
 
-    memset(&o, 0, sizeof o);
+    o = (mpikvs_options_t)MPIKVS_OPTIONS_INIT;
     o.key_size = KS;
     o.value_size = VS;
     o.size_per_node = size_per_node;
@@ -226,9 +226,9 @@ static void phase(const char *mode, size_t size_per_node, uint64_t nops,
 
     mt_phase(tiny ? "stats (eviction)" : "stats");
     MPI_Barrier(MPI_COMM_WORLD);
-    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, &rank);
+    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, &rank, sizeof rank);
     EXPECT(rc == MPIKVS_OK, "%s: mpikvs_stats(rank) = %d", name, rc);
-    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &job);
+    rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &job, sizeof job);
     EXPECT(rc == MPIKVS_OK, "%s: mpikvs_stats(job) = %d", name, rc);
     MPI_Allreduce(&c, &all, sizeof c / sizeof(uint64_t), MPI_UINT64_T,
                   MPI_SUM, MPI_COMM_WORLD);
@@ -300,7 +300,8 @@ static mpikvs_t *open_small(const char *mode, const char *what)
 {
     size_t bucket = kvshm_bucket_size(&(struct kvshm_data_shape){
         KS, VS, SMALL_SLOTS, KVSHM_MODE_LOCKFREE});
-    mpikvs_options_t o = {.key_size = KS, .value_size = VS,
+    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
+                          .key_size = KS, .value_size = VS,
                           .size_per_node = SMALL_BUCKETS * bucket,
                           .mode = mode, .slots_per_bucket = SMALL_SLOTS};
     mpikvs_t *kvs = NULL;
@@ -368,7 +369,7 @@ static void insert_phase(const char *mode, unsigned rounds, unsigned ninsert)
                 EXPECT(mt_value_ok(key, KS, val, VS, &ver),
                        "inserts: a wrong value");
         }
-        rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &job);
+        rc = mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &job, sizeof job);
         EXPECT(rc == MPIKVS_OK, "inserts: mpikvs_stats(job) = %d", rc);
         if (rank_ == 0)
             evicted += job.evictions;

@@ -45,7 +45,8 @@ static void make_value(uint64_t i, unsigned char *value)
 
 int main(int argc, char **argv)
 {
-    mpikvs_options_t opt = {.key_size = KEY_SIZE, .value_size = VALUE_SIZE};
+    mpikvs_options_t opt = {.size = sizeof(mpikvs_options_t),
+                            .key_size = KEY_SIZE, .value_size = VALUE_SIZE};
     unsigned char key[KEY_SIZE], value[VALUE_SIZE], want[VALUE_SIZE];
     long counts[3] = {0, 0, 0}, sums[3];   /* hits, wrong, missing */
     const char *layout = getenv("MPIKVS_LAYOUT");
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
     }
     mpikvs_fence(kvs);   /* with a node tier: publishes the remote hits */
     MPI_Reduce(counts, sums, 3, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st) != MPIKVS_OK)
+    if (mpikvs_stats(kvs, MPIKVS_SCOPE_JOB, &st, sizeof st) != MPIKVS_OK)
         memset(&st, 0, sizeof(st));
     if (rank == 0)
         printf("kvs_steps: %s %" PRIu64 " keys: %ld hits, %ld wrong, %ld "

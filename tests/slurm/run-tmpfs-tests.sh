@@ -46,7 +46,7 @@ in_work() { (cd "$work" && "$@"); }
 # tree may be under /tmp, which the job sees as its private one.
 mkdir -p "$bin"
 cp "$plugin" "$build/tests/slurm/.libs/kvs_steps" \
-    "$build/libmpikvs/.libs/libmpikvs.so.0" "$bin/"
+    "$build"/libmpikvs/.libs/libmpikvs.so.* "$bin/"
 export LD_LIBRARY_PATH=$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 steps=$bin/kvs_steps
 

@@ -149,7 +149,7 @@ static int print_stats(mpikvs_t *kvs, int rank)
     mpikvs_stats_t st;
 
     for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
-        if (mpikvs_stats(kvs, scopes[i].scope, &st) != MPIKVS_OK) {
+        if (mpikvs_stats(kvs, scopes[i].scope, &st, sizeof st) != MPIKVS_OK) {
             printf("stat_job: rank %d: stats: %s\n", rank,
                    mpikvs_last_error(kvs));
             return -1;
@@ -166,7 +166,8 @@ static int print_stats(mpikvs_t *kvs, int rank)
 
 int main(int argc, char **argv)
 {
-    mpikvs_options_t opt = {.key_size = KEY_SIZE, .value_size = VALUE_SIZE};
+    mpikvs_options_t opt = {.size = sizeof(mpikvs_options_t),
+                            .key_size = KEY_SIZE, .value_size = VALUE_SIZE};
     unsigned char key[KEY_SIZE], value[VALUE_SIZE], want[VALUE_SIZE];
     uint64_t counts[4] = {0, 0, 0, 0}, sums[4];   /* hits misses wrong sum */
     int rank, size, rc, failed = 0, any_failed;

@@ -1,13 +1,18 @@
 /*
- * mpikvs_counters.h - the counters of libmpikvs, listed once.
+ * mpikvs_statistics.h - the statistics of libmpikvs, listed once.
  *
- * Every place that knows the counters expands these lists: the fields of
- * mpikvs_stats_t (mpikvs.h), a rank's block of them in the node's data
- * region (the counters mpikvs-stat(1) reads while a job runs), their sum
- * in mpikvs_stats(), and the tools' output.  A new counter is one line
- * here (and its text in mpikvs(3)); it goes at the end of its group, and
- * the DHT group stays first, because the field order of mpikvs_stats_t
- * is part of the ABI.
+ * "Statistics" are what mpikvs_stats() returns: per-rank tallies of what
+ * the library did.  (The "counters" are the table's global counters of
+ * mpikvs_counter_add(3), values a program keeps; nothing here.)
+ *
+ * Every place that knows the statistics expands these lists: the fields
+ * of mpikvs_stats_t (mpikvs.h), a rank's block of them in the node's
+ * data region (what mpikvs-stat(1) reads while a job runs), their sum in
+ * mpikvs_stats(), and the tools' output.  A new statistic is one line
+ * here (and its text in mpikvs(3)); it goes at the end of the last
+ * group, because the field order of mpikvs_stats_t is part of the ABI
+ * (mpikvs_stats takes the caller's size of it, so one added at the end
+ * does not break an older program).
  *
  * X(name, label, text): name is the field of mpikvs_stats_t and the JSON
  * member mpikvs-stat prints, label the column heading of its text
@@ -16,11 +21,11 @@
  * Plain C without MPI, so that tools that do not use MPI can include it;
  * mpikvs.h includes it.
  */
-#ifndef MPIKVS_COUNTERS_H
-#define MPIKVS_COUNTERS_H
+#ifndef MPIKVS_STATISTICS_H
+#define MPIKVS_STATISTICS_H
 
 /* The DHT: lookups and puts of every consistency mode. */
-#define MPIKVS_COUNTERS_DHT(X)                                              \
+#define MPIKVS_STATISTICS_DHT(X)                                            \
     X(gets, "gets", "lookups, single and batched")                          \
     X(hits, "hits", "lookups that found their key")                         \
     X(misses, "misses", "lookups that did not")                             \
@@ -30,11 +35,11 @@
     X(invalidations, "invalidated", "slots marked invalid after retries")   \
     X(puts, "puts", "puts, single and batched")                             \
     X(updates, "updates", "puts that replaced a key's value")               \
-    X(evictions, "evictions", "puts that pushed out another key")          \
+    X(evictions, "evictions", "puts that pushed out another key")           \
     X(probes, "probes", "slots a lookup read past the bucket's header")
 
 /* The node tier: other nodes' keys cached read-only on this node. */
-#define MPIKVS_COUNTERS_TIER(X)                                             \
+#define MPIKVS_STATISTICS_TIER(X)                                           \
     X(tier_hits, "tier_hits", "other nodes' keys found in the node tier")   \
     X(tier_misses, "tier_misses", "... not found there (then gone remote)") \
     X(tier_published, "published", "entries published into the node tier") \
@@ -45,7 +50,7 @@
       "skipped until the next fence")
 
 /* Saves and loads of the table (mpikvs_save, mpikvs_load). */
-#define MPIKVS_COUNTERS_PERSIST(X)                                          \
+#define MPIKVS_STATISTICS_PERSIST(X)                                        \
     X(saved, "saved", "entries written to a save file (mpikvs_save)")       \
     X(save_torn, "save_torn",                                               \
       "slots a save left out: they did not verify (a write in flight)")     \
@@ -54,11 +59,12 @@
       "puts of a load that evicted an entry: entries that did not fit")
 
 /* All of them, in the order of mpikvs_stats_t. */
-#define MPIKVS_COUNTERS(X)                                                  \
-    MPIKVS_COUNTERS_DHT(X) MPIKVS_COUNTERS_TIER(X) MPIKVS_COUNTERS_PERSIST(X)
+#define MPIKVS_STATISTICS(X)                                                \
+    MPIKVS_STATISTICS_DHT(X) MPIKVS_STATISTICS_TIER(X)                      \
+    MPIKVS_STATISTICS_PERSIST(X)
 
 /* How many there are. */
-#define MPIKVS_COUNTER_ONE_(name, label, text) +1
-#define MPIKVS_NCOUNTERS (0 MPIKVS_COUNTERS(MPIKVS_COUNTER_ONE_))
+#define MPIKVS_STATISTIC_ONE_(name, label, text) +1
+#define MPIKVS_NSTATISTICS (0 MPIKVS_STATISTICS(MPIKVS_STATISTIC_ONE_))
 
-#endif /* MPIKVS_COUNTERS_H */
+#endif /* MPIKVS_STATISTICS_H */
