@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "names.h"
 #include "record.h"
 #include "mpikvs_errors.h"
 
@@ -37,26 +38,6 @@
  * library's, a file path. */
 #define KVSHM_JOB_CONFIG_VAR      "MPIKVS_JOB_CONFIG_JSON"
 #define KVSHM_JOB_CONFIG_PATH_VAR "MPIKVS_JOB_CONFIG_PATH"
-
-enum kvshm_mode {
-    KVSHM_MODE_LOCKFREE = 0,
-    KVSHM_MODE_FINE_LOCK,
-    KVSHM_MODE_COARSE_LOCK
-};
-
-/* The network path to other nodes' regions (libmpikvs/transport.h).
- * AUTO lets the library pick; it never stays AUTO once a handle is open. */
-enum kvshm_transport {
-    KVSHM_TRANSPORT_AUTO = 0,
-    KVSHM_TRANSPORT_MPI,
-    KVSHM_TRANSPORT_UCX
-};
-
-enum kvshm_caching {
-    KVSHM_CACHING_OFF = 0,
-    KVSHM_CACHING_ALWAYS,
-    KVSHM_CACHING_USER
-};
 
 /* A size in the config: bytes, a fraction of a whole, or "the rest". */
 struct kvshm_share {
@@ -140,17 +121,5 @@ const struct kvshm_table_config *kvshm_config_table(
 
 void kvshm_config_free(struct kvshm_config *cfg);
 void kvshm_diag_free(struct kvshm_diag *diag);
-
-const char *kvshm_mode_name(enum kvshm_mode mode);
-const char *kvshm_caching_name(enum kvshm_caching caching);
-
-/* The transports by name ("auto", "mpi", "ucx"), one table for the config, the
- * MPIKVS_TRANSPORT variable, options.transport and the tools' output.
- * kvshm_transport_parse: MPIKVS_OK, or MPIKVS_ERR_INVAL for a name not
- * in it (*out untouched).  kvshm_transport_list: the accepted names,
- * "auto, mpi", into buf (64 bytes are enough); returns buf. */
-const char *kvshm_transport_name(enum kvshm_transport transport);
-int kvshm_transport_parse(const char *s, enum kvshm_transport *out);
-const char *kvshm_transport_list(char *buf, size_t len);
 
 #endif /* MPIKVS_SHM_JOB_CONFIG_H */
