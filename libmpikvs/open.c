@@ -42,17 +42,12 @@ const char *mpikvs_transport(const mpikvs_t *kvs)
 
 static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
 {
-    static const enum kvshm_mode modes[] = {KVSHM_MODE_LOCKFREE,
-                                            KVSHM_MODE_FINE_LOCK,
-                                            KVSHM_MODE_COARSE_LOCK};
-    for (size_t i = 0; i < 3; i++)
-        if (strcmp(s, kvshm_mode_name(modes[i])) == 0) {
-            *mode = modes[i];
-            return MPIKVS_OK;
-        }
-    return kvs_fail(kvs, MPIKVS_ERR_INVAL,
-                    "mode '%s' is not one of lockfree, fine-lock, "
-                    "coarse-lock", s);
+    char list[64];
+
+    if (kvshm_mode_parse(s, mode) == MPIKVS_OK)
+        return MPIKVS_OK;
+    return kvs_fail(kvs, MPIKVS_ERR_INVAL, "mode '%s' is not one of %s", s,
+                    kvshm_mode_list(list, sizeof(list)));
 }
 
 /* The transport asked for: options.transport, else MPIKVS_TRANSPORT,
@@ -390,7 +385,10 @@ static int agree_on_shape(mpikvs_t *kvs, uint64_t size_per_node)
                         size_per_node, (uint64_t)kvs->mode,
                         (uint64_t)kvs->transport};
     uint64_t lo[6], hi[6];
+    char modes[64], key[96];
 
+    snprintf(key, sizeof(key), "; the modes from 0: %s",
+             kvshm_mode_list(modes, sizeof(modes)));
     if (MPI_Allreduce(mine, lo, 6, MPI_UINT64_T, MPI_MIN, kvs->comm) ||
         MPI_Allreduce(mine, hi, 6, MPI_UINT64_T, MPI_MAX, kvs->comm))
         return kvs_fail(kvs, MPIKVS_ERR_MPI,
@@ -404,9 +402,7 @@ static int agree_on_shape(mpikvs_t *kvs, uint64_t size_per_node)
                             what[i], (unsigned long long)mine[i],
                             (unsigned long long)lo[i],
                             (unsigned long long)hi[i],
-                            i == 4 ? "; 0 lockfree, 1 fine-lock, "
-                                     "2 coarse-lock"
-                                   : "");
+                            i == 4 ? key : "");
     if (lo[5] != hi[5])
         return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
                         "the ranks disagree on the transport (%s here, "
