@@ -20,6 +20,7 @@
 #include <errno.h>
 
 #include "handle.h"
+#include "virtual_nodes.h"
 
 static void short_hostname(char *buf, size_t len)
 {
@@ -136,17 +137,18 @@ static int learn_nodes(mpikvs_t *kvs, const char *my_node)
 int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
               size_t len)
 {
-    int rc, color;
+    int rc, color = 0;
+    unsigned virtual_nodes;
     char host[64];
+    mpikvs_error_t err;
 
-    if (env->virtual_nodes == UINT32_MAX ||
-        env->virtual_nodes > (unsigned)kvs->size)
-        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
-                        "MPIKVS_VIRTUAL_NODES='%s' is not a node count from "
-                        "1 to the %d ranks",
-                        getenv("MPIKVS_VIRTUAL_NODES"), kvs->size);
-    if (env->virtual_nodes) {
-        color = (int)(((int64_t)kvs->rank * env->virtual_nodes) / kvs->size);
+    /* at most one node a rank: every virtual node has its leader */
+    rc = kvshm_virtual_nodes_parse(env->virtual_nodes, (unsigned)kvs->size,
+                                   &virtual_nodes, &err);
+    if (rc != MPIKVS_OK)
+        return kvs_fail(kvs, rc, "%s (the %d ranks)", err.text, kvs->size);
+    if (virtual_nodes) {
+        color = kvshm_virtual_node_of(kvs->rank, kvs->size, virtual_nodes);
         rc = MPI_Comm_split(kvs->comm, color, kvs->rank, &kvs->node_comm);
     } else {
         rc = MPI_Comm_split_type(kvs->comm, MPI_COMM_TYPE_SHARED, kvs->rank,
@@ -165,8 +167,8 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
     if ((rc = learn_nodes(kvs, host)) != MPIKVS_OK)
         return rc;
 
-    if (env->virtual_nodes)
-        snprintf(node_name, len, "%s-v%u", host, kvs->node);
+    if (virtual_nodes)   /* the same as kvs->node: the blocks are in order */
+        kvshm_virtual_node_name(node_name, len, host, color);
     else
         snprintf(node_name, len, "%s", host);
     return MPIKVS_OK;

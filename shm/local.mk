@@ -32,7 +32,9 @@ shm_libkvshm_la_SOURCES = \
 	shm/slot_read.h \
 	shm/spin.h \
 	shm/tier.c \
-	shm/tier.h
+	shm/tier.h \
+	shm/virtual_nodes.c \
+	shm/virtual_nodes.h
 # End of shm_libkvshm_la_SOURCES
 shm_libkvshm_la_CPPFLAGS = $(SHM_CPPFLAGS)
 shm_libkvshm_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS)
