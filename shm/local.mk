@@ -8,6 +8,7 @@ noinst_LTLIBRARIES += shm/libkvshm.la
 SHM_CPPFLAGS = $(COMMON_CPPFLAGS) -I$(top_srcdir)/shm
 
 shm_libkvshm_la_SOURCES = \
+	shm/clock.h \
 	shm/data_region.c \
 	shm/data_region.h \
 	shm/format.c \
