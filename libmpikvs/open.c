@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "clock.h"
 #include "errors_internal.h"
 #include "handle.h"
 #include "populate.h"
@@ -681,14 +682,6 @@ static int open_transport(mpikvs_t *kvs)
 
 /* ---- open and close ---- */
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* A whole number of seconds from the environment variable name (value v,
  * or NULL for dflt) into *secs; what: what it bounds, for the error. */
 static int set_seconds(mpikvs_t *kvs, const char *name, const char *v,
@@ -799,7 +792,7 @@ static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
             return kvs_mpi_fail(kvs, "MPI_Test in mpikvs_close", rc);
         if (done)
             return MPIKVS_OK;
-        if (now_ms() >= deadline)
+        if (kvshm_now_ms() >= deadline)
             return kvs_fail(kvs, MPIKVS_ERR_STALLED,
                             "mpikvs_close: not every rank of the "
                             "communicator came to mpikvs_close within %u s "
@@ -821,10 +814,12 @@ static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
  * the two, none does. */
 static int all_at_close(mpikvs_t *kvs)
 {
-    int rc = bounded_barrier(kvs, now_ms() + kvs->close_timeout * 1000ull);
+    int rc = bounded_barrier(kvs,
+                             kvshm_now_ms() + kvs->close_timeout * 1000ull);
 
     if (rc == MPIKVS_OK)
-        rc = bounded_barrier(kvs, now_ms() + kvs->close_timeout * 1000ull);
+        rc = bounded_barrier(kvs, kvshm_now_ms() +
+                                      kvs->close_timeout * 1000ull);
     return rc;
 }
 
