@@ -30,6 +30,7 @@ shm_libkvshm_la_SOURCES = \
 	shm/rma_region.h \
 	shm/scan.c \
 	shm/scan.h \
+	shm/seqlock.h \
 	shm/slot_read.h \
 	shm/spin.h \
 	shm/tier.c \

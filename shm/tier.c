@@ -2,17 +2,10 @@
  * tier.c - the read-only lookup tier: one writer, lock-free readers.
  *
  * Readers and the writer meet in the control block's sequence lock
- * (format.h).  The writer's side, for every change a reader could follow:
- *
- *     seq = s + 1 (relaxed); release fence; ...stores...; seq = s + 2 (release)
- *
- * and a reader's side:
- *
- *     s1 = seq (acquire); ...loads...; acquire fence; s2 = seq (relaxed)
- *
- * If a reader's loads saw any store of a publication, the fences make
- * that publication's odd seq visible to its second load, so s1 != s2 and
- * it retries.  While it walks, a reader may see links and lengths from
+ * (format.h), whose protocol seqlock.h explains: the writer makes seq
+ * odd around every change a reader could follow (a publication), and a
+ * reader whose loads saw any store of one retries.  While it walks, a
+ * reader may see links and lengths from
  * the middle of a publication; every offset is therefore checked against
  * the snapshot of entries_top before it is followed, and a chain walk is
  * bounded by the entry count, so a torn read costs a retry, never a fault
@@ -21,9 +14,8 @@
  * the file sizes, never from the mappings (a read past the end of a file
  * is a SIGBUS), and the entry count from the control block is capped by
  * what entries_top can hold.  Key and value bytes are read with plain
- * memcmp/memcpy, the usual seqlock compromise: what such a racy read
- * returns is thrown away unless the sequence proves it was stable.  Then
- * the value is checked against the entry's checksum as well: the sequence
+ * memcmp/memcpy (seqlock.h).  Then the value is checked against the
+ * entry's checksum as well: the sequence
  * cannot vouch for a writer that died in mid-publication, so a hit is
  * only ever a value that verifies.
  *
@@ -48,6 +40,7 @@
 
 #include "errors_internal.h"
 #include "key_hash.h"
+#include "seqlock.h"
 #include "spin.h"
 #include "tier.h"
 
@@ -130,19 +123,12 @@ static bool entry_verifies(struct kvshm_tier_entry *e)
 
 static void publish_begin(struct kvshm_tier *t)
 {
-    uint64_t s = t->ctl->seq;
-
-    STORE(&t->ctl->seq, s + 1);
-    /* Orders the odd seq before every store of the publication: a reader
-     * that sees any of them will see the odd seq on its second load. */
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    kvshm_seq_write_begin(&t->ctl->seq);
 }
 
 static void publish_end(struct kvshm_tier *t)
 {
-    /* Release: a reader that loads the new even seq sees everything the
-     * publication stored. */
-    __atomic_store_n(&t->ctl->seq, t->ctl->seq + 1, __ATOMIC_RELEASE);
+    kvshm_seq_write_end(&t->ctl->seq);
 }
 
 /* ---- creation and opening ---- */
@@ -625,12 +611,9 @@ static void rebuild(struct kvshm_tier *t, uint64_t new_buckets)
 static void repair(struct kvshm_tier *t)
 {
     struct kvshm_tier_control *ctl = t->ctl;
-    uint64_t s = LOAD(&ctl->seq), n = ctl->nbuckets, limit, top;
+    uint64_t n = ctl->nbuckets, limit, top;
 
-    if (!(s & 1)) {
-        STORE(&ctl->seq, s + 1);
-        __atomic_thread_fence(__ATOMIC_RELEASE);
-    }
+    kvshm_seq_write_begin(&ctl->seq);   /* odd already if a writer died */
     if (!n || (n & (n - 1)) || n > t->max_buckets ||
         KVSHM_TIER_BUCKETS_OFFSET + n * sizeof(struct kvshm_tier_bucket) >
             t->index->size) {
@@ -648,7 +631,7 @@ static void repair(struct kvshm_tier *t)
         limit = t->entries->size;
     top = sweep(t, limit);
     relink(t, n, top);
-    __atomic_store_n(&ctl->seq, (s | 1) + 1, __ATOMIC_RELEASE);
+    kvshm_seq_write_end(&ctl->seq);
     ctl->repairs++;
 }
 
@@ -941,11 +924,11 @@ static int lookup(struct kvshm_tier *t, uint64_t hash, const void *key,
     for (;;) {
         struct kvshm_tier_entry *e = NULL;
         enum walk_result r;
-        uint64_t s1, s2, sum = 0, nbuckets, top;
+        uint64_t s1, sum = 0, nbuckets, top;
         uint32_t vlen = 0;
         bool whole = false;
 
-        s1 = __atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE);
+        s1 = kvshm_seq_read_begin(&ctl->seq);
         if (s1 & 1) {
             int rc = wait_for_writer(t, &spins, &deadline);
             if (rc != MPIKVS_OK)
@@ -966,11 +949,7 @@ static int lookup(struct kvshm_tier *t, uint64_t hash, const void *key,
             else if (vlen <= cap)
                 memcpy(value, entry_value(e, key_len), vlen);
         }
-        /* Orders the loads above before the check: if any of them saw a
-         * publication's store, s2 sees that publication's seq. */
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        s2 = LOAD(&ctl->seq);
-        if (s1 != s2) {
+        if (!kvshm_seq_read_stable(&ctl->seq, s1)) {
             t->retries++;
             continue;
         }
@@ -1063,9 +1042,8 @@ int kvshm_tier_get_ref_hashed(struct kvshm_tier *t, uint64_t hash,
 
 bool kvshm_tier_ref_valid(const struct kvshm_tier *t, uint64_t gen)
 {
-    /* The caller's reads of the referenced bytes come before this. */
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    return LOAD(&t->ctl->seq) == gen;
+    /* the caller's reads of the referenced bytes were its read section */
+    return kvshm_seq_read_stable(&t->ctl->seq, gen);
 }
 
 uint64_t kvshm_tier_generation(const struct kvshm_tier *t)
