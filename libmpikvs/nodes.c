@@ -137,7 +137,7 @@ static int learn_nodes(mpikvs_t *kvs, const char *my_node)
 int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
               size_t len)
 {
-    int rc, color = 0;
+    int rc, color;
     unsigned virtual_nodes;
     char host[64];
     mpikvs_error_t err;
@@ -167,8 +167,10 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
     if ((rc = learn_nodes(kvs, host)) != MPIKVS_OK)
         return rc;
 
-    if (virtual_nodes)   /* the same as kvs->node: the blocks are in order */
-        kvshm_virtual_node_name(node_name, len, host, color);
+    /* kvs->node is the block (kvshm_virtual_node_of): without a layout,
+     * the only case open allows, the leaders are numbered in rank order */
+    if (virtual_nodes)
+        kvshm_virtual_node_name(node_name, len, host, (int)kvs->node);
     else
         snprintf(node_name, len, "%s", host);
     return MPIKVS_OK;
