@@ -87,27 +87,6 @@ static void header_make(const mpikvs_t *kvs, struct save_header *h)
         snprintf(h->table, sizeof(h->table), "%s", kvs->table->name);
 }
 
-/* The ranks agree on the worst outcome, and every rank gets the text of
- * the lowest rank that has it, so that each reports the real cause. */
-static int agree(mpikvs_t *kvs, int rc)
-{
-    int mine = rc < 0 ? rc : 0, worst, who, me;
-
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, kvs->comm) !=
-        MPI_SUCCESS)
-        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce failed");
-    if (worst == 0)
-        return rc;
-    me = mine == worst ? kvs->rank : kvs->size;
-    if (MPI_Allreduce(&me, &who, 1, MPI_INT, MPI_MIN, kvs->comm) !=
-            MPI_SUCCESS ||
-        MPI_Bcast(kvs->err.text, sizeof(kvs->err.text), MPI_CHAR, who,
-                  kvs->comm) != MPI_SUCCESS)
-        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast failed");
-    kvs->err.code = worst;
-    return worst;
-}
-
 static int file_fail(mpikvs_t *kvs, const char *what, const char *path,
                      int mpi_rc)
 {
@@ -409,7 +388,7 @@ static int load_header(mpikvs_t *kvs, MPI_File fh, const char *path,
     }
     if (MPI_Bcast(h, sizeof(*h), MPI_BYTE, 0, kvs->comm) != MPI_SUCCESS)
         rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast failed");
-    return agree(kvs, rc);
+    return kvs_agree(kvs, rc);
 }
 
 /* Every rank's share of the blocks, in rounds of SAVE_ROUND_BLOCKS. */
@@ -490,7 +469,7 @@ static int verify_file(mpikvs_t *kvs, MPI_File fh, const char *path,
         else   /* keep up with the others' collective reads */
             MPI_File_read_at_all(fh, 0, buf, 0, MPI_BYTE, MPI_STATUS_IGNORE);
     }
-    if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+    if ((rc = kvs_agree(kvs, rc)) != MPIKVS_OK)
         return rc;
     if (MPI_Allreduce(&entries, &all, 1, MPI_UINT64_T, MPI_SUM, kvs->comm) !=
         MPI_SUCCESS)
@@ -520,7 +499,7 @@ static int homes_make(mpikvs_t *kvs, struct homes *hm)
     hm->start = calloc(kvs->nnodes + 1u, sizeof(*hm->start));
     if (!node || !cursor || !hm->ranks || !hm->start)
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
+    if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK &&
         MPI_Allgather(&kvs->node, 1, MPI_UINT32_T, node, 1, MPI_UINT32_T,
                       kvs->comm) != MPI_SUCCESS)
         rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allgather failed");
@@ -597,7 +576,7 @@ static int put_round(mpikvs_t *kvs, const struct save_header *h,
     }
     if (rc == MPIKVS_OK && !(recv = malloc(got * esize + 1)))
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
+    if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK &&
         MPI_Alltoallv(send, rt->counts, rt->displs, rt->entry, recv,
                       rt->rcounts, rt->rdispls, rt->entry,
                       kvs->comm) != MPI_SUCCESS)
@@ -637,15 +616,15 @@ static int put_file(mpikvs_t *kvs, MPI_File fh, const char *path,
             rc = kvs_fail(kvs, MPIKVS_ERR_MPI,
                           "mpikvs_load: MPI_Type_contiguous failed");
     }
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK)
+    if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK)
         rc = homes_make(kvs, &hm);
-    rc = agree(kvs, rc);
+    rc = kvs_agree(kvs, rc);
     for (uint64_t i = 0; rc == MPIKVS_OK && i < s->rounds; i++) {
         /* verified again: the file may have changed since pass 1 */
         rc = read_round(kvs, fh, path, h, s, i, buf, &n, &entries);
-        if ((rc = agree(kvs, rc)) == MPIKVS_OK)
+        if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK)
             rc = put_round(kvs, h, buf, n, &hm, &rt);
-        rc = agree(kvs, rc);
+        rc = kvs_agree(kvs, rc);
     }
     if (rt.entry != MPI_DATATYPE_NULL)
         MPI_Type_free(&rt.entry);
@@ -676,7 +655,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
         rc = kvs_fail(kvs, MPIKVS_ERR_INVAL,
                       "mpikvs_load: flags 0x%x has bits that are not "
                       "MPIKVS_LOAD_MERGE", flags);
-    if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+    if ((rc = kvs_agree(kvs, rc)) != MPIKVS_OK)
         return rc;
     if (!(flags & MPIKVS_LOAD_MERGE)) {
         kvs_local_share(kvs, kvs->local_rank, kvs->local_size, &first, &end);
@@ -701,7 +680,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     /* a FIFO or a device would block MPI_File_open, or read something
      * else: every rank looks at what its path names first */
     rc = kvs_load_check_file(kvs, path);
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK) {
+    if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK) {
         mrc = MPI_File_open(kvs->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL,
                             &fh);
         if (mrc != MPI_SUCCESS) {
@@ -709,7 +688,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
             fh = MPI_FILE_NULL;
         }
     }
-    if ((rc = agree(kvs, rc)) != MPIKVS_OK) {
+    if ((rc = kvs_agree(kvs, rc)) != MPIKVS_OK) {
         if (fh != MPI_FILE_NULL)
             MPI_File_close(&fh);
         /* the config's load before the first save: a cold start */
@@ -724,7 +703,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     if (rc == MPIKVS_OK) {
         share_of(kvs, &h, &s);
         buf = malloc(SAVE_ROUND_BLOCKS * h.block_bytes);
-        rc = agree(kvs, buf ? MPIKVS_OK
+        rc = kvs_agree(kvs, buf ? MPIKVS_OK
                             : kvs_fail(kvs, -ENOMEM,
                                        "mpikvs_load: out of memory"));
     }
@@ -740,7 +719,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     /* every rank sees what was put; agreed, as the report's sum below
      * is collective */
     if (rc == MPIKVS_OK)
-        rc = agree(kvs, mpikvs_fence(kvs));
+        rc = kvs_agree(kvs, mpikvs_fence(kvs));
     if (rc == MPIKVS_OK && report) {
         uint64_t me[2] = {kvs->stats->loaded - loaded0,
                           kvs->stats->evictions - evicted0},
