@@ -525,45 +525,61 @@ static int home_rank(const struct homes *hm, const struct kvs_key *k)
 }
 
 /* Pass 2, one round: the entries of buf's n blocks to their home ranks,
- * and what comes here put.  Counts and displacements are in entries (the
- * type entry), so that a round of a large job stays within an int. */
+ * and what comes here put.  Each entry's key is hashed once, where it is
+ * read: the hash picks the home rank and travels with the entry (a wire
+ * entry: the hash, then the entry), so the home rank does not hash it
+ * again.  Counts and displacements are in wire entries (the type entry),
+ * so that a round of a large job stays within an int. */
+#define WIRE_HASH sizeof(XXH128_hash_t)
+
 struct route {
     int          *counts, *displs, *rcounts, *rdispls, *at;  /* [size] */
-    MPI_Datatype  entry;    /* key_size + value_size bytes */
+    MPI_Datatype  entry;    /* WIRE_HASH + key_size + value_size bytes */
 };
 
 static int put_round(mpikvs_t *kvs, const struct save_header *h,
                      const unsigned char *buf, uint64_t n,
                      const struct homes *hm, struct route *rt)
 {
-    size_t esize = entry_size(kvs);
-    uint64_t total = 0, got = 0;
+    size_t esize = entry_size(kvs), wsize = WIRE_HASH + esize;
+    uint64_t total = 0, got = 0, i = 0;
     unsigned char *send = NULL, *recv = NULL;
-    int rc = MPIKVS_OK;
+    XXH128_hash_t *hash = NULL;
+    int *home = NULL, rc = MPIKVS_OK;
     struct kvs_key k;
 
     memset(rt->counts, 0, (size_t)kvs->size * sizeof(int));
-    for (uint64_t j = 0; j < n; j++) {
-        const struct save_block *b =
-            (const struct save_block *)(buf + j * h->block_bytes);
-        for (uint64_t e = 0; e < b->count; e++) {
-            kvs_key_make(kvs, (const unsigned char *)(b + 1) + e * esize, &k);
-            rt->counts[home_rank(hm, &k)]++;
-        }
-        total += b->count;
-    }
-    for (int r = 0, d = 0; r < kvs->size; d += rt->counts[r], r++)
-        rt->displs[r] = rt->at[r] = d;
-    if (!(send = malloc(total * esize + 1)))
+    for (uint64_t j = 0; j < n; j++)
+        total += ((const struct save_block *)(buf + j * h->block_bytes))
+                     ->count;
+    hash = malloc(total * sizeof(*hash) + 1);
+    home = malloc(total * sizeof(*home) + 1);
+    if (!hash || !home)
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
     for (uint64_t j = 0; rc == MPIKVS_OK && j < n; j++) {
         const struct save_block *b =
             (const struct save_block *)(buf + j * h->block_bytes);
-        for (uint64_t e = 0; e < b->count; e++) {
+        for (uint64_t e = 0; e < b->count; e++, i++) {
             const unsigned char *x = (const unsigned char *)(b + 1) +
                                      e * esize;
-            kvs_key_make(kvs, x, &k);
-            memcpy(send + (size_t)rt->at[home_rank(hm, &k)]++ * esize, x,
+            hash[i] = kvshm_key_hash(x, kvs->key_size);
+            kvs_key_from_hash(kvs, x, hash[i], &k);
+            home[i] = home_rank(hm, &k);
+            rt->counts[home[i]]++;
+        }
+    }
+    for (int r = 0, d = 0; r < kvs->size; d += rt->counts[r], r++)
+        rt->displs[r] = rt->at[r] = d;
+    if (rc == MPIKVS_OK && !(send = malloc(total * wsize + 1)))
+        rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
+    i = 0;
+    for (uint64_t j = 0; rc == MPIKVS_OK && j < n; j++) {
+        const struct save_block *b =
+            (const struct save_block *)(buf + j * h->block_bytes);
+        for (uint64_t e = 0; e < b->count; e++, i++) {
+            unsigned char *to = send + (size_t)rt->at[home[i]]++ * wsize;
+            memcpy(to, &hash[i], WIRE_HASH);
+            memcpy(to + WIRE_HASH, (const unsigned char *)(b + 1) + e * esize,
                    esize);
         }
     }
@@ -574,7 +590,7 @@ static int put_round(mpikvs_t *kvs, const struct save_header *h,
         rt->rdispls[r] = d;
         got += (uint64_t)rt->rcounts[r];
     }
-    if (rc == MPIKVS_OK && !(recv = malloc(got * esize + 1)))
+    if (rc == MPIKVS_OK && !(recv = malloc(got * wsize + 1)))
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
     if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK &&
         MPI_Alltoallv(send, rt->counts, rt->displs, rt->entry, recv,
@@ -582,12 +598,17 @@ static int put_round(mpikvs_t *kvs, const struct save_header *h,
                       kvs->comm) != MPI_SUCCESS)
         rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Alltoallv failed");
     for (uint64_t e = 0; rc == MPIKVS_OK && e < got; e++) {
-        const unsigned char *x = recv + e * esize;
-        kvs_key_make(kvs, x, &k);
-        rc = kvs_put(kvs, &k, x + kvs->key_size);
+        const unsigned char *w = recv + e * wsize;
+        XXH128_hash_t kh;
+
+        memcpy(&kh, w, WIRE_HASH);   /* unaligned in the wire entry */
+        kvs_key_from_hash(kvs, w + WIRE_HASH, kh, &k);
+        rc = kvs_put(kvs, &k, w + WIRE_HASH + kvs->key_size);
         if (rc == MPIKVS_OK)
             KVS_COUNT(kvs, loaded, 1);
     }
+    free(hash);
+    free(home);
     free(send);
     free(recv);
     return rc;
@@ -610,7 +631,8 @@ static int put_file(mpikvs_t *kvs, MPI_File fh, const char *path,
         rt.rcounts = ints + 2 * kvs->size;
         rt.rdispls = ints + 3 * kvs->size;
         rt.at = ints + 4 * kvs->size;
-        if (MPI_Type_contiguous((int)entry_size(kvs), MPI_BYTE, &rt.entry) !=
+        if (MPI_Type_contiguous((int)(WIRE_HASH + entry_size(kvs)), MPI_BYTE,
+                                &rt.entry) !=
                 MPI_SUCCESS ||
             MPI_Type_commit(&rt.entry) != MPI_SUCCESS)
             rc = kvs_fail(kvs, MPIKVS_ERR_MPI,
