@@ -35,6 +35,9 @@ shm_libkvshm_la_SOURCES = \
 	shm/spin.h \
 	shm/tier.c \
 	shm/tier.h \
+	shm/tier_private.h \
+	shm/tier_read.c \
+	shm/tier_write.c \
 	shm/virtual_nodes.c \
 	shm/virtual_nodes.h
 # End of shm_libkvshm_la_SOURCES
