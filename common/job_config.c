@@ -645,11 +645,6 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
         parse_persist(c, sub, x, t);
 }
 
-static bool has_size(const struct kvshm_table_config *t)
-{
-    return t->size.bytes || t->size.fraction > 0;
-}
-
 /* What can be said of the sizes before the node's size is known. */
 static void check_fractions(struct ctx *c, const struct kvshm_config *cfg)
 {
@@ -665,7 +660,7 @@ static void check_fractions(struct ctx *c, const struct kvshm_config *cfg)
         return;
     }
     for (size_t i = 0; sum >= 1.0 - 1e-9 && i < cfg->ntables; i++)
-        if (!has_size(&cfg->tables[i])) {
+        if (!kvshm_share_given(&cfg->tables[i].size)) {
             char path[PATH_MAX_LEN];
             mark_cut(path, snprintf(path, sizeof(path), "tables.%s",
                                     cfg->tables[i].name));
@@ -818,88 +813,6 @@ int kvshm_config_load(const char *path, struct kvshm_config **out,
     rc = kvshm_config_parse(text ? text : "", len, path, out, diag);
     free(text);
     return rc;
-}
-
-/* fraction (0, 1] of whole, rounded down; at most whole even where the
- * double product rounds up to 2^64, which no uint64_t holds. */
-static uint64_t share_of(double fraction, uint64_t whole)
-{
-    double bytes = fraction * (double)whole;
-
-    return bytes >= (double)whole ? whole : (uint64_t)bytes;
-}
-
-int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
-                         struct kvshm_diag *diag)
-{
-    struct ctx c = {.source = cfg->source, .diag = diag};
-    uint64_t used = 0;
-    size_t rest = 0;
-    bool wrapped = false;
-    char need[32], have[32];
-
-    if (diag)
-        memset(diag, 0, sizeof(*diag));
-    kvshm_format_bytes(have, sizeof(have), node_bytes);
-    for (size_t i = 0; i < cfg->ntables; i++) {
-        struct kvshm_table_config *t = &cfg->tables[i];
-        if (t->size.bytes)
-            t->bytes = t->size.bytes;
-        else if (t->size.fraction > 0)
-            t->bytes = share_of(t->size.fraction, node_bytes);
-        else {
-            t->bytes = 0;
-            rest++;
-        }
-        if (t->bytes > node_bytes) {
-            char path[PATH_MAX_LEN];
-            snprintf(path, sizeof(path), "tables.%s.size", t->name);
-            kvshm_format_bytes(need, sizeof(need), t->bytes);
-            problem(&c, path, "%s is more than the %s of DHT memory per node",
-                    need, have);
-        }
-        /* checked before adding: sizes near 2^64 must not wrap to a sum
-         * that fits */
-        if (t->bytes > UINT64_MAX - used)
-            wrapped = true;
-        else
-            used += t->bytes;
-    }
-    if (wrapped || used > node_bytes) {
-        kvshm_format_bytes(need, sizeof(need), wrapped ? UINT64_MAX : used);
-        problem(&c, "tables", "the tables need %s%s, more than the %s of DHT "
-                              "memory per node",
-                need, wrapped ? " or more" : "", have);
-        return MPIKVS_ERR_INVAL;
-    }
-    if (c.failed)
-        return MPIKVS_ERR_INVAL;
-    for (size_t i = 0; i < cfg->ntables; i++) {
-        struct kvshm_table_config *t = &cfg->tables[i];
-        char path[PATH_MAX_LEN];
-        if (!has_size(t))
-            t->bytes = (node_bytes - used) / rest;
-        snprintf(path, sizeof(path), "tables.%s.size", t->name);
-        if (t->bytes == 0 && has_size(t))
-            problem(&c, path, "comes to 0 bytes of the node's %llu",
-                    (unsigned long long)node_bytes);
-        else if (t->bytes == 0)
-            problem(&c, path, "not given, and nothing is left for this "
-                              "table");
-        t->tier.bytes = kvshm_tier_bytes(t, t->bytes);
-    }
-    return c.failed ? MPIKVS_ERR_INVAL : MPIKVS_OK;
-}
-
-uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
-                          uint64_t table_bytes)
-{
-    /* caching "off" keeps nothing: no memory goes to a tier */
-    if (!t->tier.enabled || t->tier.caching == KVSHM_CACHING_OFF)
-        return 0;
-    if (t->tier.size.bytes)
-        return t->tier.size.bytes;
-    return share_of(t->tier.size.fraction, table_bytes);
 }
 
 void kvshm_diag_line(struct kvshm_diag *diag, const char *line)

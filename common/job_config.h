@@ -45,10 +45,16 @@ struct kvshm_share {
     double   fraction;       /* set: a share of the whole, 0 < f <= 1 */
 };                           /* both 0: not given */
 
+static inline bool kvshm_share_given(const struct kvshm_share *s)
+{
+    return s->bytes || s->fraction > 0;
+}
+
 struct kvshm_table_config {
     char                name[KVSHM_TABLE_NAME_MAX];
     struct kvshm_share  size;        /* of the node's --dht-size */
-    uint64_t            bytes;       /* resolved: kvshm_config_resolve() */
+    uint64_t            bytes;       /* resolved: kvshm_config_resolve()
+                                      * (shm/plan.h) */
     struct kvshm_record key;
     struct kvshm_record value;
     uint32_t            slots_per_bucket;
@@ -95,18 +101,6 @@ int kvshm_config_parse(const char *text, size_t len, const char *source,
  * file is one problem line naming it and the errno text. */
 int kvshm_config_load(const char *path, struct kvshm_config **out,
                       struct kvshm_diag *diag);
-
-/* Work out each table's bytes and its tier's bytes from the node's DHT
- * size: absolute sizes as given, fractions of node_bytes, and tables
- * without a size share what is left equally.  Fails (MPIKVS_ERR_INVAL,
- * problems in diag) when the sizes add up to more than node_bytes. */
-int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
-                         struct kvshm_diag *diag);
-
-/* The bytes of a table's tier out of table_bytes: 0 when it has none
- * (disabled, or caching off), its absolute size, or its share. */
-uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
-                          uint64_t table_bytes);
 
 /* Add one problem line (without its '\n') to diag, which may be NULL. */
 void kvshm_diag_line(struct kvshm_diag *diag, const char *line);
