@@ -23,7 +23,7 @@ int kvshm_virtual_nodes_parse(const char *s, unsigned max, unsigned *nodes,
     n = *s >= '0' && *s <= '9' ? strtoul(s, &end, 10) : 0;
     if (n == 0 || *end || n > max)
         return kvshm_fail(err, MPIKVS_ERR_INVAL,
-                          KVSHM_VIRTUAL_NODES_VAR "='%s' is not a node "
+                          KVSHM_VIRTUAL_NODES_VAR ": '%s' is not a node "
                           "count from 1 to %u",
                           s, max);
     *nodes = (unsigned)n;
