@@ -88,15 +88,13 @@ static int expected_leaders(int size, unsigned vnodes, enum naming how,
 
 static void run(int rank, int size, unsigned vnodes, enum naming how)
 {
-    char vnodes_text[16];
-    struct mpikvs_env env = {.virtual_nodes = vnodes ? vnodes_text : NULL};
+    struct mpikvs_env env = {.virtual_nodes = vnodes};
     struct kvshm_job_layout layout;
     mpikvs_t *kvs = calloc(1, sizeof(*kvs));
     char node_name[KVSHM_NODE_MAX], what[96];
     int want[64], nwant, rc, block = block_of(rank, size, vnodes);
     long sum = 0;
 
-    snprintf(vnodes_text, sizeof vnodes_text, "%u", vnodes);
     snprintf(what, sizeof what, "np=%d vnodes=%u %s", size, vnodes,
              naming_text[how]);
     mt_phase(what);
