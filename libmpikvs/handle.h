@@ -37,7 +37,7 @@ struct mpikvs_env {
     const char *config;         /* MPIKVS_CONFIG: a file path */
     const char *job_config_path;/* SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH: the
                                  * job's --dht-config, for messages */
-    const char *virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, or NULL */
+    unsigned    virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, 0 if unset */
     const char *close_timeout;  /* MPIKVS_CLOSE_TIMEOUT, or NULL */
     const char *timeout;        /* MPIKVS_TIMEOUT, or NULL */
     const char *transport;      /* MPIKVS_TRANSPORT, or NULL */

@@ -948,7 +948,7 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         rc = set_populate(kvs, &env, &populate);
     if (rc == MPIKVS_OK)
         rc = kvs_verbose_parse(kvs, env.verbose, &verbose);
-    kvs->opened.virtual_nodes = env.virtual_nodes != NULL;
+    kvs->opened.virtual_nodes = env.virtual_nodes > 0;
 
     rc = kvs_agree(kvs, rc == MPIKVS_OK ? open_layout(kvs, &env) : rc);
     if (rc == MPIKVS_OK)
