@@ -36,6 +36,10 @@ void kvs_env_read(struct mpikvs_env *env)
     env->ucx_ops = nonempty("MPIKVS_UCX_OPS");
     env->populate = nonempty("MPIKVS_POPULATE");
     env->verbose = nonempty("MPIKVS_VERBOSE");
-    /* parsed by kvs_nodes, which knows the rank count */
-    env->virtual_nodes = nonempty(KVSHM_VIRTUAL_NODES_VAR);
+    /* by the rule rmacache shares; nonsense is reported by open, which
+     * knows the rank count */
+    if (kvshm_virtual_nodes_parse(nonempty(KVSHM_VIRTUAL_NODES_VAR),
+                                  KVSHM_VIRTUAL_NODES_MAX,
+                                  &env->virtual_nodes, NULL) != MPIKVS_OK)
+        env->virtual_nodes = UINT32_MAX;
 }

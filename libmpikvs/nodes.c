@@ -138,15 +138,19 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
               size_t len)
 {
     int rc, color;
-    unsigned virtual_nodes;
+    unsigned virtual_nodes = env->virtual_nodes, n;   /* UINT32_MAX: bad */
     char host[64];
     mpikvs_error_t err;
 
-    /* at most one node a rank: every virtual node has its leader */
-    rc = kvshm_virtual_nodes_parse(env->virtual_nodes, (unsigned)kvs->size,
-                                   &virtual_nodes, &err);
-    if (rc != MPIKVS_OK)
-        return kvs_fail(kvs, rc, "%s (the %d ranks)", err.text, kvs->size);
+    /* at most one node a rank, so that every virtual node has its
+     * leader: the count read (env.c) against the ranks, the message the
+     * parser's */
+    if (virtual_nodes == UINT32_MAX || virtual_nodes > (unsigned)kvs->size) {
+        kvshm_virtual_nodes_parse(getenv(KVSHM_VIRTUAL_NODES_VAR),
+                                  (unsigned)kvs->size, &n, &err);
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL, "%s: at most the %d ranks",
+                        err.text, kvs->size);
+    }
     if (virtual_nodes) {
         color = kvshm_virtual_node_of(kvs->rank, kvs->size, virtual_nodes);
         rc = MPI_Comm_split(kvs->comm, color, kvs->rank, &kvs->node_comm);

@@ -13,18 +13,17 @@ int kvshm_virtual_nodes_parse(const char *s, unsigned max, unsigned *nodes,
                               mpikvs_error_t *err)
 {
     char *end = (char *)s;
-    unsigned long n;
+    unsigned long n = 0;
 
     if (!s || !*s) {
         *nodes = 0;
         return MPIKVS_OK;
     }
     /* digits only: strtoul would take a sign or leading spaces */
-    n = *s >= '0' && *s <= '9' ? strtoul(s, &end, 10) : 0;
-    if (n == 0 || *end || n > max)
+    if (*s < '0' || *s > '9' || (n = strtoul(s, &end, 10), *end) || n > max)
         return kvshm_fail(err, MPIKVS_ERR_INVAL,
                           KVSHM_VIRTUAL_NODES_VAR ": '%s' is not a node "
-                          "count from 1 to %u",
+                          "count from 1 to %u (0: none)",
                           s, max);
     *nodes = (unsigned)n;
     return MPIKVS_OK;

@@ -4,7 +4,8 @@
  *
  * One rule for libmpikvs (libmpikvs/nodes.c) and libmpikvs-rmacache
  * (rmacache/node_region.c): the value is a count V from 1, decimal
- * digits only; of n ranks, rank r is in virtual node r * V / n (blocks of
+ * digits only, or 0 or empty for none (the real nodes, as unset); of n
+ * ranks, rank r is in virtual node r * V / n (blocks of
  * consecutive ranks, the lowest rank of each first); a virtual node's
  * part in region names is the host's followed by "-v<node>", so the two
  * libraries name the same node's regions alike.
@@ -19,8 +20,8 @@
 #define KVSHM_VIRTUAL_NODES_VAR "MPIKVS_VIRTUAL_NODES"
 #define KVSHM_VIRTUAL_NODES_MAX (1u << 20)
 
-/* The value of MPIKVS_VIRTUAL_NODES, s (NULL or "": unset, *nodes = 0),
- * as a count from 1 to max.  MPIKVS_OK, or MPIKVS_ERR_INVAL with err
+/* The value of MPIKVS_VIRTUAL_NODES, s (NULL, "" or "0": none, *nodes =
+ * 0), as a count from 1 to max.  MPIKVS_OK, or MPIKVS_ERR_INVAL with err
  * naming the variable and the value (*nodes untouched). */
 int kvshm_virtual_nodes_parse(const char *s, unsigned max, unsigned *nodes,
                               mpikvs_error_t *err);

@@ -463,10 +463,10 @@ START_TEST(test_refuse_long_tiers)
 END_TEST
 
 /* MPIKVS_VIRTUAL_NODES, one rule for libmpikvs and rmacache: a count
- * from 1, digits only; blocks of consecutive ranks; "<host>-v<node>". */
+ * from 1, digits only (0 or empty: none); blocks of consecutive ranks; "<host>-v<node>". */
 START_TEST(test_virtual_nodes)
 {
-    static const char *const bad[] = {"0", "two", "-1", " 2", "+2", "2x",
+    static const char *const bad[] = {"-0", "two", "-1", " 2", "+2", "2x",
                                       "1048577", "99999999999999999999"};
     mpikvs_error_t err;
     unsigned n = 7;
@@ -475,6 +475,9 @@ START_TEST(test_virtual_nodes)
     ck_assert_int_eq(kvshm_virtual_nodes_parse(NULL, 4, &n, &err), MPIKVS_OK);
     ck_assert_uint_eq(n, 0);
     ck_assert_int_eq(kvshm_virtual_nodes_parse("", 4, &n, &err), MPIKVS_OK);
+    ck_assert_uint_eq(n, 0);
+    n = 7;   /* 0: none, the real nodes, as a script may say */
+    ck_assert_int_eq(kvshm_virtual_nodes_parse("0", 4, &n, &err), MPIKVS_OK);
     ck_assert_uint_eq(n, 0);
     ck_assert_int_eq(kvshm_virtual_nodes_parse("3", 4, &n, &err), MPIKVS_OK);
     ck_assert_uint_eq(n, 3);
