@@ -198,23 +198,21 @@ static bool get_nonnegative(struct ctx *c, const char *path, json_t *v,
     return true;
 }
 
-/* One of names[]; returns its index or -1. */
+/* One of the names in t (names.h); returns its index or -1. */
 static int get_enum(struct ctx *c, const char *path, json_t *v,
-                    const char *const *names, size_t n)
+                    const struct kvshm_names *t)
 {
-    char list[128] = "";
+    char list[128];
+    unsigned i;
 
     if (!json_is_string(v)) {
         wrong_type(c, path, v, "a string");
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(json_string_value(v), names[i]) == 0)
-            return (int)i;
-        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-                 i ? ", " : "", names[i]);
-    }
-    problem(c, path, "'%s' is not one of: %s", json_string_value(v), list);
+    if (kvshm_names_parse(t, json_string_value(v), &i) == MPIKVS_OK)
+        return (int)i;
+    problem(c, path, "'%s' is not one of: %s", json_string_value(v),
+            kvshm_names_list(t, list, sizeof(list)));
     return -1;
 }
 
@@ -506,49 +504,6 @@ static bool table_name_ok(const char *s)
     return true;
 }
 
-static const char *const mode_names[] = {"lockfree", "fine-lock",
-                                         "coarse-lock"};
-static const char *const caching_names[] = {"off", "always", "user"};
-/* in the order of enum kvshm_transport: the config, MPIKVS_TRANSPORT and
- * options.transport take these names, and the tools print them */
-static const char *const transport_names[] = {"auto", "mpi", "ucx"};
-#define NTRANSPORTS (sizeof(transport_names) / sizeof(transport_names[0]))
-
-const char *kvshm_mode_name(enum kvshm_mode mode)
-{
-    return (unsigned)mode < 3 ? mode_names[mode] : "unknown";
-}
-
-const char *kvshm_transport_name(enum kvshm_transport transport)
-{
-    return (unsigned)transport < NTRANSPORTS ? transport_names[transport]
-                                             : "unknown";
-}
-
-int kvshm_transport_parse(const char *s, enum kvshm_transport *out)
-{
-    for (size_t i = 0; s && i < NTRANSPORTS; i++)
-        if (strcmp(s, transport_names[i]) == 0) {
-            *out = (enum kvshm_transport)i;
-            return MPIKVS_OK;
-        }
-    return MPIKVS_ERR_INVAL;
-}
-
-const char *kvshm_transport_list(char *buf, size_t len)
-{
-    buf[0] = '\0';
-    for (size_t i = 0; i < NTRANSPORTS; i++)
-        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
-                 i ? ", " : "", transport_names[i]);
-    return buf;
-}
-
-const char *kvshm_caching_name(enum kvshm_caching caching)
-{
-    return (unsigned)caching < 3 ? caching_names[caching] : "unknown";
-}
-
 static void parse_tier(struct ctx *c, const char *path, json_t *v,
                        struct kvshm_table_config *t)
 {
@@ -576,7 +531,7 @@ static void parse_tier(struct ctx *c, const char *path, json_t *v,
         get_share(c, sub, x, &t->tier.size);
     join(sub, path, "caching");
     if ((x = json_object_get(v, "caching")) &&
-        (i = get_enum(c, sub, x, caching_names, 3)) >= 0)
+        (i = get_enum(c, sub, x, &kvshm_caching_names)) >= 0)
         t->tier.caching = (enum kvshm_caching)i;
     if (t->tier.enabled && !t->tier.size.bytes && !t->tier.size.fraction)
         t->tier.size.fraction = DEFAULT_TIER_SHARE;
@@ -672,11 +627,11 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
         t->slots_per_bucket = (uint32_t)n;
     join(sub, path, "mode");
     if ((x = json_object_get(v, "mode")) &&
-        (i = get_enum(c, sub, x, mode_names, 3)) >= 0)
+        (i = get_enum(c, sub, x, &kvshm_mode_names)) >= 0)
         t->mode = (enum kvshm_mode)i;
     join(sub, path, "transport");
     if ((x = json_object_get(v, "transport")) &&
-        (i = get_enum(c, sub, x, transport_names, NTRANSPORTS)) >= 0)
+        (i = get_enum(c, sub, x, &kvshm_transport_names)) >= 0)
         t->transport = (enum kvshm_transport)i;
     join(sub, path, "tier");
     if ((x = json_object_get(v, "tier")))
@@ -688,11 +643,6 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     join(sub, path, "persist");
     if ((x = json_object_get(v, "persist")))
         parse_persist(c, sub, x, t);
-}
-
-static bool has_size(const struct kvshm_table_config *t)
-{
-    return t->size.bytes || t->size.fraction > 0;
 }
 
 /* What can be said of the sizes before the node's size is known. */
@@ -710,7 +660,7 @@ static void check_fractions(struct ctx *c, const struct kvshm_config *cfg)
         return;
     }
     for (size_t i = 0; sum >= 1.0 - 1e-9 && i < cfg->ntables; i++)
-        if (!has_size(&cfg->tables[i])) {
+        if (!kvshm_share_given(&cfg->tables[i].size)) {
             char path[PATH_MAX_LEN];
             mark_cut(path, snprintf(path, sizeof(path), "tables.%s",
                                     cfg->tables[i].name));
@@ -865,88 +815,6 @@ int kvshm_config_load(const char *path, struct kvshm_config **out,
     return rc;
 }
 
-/* fraction (0, 1] of whole, rounded down; at most whole even where the
- * double product rounds up to 2^64, which no uint64_t holds. */
-static uint64_t share_of(double fraction, uint64_t whole)
-{
-    double bytes = fraction * (double)whole;
-
-    return bytes >= (double)whole ? whole : (uint64_t)bytes;
-}
-
-int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
-                         struct kvshm_diag *diag)
-{
-    struct ctx c = {.source = cfg->source, .diag = diag};
-    uint64_t used = 0;
-    size_t rest = 0;
-    bool wrapped = false;
-    char need[32], have[32];
-
-    if (diag)
-        memset(diag, 0, sizeof(*diag));
-    kvshm_format_bytes(have, sizeof(have), node_bytes);
-    for (size_t i = 0; i < cfg->ntables; i++) {
-        struct kvshm_table_config *t = &cfg->tables[i];
-        if (t->size.bytes)
-            t->bytes = t->size.bytes;
-        else if (t->size.fraction > 0)
-            t->bytes = share_of(t->size.fraction, node_bytes);
-        else {
-            t->bytes = 0;
-            rest++;
-        }
-        if (t->bytes > node_bytes) {
-            char path[PATH_MAX_LEN];
-            snprintf(path, sizeof(path), "tables.%s.size", t->name);
-            kvshm_format_bytes(need, sizeof(need), t->bytes);
-            problem(&c, path, "%s is more than the %s of DHT memory per node",
-                    need, have);
-        }
-        /* checked before adding: sizes near 2^64 must not wrap to a sum
-         * that fits */
-        if (t->bytes > UINT64_MAX - used)
-            wrapped = true;
-        else
-            used += t->bytes;
-    }
-    if (wrapped || used > node_bytes) {
-        kvshm_format_bytes(need, sizeof(need), wrapped ? UINT64_MAX : used);
-        problem(&c, "tables", "the tables need %s%s, more than the %s of DHT "
-                              "memory per node",
-                need, wrapped ? " or more" : "", have);
-        return MPIKVS_ERR_INVAL;
-    }
-    if (c.failed)
-        return MPIKVS_ERR_INVAL;
-    for (size_t i = 0; i < cfg->ntables; i++) {
-        struct kvshm_table_config *t = &cfg->tables[i];
-        char path[PATH_MAX_LEN];
-        if (!has_size(t))
-            t->bytes = (node_bytes - used) / rest;
-        snprintf(path, sizeof(path), "tables.%s.size", t->name);
-        if (t->bytes == 0 && has_size(t))
-            problem(&c, path, "comes to 0 bytes of the node's %llu",
-                    (unsigned long long)node_bytes);
-        else if (t->bytes == 0)
-            problem(&c, path, "not given, and nothing is left for this "
-                              "table");
-        t->tier.bytes = kvshm_tier_bytes(t, t->bytes);
-    }
-    return c.failed ? MPIKVS_ERR_INVAL : MPIKVS_OK;
-}
-
-uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
-                          uint64_t table_bytes)
-{
-    /* caching "off" keeps nothing: no memory goes to a tier */
-    if (!t->tier.enabled || t->tier.caching == KVSHM_CACHING_OFF)
-        return 0;
-    if (t->tier.size.bytes)
-        return t->tier.size.bytes;
-    return share_of(t->tier.size.fraction, table_bytes);
-}
-
 void kvshm_diag_line(struct kvshm_diag *diag, const char *line)
 {
     if (diag)
@@ -1013,14 +881,14 @@ char *kvshm_config_dump(const struct kvshm_config *cfg)
         json_object_set_new(jt, "value", layout_json(&t->value, false));
         json_object_set_new(jt, "slots_per_bucket",
                             json_integer(t->slots_per_bucket));
-        json_object_set_new(jt, "mode", json_string(mode_names[t->mode]));
+        json_object_set_new(jt, "mode", json_string(kvshm_mode_name(t->mode)));
         json_object_set_new(jt, "transport",
-                            json_string(transport_names[t->transport]));
+                            json_string(kvshm_transport_name(t->transport)));
         json_object_set_new(tier, "enabled", json_boolean(t->tier.enabled));
         if (t->tier.size.bytes || t->tier.size.fraction > 0)
             json_object_set_new(tier, "size", share_json(&t->tier.size));
         json_object_set_new(tier, "caching",
-                            json_string(caching_names[t->tier.caching]));
+                            json_string(kvshm_caching_name(t->tier.caching)));
         json_object_set_new(jt, "tier", tier);
         /* only where given: older configs dump as they did */
         if (t->counters != KVSHM_COUNTERS_DEFAULT)

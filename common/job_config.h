@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "names.h"
 #include "record.h"
 #include "mpikvs_errors.h"
 
@@ -38,36 +39,22 @@
 #define KVSHM_JOB_CONFIG_VAR      "MPIKVS_JOB_CONFIG_JSON"
 #define KVSHM_JOB_CONFIG_PATH_VAR "MPIKVS_JOB_CONFIG_PATH"
 
-enum kvshm_mode {
-    KVSHM_MODE_LOCKFREE = 0,
-    KVSHM_MODE_FINE_LOCK,
-    KVSHM_MODE_COARSE_LOCK
-};
-
-/* The network path to other nodes' regions (libmpikvs/transport.h).
- * AUTO lets the library pick; it never stays AUTO once a handle is open. */
-enum kvshm_transport {
-    KVSHM_TRANSPORT_AUTO = 0,
-    KVSHM_TRANSPORT_MPI,
-    KVSHM_TRANSPORT_UCX
-};
-
-enum kvshm_caching {
-    KVSHM_CACHING_OFF = 0,
-    KVSHM_CACHING_ALWAYS,
-    KVSHM_CACHING_USER
-};
-
 /* A size in the config: bytes, a fraction of a whole, or "the rest". */
 struct kvshm_share {
     uint64_t bytes;          /* set: an absolute size */
     double   fraction;       /* set: a share of the whole, 0 < f <= 1 */
 };                           /* both 0: not given */
 
+static inline bool kvshm_share_given(const struct kvshm_share *s)
+{
+    return s->bytes || s->fraction > 0;
+}
+
 struct kvshm_table_config {
     char                name[KVSHM_TABLE_NAME_MAX];
     struct kvshm_share  size;        /* of the node's --dht-size */
-    uint64_t            bytes;       /* resolved: kvshm_config_resolve() */
+    uint64_t            bytes;       /* resolved: kvshm_config_resolve()
+                                      * (shm/plan.h) */
     struct kvshm_record key;
     struct kvshm_record value;
     uint32_t            slots_per_bucket;
@@ -115,18 +102,6 @@ int kvshm_config_parse(const char *text, size_t len, const char *source,
 int kvshm_config_load(const char *path, struct kvshm_config **out,
                       struct kvshm_diag *diag);
 
-/* Work out each table's bytes and its tier's bytes from the node's DHT
- * size: absolute sizes as given, fractions of node_bytes, and tables
- * without a size share what is left equally.  Fails (MPIKVS_ERR_INVAL,
- * problems in diag) when the sizes add up to more than node_bytes. */
-int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
-                         struct kvshm_diag *diag);
-
-/* The bytes of a table's tier out of table_bytes: 0 when it has none
- * (disabled, or caching off), its absolute size, or its share. */
-uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
-                          uint64_t table_bytes);
-
 /* Add one problem line (without its '\n') to diag, which may be NULL. */
 void kvshm_diag_line(struct kvshm_diag *diag, const char *line);
 
@@ -140,17 +115,5 @@ const struct kvshm_table_config *kvshm_config_table(
 
 void kvshm_config_free(struct kvshm_config *cfg);
 void kvshm_diag_free(struct kvshm_diag *diag);
-
-const char *kvshm_mode_name(enum kvshm_mode mode);
-const char *kvshm_caching_name(enum kvshm_caching caching);
-
-/* The transports by name ("auto", "mpi", "ucx"), one table for the config, the
- * MPIKVS_TRANSPORT variable, options.transport and the tools' output.
- * kvshm_transport_parse: MPIKVS_OK, or MPIKVS_ERR_INVAL for a name not
- * in it (*out untouched).  kvshm_transport_list: the accepted names,
- * "auto, mpi", into buf (64 bytes are enough); returns buf. */
-const char *kvshm_transport_name(enum kvshm_transport transport);
-int kvshm_transport_parse(const char *s, enum kvshm_transport *out);
-const char *kvshm_transport_list(char *buf, size_t len);
 
 #endif /* MPIKVS_SHM_JOB_CONFIG_H */

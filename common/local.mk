@@ -12,6 +12,8 @@ common_libcommon_la_SOURCES = \
 	common/errors_internal.h \
 	common/job_config.c \
 	common/job_config.h \
+	common/names.c \
+	common/names.h \
 	common/record.h \
 	common/round.c \
 	common/round.h \

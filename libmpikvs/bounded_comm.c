@@ -203,12 +203,8 @@ int kvs_bcomm_agree(struct kvs_bcomm *b, int rc)
                    true, worst_of, "agreement");
     if (step_rc != MPIKVS_OK)
         return step_rc;
-    if (b->down->v[0] == 0)
-        return rc;
-    memcpy(kvs->err.text, b->down->bytes, sizeof(kvs->err.text));
-    kvs->err.text[sizeof(kvs->err.text) - 1] = '\0';
-    kvs->err.code = (int)b->down->v[0];
-    return kvs->err.code;
+    b->down->bytes[sizeof(kvs->err.text) - 1] = '\0';
+    return kvs_agreed(kvs, rc, (int)b->down->v[0], b->down->bytes);
 }
 
 /* Rank 0: its bytes, already in down. */

@@ -29,7 +29,8 @@ struct kvs_bcomm;
 int kvs_bcomm_open(mpikvs_t *kvs, const char *call, struct kvs_bcomm **out);
 
 /* Every rank's rc becomes the worst of them (the most negative), with
- * the text of the lowest rank that has it in kvs->err. */
+ * the text of the lowest rank that has it in kvs->err: kvs_agreed's rule
+ * (errors.c), over the bounded steps. */
 int kvs_bcomm_agree(struct kvs_bcomm *b, int rc);
 
 /* len bytes at buf (at most KVS_BCOMM_MAX_BCAST) from rank 0. */

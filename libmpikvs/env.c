@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "handle.h"
+#include "virtual_nodes.h"
 
 static const char *nonempty(const char *name)
 {
@@ -25,8 +26,6 @@ static const char *nonempty(const char *name)
 
 void kvs_env_read(struct mpikvs_env *env)
 {
-    const char *v;
-
     env->shm_dir = nonempty("MPIKVS_SHM_DIR");
     env->layout = nonempty("MPIKVS_LAYOUT");
     env->config = nonempty("MPIKVS_CONFIG");
@@ -37,12 +36,10 @@ void kvs_env_read(struct mpikvs_env *env)
     env->ucx_ops = nonempty("MPIKVS_UCX_OPS");
     env->populate = nonempty("MPIKVS_POPULATE");
     env->verbose = nonempty("MPIKVS_VERBOSE");
-    env->virtual_nodes = 0;
-    if ((v = nonempty("MPIKVS_VIRTUAL_NODES"))) {
-        char *end;
-        unsigned long n = strtoul(v, &end, 10);
-        /* nonsense is reported by open, which knows the rank count */
-        env->virtual_nodes = *end || n > 1u << 20 ? UINT32_MAX
-                                                  : (unsigned)n;
-    }
+    /* by the rule rmacache shares; nonsense is reported by open, which
+     * knows the rank count */
+    if (kvshm_virtual_nodes_parse(nonempty(KVSHM_VIRTUAL_NODES_VAR),
+                                  KVSHM_VIRTUAL_NODES_MAX,
+                                  &env->virtual_nodes, NULL) != MPIKVS_OK)
+        env->virtual_nodes = UINT32_MAX;
 }

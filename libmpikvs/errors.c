@@ -3,9 +3,10 @@
  * detail of the last failure, per handle, or per thread for a failure
  * that has no handle to keep it in (mpikvs_open, mpikvs_close, any call
  * given a NULL handle); and the agreement of the ranks on the outcome of
- * a step of open.
+ * a step that may fail on some of them only (kvs_agreed's rule).
  */
 #include <stdarg.h>
+#include <stdio.h>
 
 #include "errors_internal.h"
 #include "handle.h"
@@ -32,20 +33,43 @@ int kvs_no_handle(const char *call)
                     "there is none: check their return codes)", call);
 }
 
-/* Every rank learns the worst outcome of a step of open; a rank that
- * succeeded where another failed says so. */
+/*
+ * The one rule by which the ranks agree on the outcome of a step that
+ * may fail on some of them only: every rank returns the worst outcome
+ * (the most negative code) and holds the text of the lowest rank that
+ * has it.  So every rank reports the real cause, not "another rank
+ * failed", and the code a rank returns always goes with its text (a rank
+ * that failed less badly does not keep its own text beside another
+ * rank's code).  How the outcomes travel is the caller's: collectives
+ * here (kvs_agree, open and load), bounded messages for a save, which
+ * must not wait forever for a stopped rank (bounded_comm.c).
+ */
+int kvs_agreed(mpikvs_t *kvs, int rc, int worst, const char *text)
+{
+    if (worst == 0)
+        return rc;
+    if (text != kvs->err.text)
+        snprintf(kvs->err.text, sizeof(kvs->err.text), "%s", text);
+    kvs->err.code = worst;
+    return worst;
+}
+
 int kvs_agree(mpikvs_t *kvs, int rc)
 {
-    int mine = rc < 0 ? rc : 0, worst;
+    int mine = rc < 0 ? rc : 0, worst, who, me;
 
     if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, kvs->comm) !=
         MPI_SUCCESS)
-        return kvs_fail(kvs, MPIKVS_ERR_MPI,
-                        "MPI_Allreduce failed while opening");
-    if (worst < 0 && mine == 0)
-        kvs_fail(kvs, worst, "another rank failed to open: %s",
-                 mpikvs_strerror(worst));
-    return worst < 0 ? worst : rc;
+        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce failed");
+    if (worst == 0)
+        return rc;
+    me = mine == worst ? kvs->rank : kvs->size;
+    if (MPI_Allreduce(&me, &who, 1, MPI_INT, MPI_MIN, kvs->comm) !=
+            MPI_SUCCESS ||
+        MPI_Bcast(kvs->err.text, sizeof(kvs->err.text), MPI_CHAR, who,
+                  kvs->comm) != MPI_SUCCESS)
+        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast failed");
+    return kvs_agreed(kvs, rc, worst, kvs->err.text);
 }
 
 const char *mpikvs_last_error(const mpikvs_t *kvs)

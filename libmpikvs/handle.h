@@ -155,9 +155,17 @@ int kvs_no_handle(const char *call);
 
 void kvs_env_read(struct mpikvs_env *env);
 
-/* A step of open that may fail on some ranks only: every rank learns the
- * worst outcome (collective over kvs->comm; errors.c). */
+/* A step that may fail on some ranks only (of open, of a load): every
+ * rank learns the worst outcome by kvs_agreed's rule (collective over
+ * kvs->comm, unbounded; errors.c).  A save's steps agree by the same rule
+ * within MPIKVS_TIMEOUT (kvs_bcomm_agree, bounded_comm.h). */
 int kvs_agree(mpikvs_t *kvs, int rc);
+
+/* The rule of agreement, applied once the ranks have exchanged their
+ * outcomes: worst (the most negative of them, or 0) and text (that of
+ * the lowest rank with it).  Returns rc if worst is 0, else worst with
+ * text in kvs->err (errors.c). */
+int kvs_agreed(mpikvs_t *kvs, int rc, int worst, const char *text);
 
 /* Put the transport this open uses (kvs->transport, once
  * kvs_transport_open has set kvs->tp) in the rank's stats block, where

@@ -35,11 +35,12 @@ static inline uint64_t kvs_scale(uint64_t h, uint64_t n)
     return (uint64_t)(((unsigned __int128)h * n) >> 64);
 }
 
-static inline void kvs_key_make(const mpikvs_t *kvs, const void *key,
-                                struct kvs_key *k)
+/* The record of a key whose hash is known (kvshm_key_hash of its bytes):
+ * mpikvs_load hashes an entry where it reads it and sends the hash along
+ * to the entry's home rank. */
+static inline void kvs_key_from_hash(const mpikvs_t *kvs, const void *key,
+                                     XXH128_hash_t h, struct kvs_key *k)
 {
-    XXH128_hash_t h = kvshm_key_hash(key, kvs->key_size);
-
     k->bytes = key;
     k->hash = h.low64;
     k->hash_hi = h.high64;
@@ -48,6 +49,12 @@ static inline void kvs_key_make(const mpikvs_t *kvs, const void *key,
     k->seed = kvshm_slot_checksum_seed(h.low64);
     k->tag = kvshm_key_tag(h);
     k->preferred = kvshm_key_preferred_slot(h, kvs->slots);
+}
+
+static inline void kvs_key_make(const mpikvs_t *kvs, const void *key,
+                                struct kvs_key *k)
+{
+    kvs_key_from_hash(kvs, key, kvshm_key_hash(key, kvs->key_size), k);
 }
 
 #endif /* MPIKVS_KEY_H */

@@ -20,6 +20,7 @@
 #include <errno.h>
 
 #include "handle.h"
+#include "virtual_nodes.h"
 
 static void short_hostname(char *buf, size_t len)
 {
@@ -137,16 +138,21 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
               size_t len)
 {
     int rc, color;
+    unsigned virtual_nodes = env->virtual_nodes, n;   /* UINT32_MAX: bad */
     char host[64];
+    mpikvs_error_t err;
 
-    if (env->virtual_nodes == UINT32_MAX ||
-        env->virtual_nodes > (unsigned)kvs->size)
-        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
-                        "MPIKVS_VIRTUAL_NODES='%s' is not a node count from "
-                        "1 to the %d ranks",
-                        getenv("MPIKVS_VIRTUAL_NODES"), kvs->size);
-    if (env->virtual_nodes) {
-        color = (int)(((int64_t)kvs->rank * env->virtual_nodes) / kvs->size);
+    /* at most one node a rank, so that every virtual node has its
+     * leader: the count read (env.c) against the ranks, the message the
+     * parser's */
+    if (virtual_nodes == UINT32_MAX || virtual_nodes > (unsigned)kvs->size) {
+        kvshm_virtual_nodes_parse(getenv(KVSHM_VIRTUAL_NODES_VAR),
+                                  (unsigned)kvs->size, &n, &err);
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL, "%s: at most the %d ranks",
+                        err.text, kvs->size);
+    }
+    if (virtual_nodes) {
+        color = kvshm_virtual_node_of(kvs->rank, kvs->size, virtual_nodes);
         rc = MPI_Comm_split(kvs->comm, color, kvs->rank, &kvs->node_comm);
     } else {
         rc = MPI_Comm_split_type(kvs->comm, MPI_COMM_TYPE_SHARED, kvs->rank,
@@ -165,8 +171,10 @@ int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env, char *node_name,
     if ((rc = learn_nodes(kvs, host)) != MPIKVS_OK)
         return rc;
 
-    if (env->virtual_nodes)
-        snprintf(node_name, len, "%s-v%u", host, kvs->node);
+    /* kvs->node is the block (kvshm_virtual_node_of): without a layout,
+     * the only case open allows, the leaders are numbered in rank order */
+    if (virtual_nodes)
+        kvshm_virtual_node_name(node_name, len, host, (int)kvs->node);
     else
         snprintf(node_name, len, "%s", host);
     return MPIKVS_OK;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "clock.h"
 #include "errors_internal.h"
 #include "handle.h"
 #include "populate.h"
@@ -88,17 +89,12 @@ static int read_options(mpikvs_t *kvs, const mpikvs_options_t *opt,
 
 static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
 {
-    static const enum kvshm_mode modes[] = {KVSHM_MODE_LOCKFREE,
-                                            KVSHM_MODE_FINE_LOCK,
-                                            KVSHM_MODE_COARSE_LOCK};
-    for (size_t i = 0; i < 3; i++)
-        if (strcmp(s, kvshm_mode_name(modes[i])) == 0) {
-            *mode = modes[i];
-            return MPIKVS_OK;
-        }
-    return kvs_fail(kvs, MPIKVS_ERR_INVAL,
-                    "mode '%s' is not one of lockfree, fine-lock, "
-                    "coarse-lock", s);
+    char list[64];
+
+    if (kvshm_mode_parse(s, mode) == MPIKVS_OK)
+        return MPIKVS_OK;
+    return kvs_fail(kvs, MPIKVS_ERR_INVAL, "mode '%s' is not one of %s", s,
+                    kvshm_mode_list(list, sizeof(list)));
 }
 
 /* The transport asked for: options.transport, else MPIKVS_TRANSPORT,
@@ -436,7 +432,10 @@ static int agree_on_shape(mpikvs_t *kvs, uint64_t size_per_node)
                         size_per_node, (uint64_t)kvs->mode,
                         (uint64_t)kvs->transport};
     uint64_t lo[6], hi[6];
+    char modes[64], key[96];
 
+    snprintf(key, sizeof(key), "; the modes from 0: %s",
+             kvshm_mode_list(modes, sizeof(modes)));
     if (MPI_Allreduce(mine, lo, 6, MPI_UINT64_T, MPI_MIN, kvs->comm) ||
         MPI_Allreduce(mine, hi, 6, MPI_UINT64_T, MPI_MAX, kvs->comm))
         return kvs_fail(kvs, MPIKVS_ERR_MPI,
@@ -450,9 +449,7 @@ static int agree_on_shape(mpikvs_t *kvs, uint64_t size_per_node)
                             what[i], (unsigned long long)mine[i],
                             (unsigned long long)lo[i],
                             (unsigned long long)hi[i],
-                            i == 4 ? "; 0 lockfree, 1 fine-lock, "
-                                     "2 coarse-lock"
-                                   : "");
+                            i == 4 ? key : "");
     if (lo[5] != hi[5])
         return kvs_fail(kvs, MPIKVS_ERR_MISMATCH,
                         "the ranks disagree on the transport (%s here, "
@@ -731,14 +728,6 @@ static int open_transport(mpikvs_t *kvs)
 
 /* ---- open and close ---- */
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* A whole number of seconds from the environment variable name (value v,
  * or NULL for dflt) into *secs; what: what it bounds, for the error. */
 static int set_seconds(mpikvs_t *kvs, const char *name, const char *v,
@@ -849,7 +838,7 @@ static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
             return kvs_mpi_fail(kvs, "MPI_Test in mpikvs_close", rc);
         if (done)
             return MPIKVS_OK;
-        if (now_ms() >= deadline)
+        if (kvshm_now_ms() >= deadline)
             return kvs_fail(kvs, MPIKVS_ERR_STALLED,
                             "mpikvs_close: not every rank of the "
                             "communicator came to mpikvs_close within %u s "
@@ -871,10 +860,12 @@ static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
  * the two, none does. */
 static int all_at_close(mpikvs_t *kvs)
 {
-    int rc = bounded_barrier(kvs, now_ms() + kvs->close_timeout * 1000ull);
+    int rc = bounded_barrier(kvs,
+                             kvshm_now_ms() + kvs->close_timeout * 1000ull);
 
     if (rc == MPIKVS_OK)
-        rc = bounded_barrier(kvs, now_ms() + kvs->close_timeout * 1000ull);
+        rc = bounded_barrier(kvs, kvshm_now_ms() +
+                                      kvs->close_timeout * 1000ull);
     return rc;
 }
 

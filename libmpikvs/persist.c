@@ -87,27 +87,6 @@ static void header_make(const mpikvs_t *kvs, struct save_header *h)
         snprintf(h->table, sizeof(h->table), "%s", kvs->table->name);
 }
 
-/* The ranks agree on the worst outcome, and every rank gets the text of
- * the lowest rank that has it, so that each reports the real cause. */
-static int agree(mpikvs_t *kvs, int rc)
-{
-    int mine = rc < 0 ? rc : 0, worst, who, me;
-
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, kvs->comm) !=
-        MPI_SUCCESS)
-        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allreduce failed");
-    if (worst == 0)
-        return rc;
-    me = mine == worst ? kvs->rank : kvs->size;
-    if (MPI_Allreduce(&me, &who, 1, MPI_INT, MPI_MIN, kvs->comm) !=
-            MPI_SUCCESS ||
-        MPI_Bcast(kvs->err.text, sizeof(kvs->err.text), MPI_CHAR, who,
-                  kvs->comm) != MPI_SUCCESS)
-        return kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast failed");
-    kvs->err.code = worst;
-    return worst;
-}
-
 static int file_fail(mpikvs_t *kvs, const char *what, const char *path,
                      int mpi_rc)
 {
@@ -409,7 +388,7 @@ static int load_header(mpikvs_t *kvs, MPI_File fh, const char *path,
     }
     if (MPI_Bcast(h, sizeof(*h), MPI_BYTE, 0, kvs->comm) != MPI_SUCCESS)
         rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Bcast failed");
-    return agree(kvs, rc);
+    return kvs_agree(kvs, rc);
 }
 
 /* Every rank's share of the blocks, in rounds of SAVE_ROUND_BLOCKS. */
@@ -490,7 +469,7 @@ static int verify_file(mpikvs_t *kvs, MPI_File fh, const char *path,
         else   /* keep up with the others' collective reads */
             MPI_File_read_at_all(fh, 0, buf, 0, MPI_BYTE, MPI_STATUS_IGNORE);
     }
-    if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+    if ((rc = kvs_agree(kvs, rc)) != MPIKVS_OK)
         return rc;
     if (MPI_Allreduce(&entries, &all, 1, MPI_UINT64_T, MPI_SUM, kvs->comm) !=
         MPI_SUCCESS)
@@ -520,7 +499,7 @@ static int homes_make(mpikvs_t *kvs, struct homes *hm)
     hm->start = calloc(kvs->nnodes + 1u, sizeof(*hm->start));
     if (!node || !cursor || !hm->ranks || !hm->start)
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
+    if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK &&
         MPI_Allgather(&kvs->node, 1, MPI_UINT32_T, node, 1, MPI_UINT32_T,
                       kvs->comm) != MPI_SUCCESS)
         rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Allgather failed");
@@ -546,45 +525,61 @@ static int home_rank(const struct homes *hm, const struct kvs_key *k)
 }
 
 /* Pass 2, one round: the entries of buf's n blocks to their home ranks,
- * and what comes here put.  Counts and displacements are in entries (the
- * type entry), so that a round of a large job stays within an int. */
+ * and what comes here put.  Each entry's key is hashed once, where it is
+ * read: the hash picks the home rank and travels with the entry (a wire
+ * entry: the hash, then the entry), so the home rank does not hash it
+ * again.  Counts and displacements are in wire entries (the type entry),
+ * so that a round of a large job stays within an int. */
+#define WIRE_HASH sizeof(XXH128_hash_t)
+
 struct route {
     int          *counts, *displs, *rcounts, *rdispls, *at;  /* [size] */
-    MPI_Datatype  entry;    /* key_size + value_size bytes */
+    MPI_Datatype  entry;    /* WIRE_HASH + key_size + value_size bytes */
 };
 
 static int put_round(mpikvs_t *kvs, const struct save_header *h,
                      const unsigned char *buf, uint64_t n,
                      const struct homes *hm, struct route *rt)
 {
-    size_t esize = entry_size(kvs);
-    uint64_t total = 0, got = 0;
+    size_t esize = entry_size(kvs), wsize = WIRE_HASH + esize;
+    uint64_t total = 0, got = 0, i = 0;
     unsigned char *send = NULL, *recv = NULL;
-    int rc = MPIKVS_OK;
+    XXH128_hash_t *hash = NULL;
+    int *home = NULL, rc = MPIKVS_OK;
     struct kvs_key k;
 
     memset(rt->counts, 0, (size_t)kvs->size * sizeof(int));
-    for (uint64_t j = 0; j < n; j++) {
-        const struct save_block *b =
-            (const struct save_block *)(buf + j * h->block_bytes);
-        for (uint64_t e = 0; e < b->count; e++) {
-            kvs_key_make(kvs, (const unsigned char *)(b + 1) + e * esize, &k);
-            rt->counts[home_rank(hm, &k)]++;
-        }
-        total += b->count;
-    }
-    for (int r = 0, d = 0; r < kvs->size; d += rt->counts[r], r++)
-        rt->displs[r] = rt->at[r] = d;
-    if (!(send = malloc(total * esize + 1)))
+    for (uint64_t j = 0; j < n; j++)
+        total += ((const struct save_block *)(buf + j * h->block_bytes))
+                     ->count;
+    hash = malloc(total * sizeof(*hash) + 1);
+    home = malloc(total * sizeof(*home) + 1);
+    if (!hash || !home)
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
     for (uint64_t j = 0; rc == MPIKVS_OK && j < n; j++) {
         const struct save_block *b =
             (const struct save_block *)(buf + j * h->block_bytes);
-        for (uint64_t e = 0; e < b->count; e++) {
+        for (uint64_t e = 0; e < b->count; e++, i++) {
             const unsigned char *x = (const unsigned char *)(b + 1) +
                                      e * esize;
-            kvs_key_make(kvs, x, &k);
-            memcpy(send + (size_t)rt->at[home_rank(hm, &k)]++ * esize, x,
+            hash[i] = kvshm_key_hash(x, kvs->key_size);
+            kvs_key_from_hash(kvs, x, hash[i], &k);
+            home[i] = home_rank(hm, &k);
+            rt->counts[home[i]]++;
+        }
+    }
+    for (int r = 0, d = 0; r < kvs->size; d += rt->counts[r], r++)
+        rt->displs[r] = rt->at[r] = d;
+    if (rc == MPIKVS_OK && !(send = malloc(total * wsize + 1)))
+        rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
+    i = 0;
+    for (uint64_t j = 0; rc == MPIKVS_OK && j < n; j++) {
+        const struct save_block *b =
+            (const struct save_block *)(buf + j * h->block_bytes);
+        for (uint64_t e = 0; e < b->count; e++, i++) {
+            unsigned char *to = send + (size_t)rt->at[home[i]]++ * wsize;
+            memcpy(to, &hash[i], WIRE_HASH);
+            memcpy(to + WIRE_HASH, (const unsigned char *)(b + 1) + e * esize,
                    esize);
         }
     }
@@ -595,20 +590,25 @@ static int put_round(mpikvs_t *kvs, const struct save_header *h,
         rt->rdispls[r] = d;
         got += (uint64_t)rt->rcounts[r];
     }
-    if (rc == MPIKVS_OK && !(recv = malloc(got * esize + 1)))
+    if (rc == MPIKVS_OK && !(recv = malloc(got * wsize + 1)))
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_load: out of memory");
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK &&
+    if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK &&
         MPI_Alltoallv(send, rt->counts, rt->displs, rt->entry, recv,
                       rt->rcounts, rt->rdispls, rt->entry,
                       kvs->comm) != MPI_SUCCESS)
         rc = kvs_fail(kvs, MPIKVS_ERR_MPI, "MPI_Alltoallv failed");
     for (uint64_t e = 0; rc == MPIKVS_OK && e < got; e++) {
-        const unsigned char *x = recv + e * esize;
-        kvs_key_make(kvs, x, &k);
-        rc = kvs_put(kvs, &k, x + kvs->key_size);
+        const unsigned char *w = recv + e * wsize;
+        XXH128_hash_t kh;
+
+        memcpy(&kh, w, WIRE_HASH);   /* unaligned in the wire entry */
+        kvs_key_from_hash(kvs, w + WIRE_HASH, kh, &k);
+        rc = kvs_put(kvs, &k, w + WIRE_HASH + kvs->key_size);
         if (rc == MPIKVS_OK)
             KVS_COUNT(kvs, loaded, 1);
     }
+    free(hash);
+    free(home);
     free(send);
     free(recv);
     return rc;
@@ -631,21 +631,22 @@ static int put_file(mpikvs_t *kvs, MPI_File fh, const char *path,
         rt.rcounts = ints + 2 * kvs->size;
         rt.rdispls = ints + 3 * kvs->size;
         rt.at = ints + 4 * kvs->size;
-        if (MPI_Type_contiguous((int)entry_size(kvs), MPI_BYTE, &rt.entry) !=
+        if (MPI_Type_contiguous((int)(WIRE_HASH + entry_size(kvs)), MPI_BYTE,
+                                &rt.entry) !=
                 MPI_SUCCESS ||
             MPI_Type_commit(&rt.entry) != MPI_SUCCESS)
             rc = kvs_fail(kvs, MPIKVS_ERR_MPI,
                           "mpikvs_load: MPI_Type_contiguous failed");
     }
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK)
+    if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK)
         rc = homes_make(kvs, &hm);
-    rc = agree(kvs, rc);
+    rc = kvs_agree(kvs, rc);
     for (uint64_t i = 0; rc == MPIKVS_OK && i < s->rounds; i++) {
         /* verified again: the file may have changed since pass 1 */
         rc = read_round(kvs, fh, path, h, s, i, buf, &n, &entries);
-        if ((rc = agree(kvs, rc)) == MPIKVS_OK)
+        if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK)
             rc = put_round(kvs, h, buf, n, &hm, &rt);
-        rc = agree(kvs, rc);
+        rc = kvs_agree(kvs, rc);
     }
     if (rt.entry != MPI_DATATYPE_NULL)
         MPI_Type_free(&rt.entry);
@@ -676,7 +677,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
         rc = kvs_fail(kvs, MPIKVS_ERR_INVAL,
                       "mpikvs_load: flags 0x%x has bits that are not "
                       "MPIKVS_LOAD_MERGE", flags);
-    if ((rc = agree(kvs, rc)) != MPIKVS_OK)
+    if ((rc = kvs_agree(kvs, rc)) != MPIKVS_OK)
         return rc;
     if (!(flags & MPIKVS_LOAD_MERGE)) {
         kvs_local_share(kvs, kvs->local_rank, kvs->local_size, &first, &end);
@@ -701,7 +702,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     /* a FIFO or a device would block MPI_File_open, or read something
      * else: every rank looks at what its path names first */
     rc = kvs_load_check_file(kvs, path);
-    if ((rc = agree(kvs, rc)) == MPIKVS_OK) {
+    if ((rc = kvs_agree(kvs, rc)) == MPIKVS_OK) {
         mrc = MPI_File_open(kvs->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL,
                             &fh);
         if (mrc != MPI_SUCCESS) {
@@ -709,7 +710,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
             fh = MPI_FILE_NULL;
         }
     }
-    if ((rc = agree(kvs, rc)) != MPIKVS_OK) {
+    if ((rc = kvs_agree(kvs, rc)) != MPIKVS_OK) {
         if (fh != MPI_FILE_NULL)
             MPI_File_close(&fh);
         /* the config's load before the first save: a cold start */
@@ -724,7 +725,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     if (rc == MPIKVS_OK) {
         share_of(kvs, &h, &s);
         buf = malloc(SAVE_ROUND_BLOCKS * h.block_bytes);
-        rc = agree(kvs, buf ? MPIKVS_OK
+        rc = kvs_agree(kvs, buf ? MPIKVS_OK
                             : kvs_fail(kvs, -ENOMEM,
                                        "mpikvs_load: out of memory"));
     }
@@ -740,7 +741,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     /* every rank sees what was put; agreed, as the report's sum below
      * is collective */
     if (rc == MPIKVS_OK)
-        rc = agree(kvs, mpikvs_fence(kvs));
+        rc = kvs_agree(kvs, mpikvs_fence(kvs));
     if (rc == MPIKVS_OK && report) {
         uint64_t me[2] = {kvs->stats->loaded - loaded0,
                           kvs->stats->evictions - evicted0},

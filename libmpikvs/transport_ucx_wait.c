@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "transport_ucx.h"
 
 #define UCX_SPINS_BEFORE_YIELD 16 /* progress calls before a wait yields */
@@ -42,14 +43,6 @@ int ucx_fail(mpikvs_t *kvs, const char *what, ucs_status_t st)
                         : " (UCX did not start: `ucx_info -d` lists what it "
                           "has, UCX_TLS and UCX_NET_DEVICES choose; "
                           "MPIKVS_TRANSPORT=auto falls back to mpi)");
-}
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* The library's own calls on the leader serve the node too, when the
@@ -163,7 +156,7 @@ int ucx_wait_until(mpikvs_t *kvs, bool (*ready)(void *), void *arg,
     bool nap = false;
 
     if (node != KVS_ALL_NODES && !ready(arg) &&
-        still_stalled(s, node, now_ms()))
+        still_stalled(s, node, kvshm_now_ms()))
         return stalled_error(kvs, what, node, true);
     for (unsigned spins = 0; !ready(arg); spins++) {
         progress(s);
@@ -178,7 +171,7 @@ int ucx_wait_until(mpikvs_t *kvs, bool (*ready)(void *), void *arg,
         }
         if ((spins & 1023) != 1023)
             continue;
-        uint64_t t = now_ms();
+        uint64_t t = kvshm_now_ms();
         for (uint32_t n = 0; n < kvs->nnodes; n++)
             if (n == node || node == KVS_ALL_NODES)
                 check_alive(s, n);

@@ -43,6 +43,7 @@
 #include "bench_dht_tier.h"
 #include "bench_keys.h"
 #include "mpikvs.h"
+#include "names.h"
 #include "size.h"
 
 #define SUB          DHT_SUB
@@ -866,11 +867,11 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         case OPT_MODE:
             o->mode = optarg;
             o->mode_given = true;
-            if (strcmp(optarg, "lockfree") && strcmp(optarg, "fine-lock") &&
-                strcmp(optarg, "coarse-lock")) {
+            if (kvshm_mode_parse(optarg, &(enum kvshm_mode){0}) != MPIKVS_OK) {
+                char list[64];
                 fprintf(stderr, "%s: %s: invalid value '%s' for --mode: "
-                                "expected lockfree, fine-lock or "
-                                "coarse-lock\n", BENCH_PROG, SUB, optarg);
+                                "expected one of %s\n", BENCH_PROG, SUB,
+                        optarg, kvshm_mode_list(list, sizeof(list)));
                 bad = -1;
             }
             break;

@@ -37,6 +37,7 @@
 #include "bench_dht.h"
 #include "bench_mpi_count.h"
 #include "mpikvs.h"
+#include "names.h"
 #include "populate.h"
 #include "region.h"
 #include "size.h"
@@ -607,11 +608,11 @@ static int open_options(int argc, char **argv, struct ctx *c, bool speak)
             break;
         case OPT_MODE:
             c->mode = optarg;
-            if (strcmp(optarg, "lockfree") && strcmp(optarg, "fine-lock") &&
-                strcmp(optarg, "coarse-lock")) {
+            if (kvshm_mode_parse(optarg, &(enum kvshm_mode){0}) != MPIKVS_OK) {
+                char list[64];
                 fprintf(stderr, "%s: %s: invalid value '%s' for --mode: "
-                                "expected lockfree, fine-lock or "
-                                "coarse-lock\n", BENCH_PROG, SUB, optarg);
+                                "expected one of %s\n", BENCH_PROG, SUB,
+                        optarg, kvshm_mode_list(list, sizeof(list)));
                 bad = -1;
             }
             break;

@@ -97,8 +97,7 @@ const char *stat_scope_name(uint32_t scope)
 
 const char *stat_mode_name(uint32_t mode)
 {
-    return mode <= KVSHM_MODE_COARSE_LOCK ? kvshm_mode_name((enum kvshm_mode)mode)
-                                          : "?";
+    return mode < KVSHM_NMODES ? kvshm_mode_name((enum kvshm_mode)mode) : "?";
 }
 
 const char *stat_transport_name(uint64_t transport)

@@ -28,6 +28,7 @@
 #include <slurm/slurm_errno.h>
 #endif
 
+#include "clock.h"
 #include "held.h"
 #include "stat_liveness.h"
 
@@ -272,14 +273,6 @@ static void last_complaint(char *text, char *out, size_t outlen)
     snprintf(out, outlen, "%s", p ? strchr(p, ' ') + 1 : line);
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* What a pipe has said so far: kept up to max bytes, the rest read and
  * dropped, so that the child never blocks on a full pipe. */
 struct heard {
@@ -355,13 +348,13 @@ static void ask_slurm(struct slurm_answer *jobs, size_t n, unsigned timeout)
     close(out[1]);
     close(errs[1]);
     out[1] = errs[1] = -1;
-    deadline = now_ms() + (long long)timeout * 1000;
+    deadline = (long long)kvshm_now_ms() + (long long)timeout * 1000;
     /* until the child closes its answers (it ends), or time is up; a
      * negative fd is one poll() skips: that pipe has ended */
     fds[0] = (struct pollfd){out[0], POLLIN, 0};
     fds[1] = (struct pollfd){errs[0], POLLIN, 0};
     while (!finished) {
-        long long left = deadline - now_ms();
+        long long left = deadline - (long long)kvshm_now_ms();
         if (left <= 0)
             break;
         if (poll(fds, 2, (int)left) < 0) {

@@ -23,14 +23,7 @@ uint32_t stat_region_kind(const struct stat_region *r)
 
 const char *stat_kind_name(uint32_t kind)
 {
-    switch (kind) {
-    case KVSHM_KIND_DATA:         return "data";
-    case KVSHM_KIND_TIER_INDEX:   return "tier-index";
-    case KVSHM_KIND_TIER_ENTRIES: return "tier-entries";
-    case KVSHM_KIND_LAYOUT:       return "layout";
-    case KVSHM_KIND_RMA_WINDOW:   return "rmacache";
-    default:                      return "?";
-    }
+    return kind >= 1 && kind <= KVSHM_KIND_MAX ? kvshm_kind_name(kind) : "?";
 }
 
 bool stat_region_is_slurm(const struct stat_region *r)

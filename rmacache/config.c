@@ -29,6 +29,7 @@
 
 #include "rma_region.h"
 #include "size.h"
+#include "virtual_nodes.h"
 
 #define RC_DEFAULT_BYTES   (16u << 20)
 #define RC_DEFAULT_MAX_GET (64u << 10)
@@ -124,19 +125,18 @@ static size_t env_size(const char *var, size_t dflt, uint64_t min)
     return (size_t)bytes;
 }
 
-/* MPIKVS_VIRTUAL_NODES: 0 when unset, else a count from 1 */
+/* MPIKVS_VIRTUAL_NODES: 0 when unset, else a count from 1; a window
+ * of fewer ranks has fewer of them (shm/virtual_nodes.h) */
 static unsigned env_nodes(void)
 {
-    const char   *v = getenv("MPIKVS_VIRTUAL_NODES");
-    char         *end;
-    unsigned long n;
+    unsigned       n;
+    mpikvs_error_t err;
 
-    if (!v || !*v)
-        return 0;
-    n = strtoul(v, &end, 10);
-    if (*end || *v == '-' || n == 0 || n > 1u << 20)
-        die("MPIKVS_VIRTUAL_NODES: '%s' is not a node count from 1 to %s", v, "1048576");
-    return (unsigned)n;
+    if (kvshm_virtual_nodes_parse(getenv(KVSHM_VIRTUAL_NODES_VAR),
+                                  KVSHM_VIRTUAL_NODES_MAX, &n,
+                                  &err) != MPIKVS_OK)
+        die("%s%s", err.text, "");
+    return n;
 }
 
 static int env_flag(const char *var)

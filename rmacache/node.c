@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "seqlock.h"
 
 #define LOAD(p, order)     __atomic_load_n((p), __ATOMIC_##order)
 #define STORE(p, v, order) __atomic_store_n((p), (v), __ATOMIC_##order)
@@ -36,20 +37,18 @@ static size_t slot_of(int target, uint64_t disp, size_t len)
     return (size_t)(h >> 52) & (KVSHM_RMA_SLOTS - 1);
 }
 
-/* The slot's fields while its seq is odd; readers check seq after. */
+/* The slot's fields while its seq is odd (shm/seqlock.h); readers check
+ * seq after. */
 static void slot_write(struct kvshm_rma_slot *s, int target, uint32_t len,
                        uint32_t gen, uint64_t disp, uint64_t pos)
 {
-    uint32_t seq = LOAD(&s->seq, RELAXED);
-
-    STORE(&s->seq, seq + 1, RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    kvshm_seq32_write_begin(&s->seq);
     STORE(&s->target, target, RELAXED);
     STORE(&s->len, len, RELAXED);
     STORE(&s->gen, gen, RELAXED);
     STORE(&s->disp, disp, RELAXED);
     STORE(&s->pos, pos, RELAXED);
-    STORE(&s->seq, seq + 2, RELEASE);
+    kvshm_seq32_write_end(&s->seq);
 }
 
 int rc_node_publish(void *seg, int target, uint64_t disp, size_t len,
@@ -93,7 +92,7 @@ int rc_node_read(const void *seg, int target, uint64_t disp, size_t len,
 {
     const struct kvshm_rma_segment *h = hdr(seg);
     struct kvshm_rma_slot          *s = &slots(seg)[slot_of(target, disp, len)];
-    uint32_t                        s1 = LOAD(&s->seq, ACQUIRE);
+    uint32_t                        s1 = kvshm_seq32_read_begin(&s->seq);
     uint64_t                        pos, size = h->ring_size;
 
     if (!h->ready || (s1 & 1) || LOAD(&s->gen, RELAXED) != gen || gen == 0 ||
@@ -106,8 +105,8 @@ int rc_node_read(const void *seg, int target, uint64_t disp, size_t len,
     if (size == 0 || len > size || pos % size > size - len)
         return 0;
     memcpy(out, ring(seg) + pos % size, len);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (LOAD(&s->seq, RELAXED) != s1 || pos < LOAD(&h->tail, RELAXED))
+    if (!kvshm_seq32_read_stable(&s->seq, s1) ||
+        pos < LOAD(&h->tail, RELAXED))
         return 0;
     return 1;
 }

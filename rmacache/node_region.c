@@ -16,6 +16,7 @@
 
 #include "errors_internal.h"
 #include "rma_region.h"
+#include "virtual_nodes.h"
 
 struct fill_args {
     const struct kvshm_rma_layout *layout;
@@ -73,7 +74,7 @@ static int make_or_open(struct rc_win *w, const char *window_id, mpikvs_error_t 
     job_of(window_id, job, sizeof job, &spec.step);
     kvshm_this_node_part(host, 40);
     if (rc_cfg.virtual_nodes) /* the node part libmpikvs gives them */
-        snprintf(node, sizeof node, "%s-v%d", host, w->node_color);
+        kvshm_virtual_node_name(node, sizeof node, host, w->node_color);
     else
         snprintf(node, sizeof node, "%s", host);
     if ((rc = kvshm_rma_tag(window_id, tag, err)) != MPIKVS_OK ||
@@ -155,7 +156,8 @@ int rc_node_open(struct rc_win *w, MPI_Comm comm)
         return MPI_SUCCESS;
     w->node_on = 0;
     if (rc_cfg.virtual_nodes) {
-        w->node_color = (int)((int64_t)w->rank * rc_cfg.virtual_nodes / w->nranks);
+        w->node_color = kvshm_virtual_node_of(w->rank, w->nranks,
+                                              rc_cfg.virtual_nodes);
         rc = PMPI_Comm_split(comm, w->node_color, 0, &w->node_comm);
     } else {
         rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,

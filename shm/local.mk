@@ -8,6 +8,7 @@ noinst_LTLIBRARIES += shm/libkvshm.la
 SHM_CPPFLAGS = $(COMMON_CPPFLAGS) -I$(top_srcdir)/shm
 
 shm_libkvshm_la_SOURCES = \
+	shm/clock.h \
 	shm/data_region.c \
 	shm/data_region.h \
 	shm/format.c \
@@ -29,10 +30,16 @@ shm_libkvshm_la_SOURCES = \
 	shm/rma_region.h \
 	shm/scan.c \
 	shm/scan.h \
+	shm/seqlock.h \
 	shm/slot_read.h \
 	shm/spin.h \
 	shm/tier.c \
-	shm/tier.h
+	shm/tier.h \
+	shm/tier_private.h \
+	shm/tier_read.c \
+	shm/tier_write.c \
+	shm/virtual_nodes.c \
+	shm/virtual_nodes.h
 # End of shm_libkvshm_la_SOURCES
 shm_libkvshm_la_CPPFLAGS = $(SHM_CPPFLAGS)
 shm_libkvshm_la_CFLAGS = $(AM_CFLAGS) $(XXHASH_CFLAGS)

@@ -4,6 +4,7 @@
  * nowhere else.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,117 @@ static uint64_t buckets_in(const struct kvshm_table_shape *shape,
     return data_bytes > offset ? (data_bytes - offset) / shape->bucket_size
                                : 0;
 }
+
+/* ---- each table's bytes of the node: the config resolved ---- */
+
+/* The problems of a resolution, each a line of diag as the config's own
+ * ("<source>: <path>: <message>", job_config.h). */
+struct problems {
+    const char        *source;
+    struct kvshm_diag *diag;
+    bool               failed;
+};
+
+static void problem(struct problems *c, const char *path, const char *fmt,
+                    ...) __attribute__((format(printf, 3, 4)));
+
+static void problem(struct problems *c, const char *path, const char *fmt,
+                    ...)
+{
+    char msg[400], line[800];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(line, sizeof(line), "%s: %s: %s", c->source, path, msg);
+    c->failed = true;
+    kvshm_diag_line(c->diag, line);
+}
+
+/* fraction (0, 1] of whole, rounded down; at most whole even where the
+ * double product rounds up to 2^64, which no uint64_t holds. */
+static uint64_t share_of(double fraction, uint64_t whole)
+{
+    double bytes = fraction * (double)whole;
+
+    return bytes >= (double)whole ? whole : (uint64_t)bytes;
+}
+
+int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
+                         struct kvshm_diag *diag)
+{
+    struct problems c = {.source = cfg->source, .diag = diag};
+    uint64_t used = 0;
+    size_t rest = 0;
+    bool wrapped = false;
+    char need[32], have[32];
+
+    if (diag)
+        memset(diag, 0, sizeof(*diag));
+    kvshm_format_bytes(have, sizeof(have), node_bytes);
+    for (size_t i = 0; i < cfg->ntables; i++) {
+        struct kvshm_table_config *t = &cfg->tables[i];
+        if (t->size.bytes)
+            t->bytes = t->size.bytes;
+        else if (t->size.fraction > 0)
+            t->bytes = share_of(t->size.fraction, node_bytes);
+        else {
+            t->bytes = 0;
+            rest++;
+        }
+        if (t->bytes > node_bytes) {
+            char path[KVSHM_TABLE_NAME_MAX + 16];
+            snprintf(path, sizeof(path), "tables.%s.size", t->name);
+            kvshm_format_bytes(need, sizeof(need), t->bytes);
+            problem(&c, path, "%s is more than the %s of DHT memory per node",
+                    need, have);
+        }
+        /* checked before adding: sizes near 2^64 must not wrap to a sum
+         * that fits */
+        if (t->bytes > UINT64_MAX - used)
+            wrapped = true;
+        else
+            used += t->bytes;
+    }
+    if (wrapped || used > node_bytes) {
+        kvshm_format_bytes(need, sizeof(need), wrapped ? UINT64_MAX : used);
+        problem(&c, "tables", "the tables need %s%s, more than the %s of DHT "
+                              "memory per node",
+                need, wrapped ? " or more" : "", have);
+        return MPIKVS_ERR_INVAL;
+    }
+    if (c.failed)
+        return MPIKVS_ERR_INVAL;
+    for (size_t i = 0; i < cfg->ntables; i++) {
+        struct kvshm_table_config *t = &cfg->tables[i];
+        char path[KVSHM_TABLE_NAME_MAX + 16];
+        if (!kvshm_share_given(&t->size))
+            t->bytes = (node_bytes - used) / rest;
+        snprintf(path, sizeof(path), "tables.%s.size", t->name);
+        if (t->bytes == 0 && kvshm_share_given(&t->size))
+            problem(&c, path, "comes to 0 bytes of the node's %llu",
+                    (unsigned long long)node_bytes);
+        else if (t->bytes == 0)
+            problem(&c, path, "not given, and nothing is left for this "
+                              "table");
+        t->tier.bytes = kvshm_tier_bytes(t, t->bytes);
+    }
+    return c.failed ? MPIKVS_ERR_INVAL : MPIKVS_OK;
+}
+
+uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
+                          uint64_t table_bytes)
+{
+    /* caching "off" keeps nothing: no memory goes to a tier */
+    if (!t->tier.enabled || t->tier.caching == KVSHM_CACHING_OFF)
+        return 0;
+    if (t->tier.size.bytes)
+        return t->tier.size.bytes;
+    return share_of(t->tier.size.fraction, table_bytes);
+}
+
+/* ---- the plan ---- */
 
 /* The library's own table: all of dht_size is its buckets' and its
  * tier's, the counters come on top. */

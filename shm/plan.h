@@ -88,6 +88,18 @@ struct kvshm_plan_input {
     const char                *size_text;
 };
 
+/* Work out each table's bytes and its tier's bytes from the node's DHT
+ * size: absolute sizes as given, fractions of node_bytes, and tables
+ * without a size share what is left equally.  Fails (MPIKVS_ERR_INVAL,
+ * problems in diag) when the sizes add up to more than node_bytes. */
+int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
+                         struct kvshm_diag *diag);
+
+/* The bytes of a table's tier out of table_bytes: 0 when it has none
+ * (disabled, or caching off), its absolute size, or its share. */
+uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
+                          uint64_t table_bytes);
+
 /*
  * Work out the plan: each table's bytes of the node (absolute sizes as
  * given, fractions of dht_size, the rest shared equally:

@@ -29,17 +29,7 @@
 #include "errors_internal.h"
 #include "held.h"
 #include "region.h"
-
-static const char *kind_name(uint32_t kind)
-{
-    switch (kind) {
-    case KVSHM_KIND_DATA:         return "data";
-    case KVSHM_KIND_TIER_INDEX:   return "tier index";
-    case KVSHM_KIND_TIER_ENTRIES: return "tier entries";
-    case KVSHM_KIND_LAYOUT:       return "layout";
-    default:                      return "unknown";
-    }
-}
+#include "region_name.h"
 
 static char *join_path(const char *dir, const char *name)
 {
@@ -410,7 +400,8 @@ int kvshm_header_check(const struct kvshm_header *h, uint64_t file_size,
     if (opts && opts->kind && h->kind != opts->kind)
         return kvshm_fail(err, MPIKVS_ERR_KIND,
                           "%s is a %s region, expected a %s region", what,
-                          kind_name(h->kind), kind_name(opts->kind));
+                          kvshm_kind_name(h->kind),
+                          kvshm_kind_name(opts->kind));
     if (file_size < h->size)
         return kvshm_fail(err, MPIKVS_ERR_TRUNCATED,
                           "%s is truncated: %llu bytes, its header says %llu",

@@ -14,19 +14,28 @@
 
 static const char name_prefix[] = KVSHM_NAME_PREFIX;
 
-/* The ending of each kind's tag, after the tier prefix (the layout's
- * after the step prefix).  kvshm_tag_kind tries them in this order. */
-static const char *const kind_ending[] = {
-    [KVSHM_KIND_DATA]         = "-data",
-    [KVSHM_KIND_TIER_INDEX]   = "-index",
-    [KVSHM_KIND_TIER_ENTRIES] = "-entries",
-    [KVSHM_KIND_LAYOUT]       = "layout",
-    [KVSHM_KIND_RMA_WINDOW]   = "-rma",
+/* Each kind's name, as messages and mpikvs-stat show it, and the ending
+ * of its tag, after the tier prefix (the layout's after the step
+ * prefix).  kvshm_tag_kind tries the endings in this order. */
+static const struct {
+    const char *name;
+    const char *ending;
+} kinds[] = {
+    [KVSHM_KIND_DATA]         = {"data", "-data"},
+    [KVSHM_KIND_TIER_INDEX]   = {"tier-index", "-index"},
+    [KVSHM_KIND_TIER_ENTRIES] = {"tier-entries", "-entries"},
+    [KVSHM_KIND_LAYOUT]       = {"layout", "layout"},
+    [KVSHM_KIND_RMA_WINDOW]   = {"rmacache", "-rma"},
 };
 
-_Static_assert(sizeof(kind_ending) / sizeof(kind_ending[0]) ==
-                   KVSHM_KIND_MAX + 1,
-               "every kind has its tag ending");
+_Static_assert(sizeof(kinds) / sizeof(kinds[0]) == KVSHM_KIND_MAX + 1,
+               "every kind has its name and tag ending");
+
+const char *kvshm_kind_name(uint32_t kind)
+{
+    return kind >= 1 && kind <= KVSHM_KIND_MAX ? kinds[kind].name
+                                               : "unknown";
+}
 
 /* ---- building ---- */
 
@@ -133,7 +142,7 @@ void kvshm_job_layout_tag(enum kvshm_scope scope, uint32_t step, char *buf,
 
     if (scope == KVSHM_SCOPE_STEP)
         kvshm_step_tag_prefix(step, prefix, sizeof(prefix));
-    snprintf(buf, len, "%s%s", prefix, kind_ending[KVSHM_KIND_LAYOUT]);
+    snprintf(buf, len, "%s%s", prefix, kinds[KVSHM_KIND_LAYOUT].ending);
 }
 
 int kvshm_table_tags(enum kvshm_scope scope, uint32_t step,
@@ -161,14 +170,14 @@ int kvshm_table_tags(enum kvshm_scope scope, uint32_t step,
     /* fits: the longest prefix and the longest ending make a tag */
     memcpy(tier_prefix, prefix, strlen(prefix) + 1);
     snprintf(data_tag, KVSHM_TAG_MAX, "%s%s", prefix,
-             kind_ending[KVSHM_KIND_DATA]);
+             kinds[KVSHM_KIND_DATA].ending);
     return MPIKVS_OK;
 }
 
 int kvshm_tier_tags(const char *prefix, char index_tag[KVSHM_TAG_MAX],
                     char entries_tag[KVSHM_TAG_MAX], mpikvs_error_t *err)
 {
-    const char *longest = kind_ending[KVSHM_KIND_TIER_ENTRIES];
+    const char *longest = kinds[KVSHM_KIND_TIER_ENTRIES].ending;
 
     if (!prefix || strlen(prefix) + strlen(longest) + 1 > KVSHM_TAG_MAX)
         return kvshm_fail(err, MPIKVS_ERR_NAME,
@@ -176,7 +185,7 @@ int kvshm_tier_tags(const char *prefix, char index_tag[KVSHM_TAG_MAX],
                           prefix ? prefix : "(null)",
                           KVSHM_TAG_MAX - strlen(longest) - 1);
     snprintf(index_tag, KVSHM_TAG_MAX, "%s%s", prefix,
-             kind_ending[KVSHM_KIND_TIER_INDEX]);
+             kinds[KVSHM_KIND_TIER_INDEX].ending);
     snprintf(entries_tag, KVSHM_TAG_MAX, "%s%s", prefix, longest);
     return MPIKVS_OK;
 }
@@ -184,7 +193,7 @@ int kvshm_tier_tags(const char *prefix, char index_tag[KVSHM_TAG_MAX],
 int kvshm_rma_tag(const char *window_id, char tag[KVSHM_TAG_MAX],
                   mpikvs_error_t *err)
 {
-    const char *ending = kind_ending[KVSHM_KIND_RMA_WINDOW];
+    const char *ending = kinds[KVSHM_KIND_RMA_WINDOW].ending;
 
     if (!kvshm_name_part_ok(window_id, KVSHM_TAG_MAX - strlen(ending)))
         return kvshm_fail(err, MPIKVS_ERR_NAME,
@@ -260,7 +269,7 @@ uint32_t kvshm_tag_kind(const char *tag)
     if (!tag[0])
         return 0;
     for (uint32_t kind = 1; kind <= KVSHM_KIND_MAX; kind++)
-        if (ends_with(tag, kind_ending[kind]))
+        if (ends_with(tag, kinds[kind].ending))
             return kind;
     return 0;
 }
@@ -273,9 +282,9 @@ bool kvshm_tag_table_prefix(const char *tag, uint32_t kind,
     if (kind != KVSHM_KIND_DATA && kind != KVSHM_KIND_TIER_INDEX &&
         kind != KVSHM_KIND_TIER_ENTRIES)
         return false;
-    elen = strlen(kind_ending[kind]);
+    elen = strlen(kinds[kind].ending);
     if (len <= elen || len - elen >= KVSHM_TAG_MAX ||
-        !ends_with(tag, kind_ending[kind]))
+        !ends_with(tag, kinds[kind].ending))
         return false;
     memcpy(prefix, tag, len - elen);
     prefix[len - elen] = '\0';

@@ -125,8 +125,13 @@ bool kvshm_name_has_prefix(const char *name);
 int kvshm_region_name_parse(const char *name, char *job, char *node,
                             char *tag);
 
+/* A region kind's name (enum kvshm_kind: "data", "tier-index",
+ * "tier-entries", "layout", "rmacache"), or "unknown" for a value that
+ * is not a kind (a word read from a header). */
+const char *kvshm_kind_name(uint32_t kind);
+
 /* The kind a tag names by its ending ("-data", "-index", "-entries",
- * "layout"), or 0. */
+ * "layout", "-rma"), or 0. */
 uint32_t kvshm_tag_kind(const char *tag);
 
 /* The table's tier prefix in the tag of one of its regions of this kind

@@ -6,6 +6,7 @@
 
 #include "errors_internal.h"
 #include "rma_region.h"
+#include "seqlock.h"
 
 static uint64_t round_page(uint64_t n)
 {
@@ -117,15 +118,13 @@ static struct kvshm_rma_control *control(const void *base)
 void kvshm_rma_set_name(void *base, const char *name)
 {
     struct kvshm_rma_control *c = control(base);
-    uint64_t seq = __atomic_load_n(&c->name_seq, __ATOMIC_RELAXED);
     size_t n = strnlen(name, sizeof(c->name) - 1);
 
-    __atomic_store_n(&c->name_seq, seq + 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    kvshm_seq_write_begin(&c->name_seq);
     for (size_t i = 0; i < sizeof(c->name); i++)
         __atomic_store_n(&c->name[i], i < n ? name[i] : '\0',
                          __ATOMIC_RELAXED);
-    __atomic_store_n(&c->name_seq, seq + 2, __ATOMIC_RELEASE);
+    kvshm_seq_write_end(&c->name_seq);
 }
 
 void kvshm_rma_name(const void *base, char *out, size_t len)
@@ -134,13 +133,11 @@ void kvshm_rma_name(const void *base, char *out, size_t len)
     char copy[sizeof(c->name)];
 
     for (int tries = 0; tries < 100; tries++) {
-        uint64_t s1 = __atomic_load_n(&c->name_seq, __ATOMIC_ACQUIRE);
+        uint64_t s1 = kvshm_seq_read_begin(&c->name_seq);
 
         for (size_t i = 0; i < sizeof(copy); i++)
             copy[i] = __atomic_load_n(&c->name[i], __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (!(s1 & 1) &&
-            __atomic_load_n(&c->name_seq, __ATOMIC_RELAXED) == s1)
+        if (kvshm_seq_read_stable(&c->name_seq, s1))
             break;
     }
     copy[sizeof(copy) - 1] = '\0';

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "clock.h"
+
 /* Tell the CPU this is a spin-wait (it slows the loop and frees the
  * core's resources for its sibling thread). */
 static inline void kvshm_cpu_relax(void)
@@ -22,15 +24,6 @@ static inline void kvshm_cpu_relax(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
-}
-
-/* CLOCK_MONOTONIC in milliseconds. */
-static inline uint64_t kvshm_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* How often (in rounds) a waiter that yields looks at the clock. */

@@ -1,31 +1,25 @@
 /*
- * tier.c - the read-only lookup tier: one writer, lock-free readers.
+ * tier.c - the read-only lookup tier: one writer, lock-free readers;
+ * here its creation, opening and closing (the writer: tier_write.c, the
+ * readers: tier_read.c, what they share and the one-writer contract:
+ * tier_private.h).
  *
  * Readers and the writer meet in the control block's sequence lock
- * (format.h).  The writer's side, for every change a reader could follow:
- *
- *     seq = s + 1 (relaxed); release fence; ...stores...; seq = s + 2 (release)
- *
- * and a reader's side:
- *
- *     s1 = seq (acquire); ...loads...; acquire fence; s2 = seq (relaxed)
- *
- * If a reader's loads saw any store of a publication, the fences make
- * that publication's odd seq visible to its second load, so s1 != s2 and
- * it retries.  While it walks, a reader may see links and lengths from
- * the middle of a publication; every offset is therefore checked against
- * the snapshot of entries_top before it is followed, and a chain walk is
- * bounded by the entry count, so a torn read costs a retry, never a fault
- * or a loop.  Both regions are mapped for their largest size, beyond the
- * end of their files: every limit (buckets, entries_top) is taken from
- * the file sizes, never from the mappings (a read past the end of a file
- * is a SIGBUS), and the entry count from the control block is capped by
- * what entries_top can hold.  Key and value bytes are read with plain
- * memcmp/memcpy, the usual seqlock compromise: what such a racy read
- * returns is thrown away unless the sequence proves it was stable.  Then
- * the value is checked against the entry's checksum as well: the sequence
- * cannot vouch for a writer that died in mid-publication, so a hit is
- * only ever a value that verifies.
+ * (format.h), whose protocol seqlock.h explains: the writer makes seq
+ * odd around every change a reader could follow (a publication), and a
+ * reader whose loads saw any store of one retries.  While it walks, a
+ * reader may see links and lengths from the middle of a publication;
+ * every offset is therefore checked against the snapshot of entries_top
+ * before it is followed, and a chain walk is bounded by the entry count,
+ * so a torn read costs a retry, never a fault or a loop.  Both regions
+ * are mapped for their largest size, beyond the end of their files:
+ * every limit (buckets, entries_top) is taken from the file sizes, never
+ * from the mappings (a read past the end of a file is a SIGBUS), and the
+ * entry count from the control block is capped by what entries_top can
+ * hold.  Key and value bytes are read with plain memcmp/memcpy
+ * (seqlock.h).  Then the value is checked against the entry's checksum
+ * as well: the sequence cannot vouch for a writer that died in
+ * mid-publication, so a hit is only ever a value that verifies.
  *
  * A writer killed in mid-publication leaves seq odd and possibly a half
  * written value or half linked chain.  The next writer repairs before it
@@ -35,48 +29,14 @@
  * the index damaged repairs it too.
  */
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include "errors_internal.h"
-#include "key_hash.h"
-#include "spin.h"
-#include "tier.h"
-
-#define ENTRIES_START   KVSHM_HEADER_SIZE
-#define MAX_BUCKETS     (UINT64_C(1) << 31)
-#define MIN_ENTRY_SIZE  kvshm_entry_size(1, 0)
-#define PAGE            UINT64_C(4096)
-
-struct kvshm_tier {
-    struct kvshm_region        *index;
-    struct kvshm_region        *entries;
-    struct kvshm_tier_control  *ctl;
-    struct kvshm_tier_bucket   *buckets;
-    unsigned char              *ebase;       /* entries region mapping */
-    uint64_t                    max_buckets; /* what the index file holds
-                                              * (its mapping is larger: a
-                                              * read past the file is a
-                                              * SIGBUS) */
-    bool                        writer;
-    bool                        claimed;     /* writer_pid is ours */
-    unsigned                    stall_ms;
-    /* this process's counters: private memory, never a shared line */
-    uint64_t                    lookups, hits, misses, retries;
-};
-
-enum walk_result { WALK_FOUND, WALK_MISS, WALK_TORN };
-
-#define LOAD(p)        __atomic_load_n((p), __ATOMIC_RELAXED)
-#define STORE(p, v)    __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#include "tier_private.h"
 
 static uint64_t pow2_ceil(uint64_t n)
 {
@@ -85,64 +45,6 @@ static uint64_t pow2_ceil(uint64_t n)
     while (p < n)
         p <<= 1;
     return p;
-}
-
-static uint64_t round_page(uint64_t n)
-{
-    return (n + PAGE - 1) & ~(PAGE - 1);
-}
-
-static inline struct kvshm_tier_entry *entry_at(const struct kvshm_tier *t,
-                                                uint64_t off)
-{
-    return (struct kvshm_tier_entry *)(t->ebase + off);
-}
-
-static inline unsigned char *entry_key(struct kvshm_tier_entry *e)
-{
-    return (unsigned char *)(e + 1);
-}
-
-static inline unsigned char *entry_value(struct kvshm_tier_entry *e,
-                                         uint64_t key_len)
-{
-    return entry_key(e) + kvshm_align8(key_len);
-}
-
-/* The entry checksum of format.h: of the value, seeded with the key's hash
- * and both lengths. */
-static inline uint64_t value_sum(uint64_t hash, uint64_t key_len,
-                                 const void *value, uint64_t value_len)
-{
-    return XXH3_64bits_withSeed(value, value_len,
-                                kvshm_tier_checksum_seed(hash, key_len,
-                                                         value_len));
-}
-
-static bool entry_verifies(struct kvshm_tier_entry *e)
-{
-    return kvshm_tier_key_hash(entry_key(e), e->key_len) == e->hash &&
-           value_sum(e->hash, e->key_len, entry_value(e, e->key_len),
-                     e->value_len) == e->checksum;
-}
-
-/* ---- the writer's side of the sequence lock ---- */
-
-static void publish_begin(struct kvshm_tier *t)
-{
-    uint64_t s = t->ctl->seq;
-
-    STORE(&t->ctl->seq, s + 1);
-    /* Orders the odd seq before every store of the publication: a reader
-     * that sees any of them will see the odd seq on its second load. */
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static void publish_end(struct kvshm_tier *t)
-{
-    /* Release: a reader that loads the new even seq sees everything the
-     * publication stored. */
-    __atomic_store_n(&t->ctl->seq, t->ctl->seq + 1, __ATOMIC_RELEASE);
 }
 
 /* ---- creation and opening ---- */
@@ -177,15 +79,6 @@ static int check_tier_spec(const struct kvshm_tier_spec *spec,
     return MPIKVS_OK;
 }
 
-/* The buckets an index of len bytes holds. */
-static uint64_t buckets_in(uint64_t len)
-{
-    return len < KVSHM_TIER_BUCKETS_OFFSET
-               ? 0
-               : (len - KVSHM_TIER_BUCKETS_OFFSET) /
-                     sizeof(struct kvshm_tier_bucket);
-}
-
 /* Point the tier at the parts of its mapped regions.  The index mapping
  * was reserved for the most buckets the tier may ever have; what may be
  * read is what its file holds. */
@@ -198,29 +91,6 @@ static void attach(struct kvshm_tier *t)
                                               KVSHM_TIER_BUCKETS_OFFSET);
     t->ebase = t->entries->base;
     t->max_buckets = buckets_in(t->index->size);
-}
-
-/* A reader's limits after the writer grew a region: the file sizes again
- * (a system call, only when a snapshot is past the limits it knows). */
-static void refresh_limits(struct kvshm_tier *t)
-{
-    kvshm_region_refresh(t->index);
-    kvshm_region_refresh(t->entries);
-    t->max_buckets = buckets_in(t->index->size);
-}
-
-/*
- * The most steps a chain walk may take: the control block's entry count,
- * but never more entries than fit below top (a count of 1e19 over a
- * cyclic chain would never end).
- */
-static inline uint64_t walk_bound(uint64_t entries, uint64_t top)
-{
-    uint64_t fit = top > ENTRIES_START ? (top - ENTRIES_START) /
-                                             MIN_ENTRY_SIZE
-                                       : 0;
-
-    return entries < fit ? entries : fit;
 }
 
 void kvshm_tier_spec_for_bytes(struct kvshm_tier_spec *spec, uint64_t bytes,
@@ -370,8 +240,6 @@ static int claim_writer(struct kvshm_tier *t, const char *prefix,
     }
 }
 
-static bool control_sane(const struct kvshm_tier *t);
-static void repair(struct kvshm_tier *t);
 
 static int open_tier(const char *dir, const char *job, const char *node,
                      const char *prefix,
@@ -427,8 +295,8 @@ static int open_tier(const char *dir, const char *job, const char *node,
         goto fail;
     t->writer = t->claimed = writer;
     /* An odd seq with the claim ours: the last writer died publishing. */
-    if (writer && ((LOAD(&t->ctl->seq) & 1) || !control_sane(t)))
-        repair(t);
+    if (writer)
+        kvshm_tier_writer_recover(t);
     *out = t;
     return MPIKVS_OK;
 
@@ -489,588 +357,6 @@ int kvshm_tier_unlink(const char *dir, const char *job, const char *node,
     if (rc2 == MPIKVS_ERR_NOTFOUND)
         rc2 = MPIKVS_OK;
     return rc != MPIKVS_OK ? rc : rc2;
-}
-
-/* ---- the writer ---- */
-
-/* An entry offset the writer may follow: inside the entries in use, and
- * the whole entry too. */
-static struct kvshm_tier_entry *entry_in(const struct kvshm_tier *t,
-                                         uint64_t off, uint64_t top)
-{
-    struct kvshm_tier_entry *e;
-
-    if (off < ENTRIES_START || off % KVSHM_TIER_UNIT ||
-        off + sizeof(*e) > top)
-        return NULL;
-    e = entry_at(t, off);
-    if (off + kvshm_entry_size(e->key_len, e->value_len) > top)
-        return NULL;
-    return e;
-}
-
-/* The writer's view of the control block: what a repair must fix before
- * the writer may trust it. */
-static bool control_sane(const struct kvshm_tier *t)
-{
-    const struct kvshm_tier_control *ctl = t->ctl;
-    uint64_t n = ctl->nbuckets;
-
-    return n && !(n & (n - 1)) && n <= t->max_buckets &&
-           KVSHM_TIER_BUCKETS_OFFSET + n * sizeof(struct kvshm_tier_bucket) <=
-               t->index->size &&
-           ctl->entries_top >= ENTRIES_START &&
-           ctl->entries_top <= t->entries->size &&
-           ctl->entries_top % KVSHM_TIER_UNIT == 0;
-}
-
-static void link_at_tail(struct kvshm_tier *t, struct kvshm_tier_bucket *b,
-                         uint32_t unit)
-{
-    if (b->head == 0)
-        STORE(&b->head, unit);
-    else
-        STORE(&entry_at(t, (uint64_t)b->tail * KVSHM_TIER_UNIT)->next, unit);
-    STORE(&b->tail, unit);
-}
-
-/*
- * Check every entry below limit (the writer alone changes them: plain
- * reads, no publication needed).  A live entry that does not verify is
- * marked dead, so no relink links it again; readers never follow the
- * flag and check values themselves.  Stops at the first entry that cannot
- * be an entry (its lengths run past limit): what lies beyond cannot be
- * parsed.  Returns the end of the last whole entry.
- */
-static uint64_t sweep(struct kvshm_tier *t, uint64_t limit)
-{
-    uint64_t off = ENTRIES_START;
-
-    while (off + sizeof(struct kvshm_tier_entry) <= limit) {
-        struct kvshm_tier_entry *e = entry_at(t, off);
-        if (e->key_len == 0 || e->key_len > INT32_MAX ||
-            e->value_len > INT32_MAX || !entry_in(t, off, limit))
-            break;
-        if (!(e->flags & KVSHM_ENTRY_DEAD) && !entry_verifies(e)) {
-            STORE(&e->flags, e->flags | KVSHM_ENTRY_DEAD);
-            t->ctl->dropped++;
-        }
-        off += kvshm_entry_size(e->key_len, e->value_len);
-    }
-    return off;
-}
-
-/*
- * Relink every live entry below top into nbuckets buckets, in entry
- * order, and set the counts from what was linked.  Inside a publication.
- */
-static void relink(struct kvshm_tier *t, uint64_t nbuckets, uint64_t top)
-{
-    struct kvshm_tier_control *ctl = t->ctl;
-    uint64_t off, mask = nbuckets - 1, live = 0, live_bytes = 0;
-
-    STORE(&ctl->nbuckets, nbuckets);
-    memset(t->buckets, 0, nbuckets * sizeof(struct kvshm_tier_bucket));
-    for (off = ENTRIES_START; off < top;) {
-        struct kvshm_tier_entry *e = entry_at(t, off);
-        uint64_t size = kvshm_entry_size(e->key_len, e->value_len);
-        if (!(e->flags & KVSHM_ENTRY_DEAD)) {
-            STORE(&e->next, 0);
-            link_at_tail(t, &t->buckets[e->hash & mask],
-                         (uint32_t)(off / KVSHM_TIER_UNIT));
-            live++;
-            live_bytes += size;
-        }
-        off += size;
-    }
-    STORE(&ctl->entries, live);
-    STORE(&ctl->entries_top, top);
-    ctl->live_bytes = live_bytes;
-    ctl->dead_bytes = top - ENTRIES_START - live_bytes;
-}
-
-/*
- * Algorithm 3 of the SHMEMPMI paper: a bigger bucket array, then every
- * live entry relinked in entry order.  Entries do not move, so offsets
- * held anywhere stay valid.  A tier whose index cannot grow keeps working
- * at a higher load factor: the failure is counted, not returned.
- */
-static void rebuild(struct kvshm_tier *t, uint64_t new_buckets)
-{
-    struct kvshm_tier_control *ctl = t->ctl;
-    uint64_t top, need = round_page(KVSHM_TIER_BUCKETS_OFFSET +
-                                    new_buckets *
-                                        sizeof(struct kvshm_tier_bucket));
-
-    /* the index grows (its file) up to its mapping */
-    if (new_buckets > buckets_in(t->index->map_len) ||
-        kvshm_region_grow(t->index, need, NULL) != MPIKVS_OK) {
-        ctl->rebuild_failures++;
-        return;
-    }
-    t->max_buckets = buckets_in(t->index->size);
-    top = sweep(t, ctl->entries_top);   /* outside: readers go on */
-    publish_begin(t);
-    relink(t, new_buckets, top);
-    publish_end(t);
-    ctl->rebuilds++;
-}
-
-/*
- * Make a tier the last writer left in any state consistent again: keep
- * (or make) seq odd, so readers wait instead of following links, drop
- * what does not verify, relink everything from the entries themselves,
- * and end on the even seq after it.
- */
-static void repair(struct kvshm_tier *t)
-{
-    struct kvshm_tier_control *ctl = t->ctl;
-    uint64_t s = LOAD(&ctl->seq), n = ctl->nbuckets, limit, top;
-
-    if (!(s & 1)) {
-        STORE(&ctl->seq, s + 1);
-        __atomic_thread_fence(__ATOMIC_RELEASE);
-    }
-    if (!n || (n & (n - 1)) || n > t->max_buckets ||
-        KVSHM_TIER_BUCKETS_OFFSET + n * sizeof(struct kvshm_tier_bucket) >
-            t->index->size) {
-        /* the most buckets the index holds now */
-        for (n = 1; n * 2 <= t->max_buckets &&
-                    KVSHM_TIER_BUCKETS_OFFSET +
-                            n * 2 * sizeof(struct kvshm_tier_bucket) <=
-                        t->index->size;
-             n *= 2)
-            ;
-    }
-    limit = ctl->entries_top;
-    if (limit < ENTRIES_START || limit > t->entries->size ||
-        limit % KVSHM_TIER_UNIT)
-        limit = t->entries->size;
-    top = sweep(t, limit);
-    relink(t, n, top);
-    __atomic_store_n(&ctl->seq, (s | 1) + 1, __ATOMIC_RELEASE);
-    ctl->repairs++;
-}
-
-static int grow_entries(struct kvshm_tier *t, uint64_t need,
-                        mpikvs_error_t *err)
-{
-    uint64_t size = t->entries->size * 2;
-
-    if (need > t->entries->map_len) {
-        char used[32], max[32];
-        kvshm_format_bytes(used, sizeof(used), t->ctl->entries_top);
-        kvshm_format_bytes(max, sizeof(max), t->entries->map_len);
-        return kvshm_fail(err, MPIKVS_ERR_FULL,
-                          "tier %s is full: %s of %s used", t->entries->path,
-                          used, max);
-    }
-    if (size < need)
-        size = round_page(need);
-    if (size > t->entries->map_len)
-        size = t->entries->map_len;
-    int rc = kvshm_region_grow(t->entries, size, err);
-    if (rc == MPIKVS_OK)
-        t->ctl->growths++;
-    return rc;
-}
-
-struct place {
-    struct kvshm_tier_bucket *b;
-    struct kvshm_tier_entry  *old, *prev;   /* the key's entry, its chain
-                                             * predecessor; NULL: none */
-    uint64_t                  off;          /* of old */
-};
-
-/*
- * The writer's walk of key's chain, bounded like a reader's: at most
- * walk_bound() + 1 steps, every link inside the entries in use, and a
- * chain that ends where its bucket's tail says.  false: the index is
- * damaged.  control_sane() has checked entries_top.
- */
-static bool find(struct kvshm_tier *t, uint64_t hash, const void *key,
-                 size_t key_len, struct place *p)
-{
-    struct kvshm_tier_control *ctl = t->ctl;
-    uint64_t top = ctl->entries_top, steps = 0, off;
-    uint64_t bound = walk_bound(ctl->entries, top) + 1;
-    struct kvshm_tier_entry *e = NULL;
-
-    *p = (struct place){.b = &t->buckets[hash & (ctl->nbuckets - 1)]};
-    for (off = (uint64_t)p->b->head * KVSHM_TIER_UNIT; off;
-         off = (uint64_t)e->next * KVSHM_TIER_UNIT) {
-        if (e)
-            p->prev = e;
-        e = entry_in(t, off, top);
-        if (!e || ++steps > bound)
-            return false;
-        if (e->hash == hash && e->key_len == key_len &&
-            memcmp(entry_key(e), key, key_len) == 0) {
-            p->old = e;
-            p->off = off;
-            return true;
-        }
-    }
-    p->prev = NULL;
-    /* appending follows the tail: it must be the chain's last entry */
-    return e ? (uint64_t)p->b->tail * KVSHM_TIER_UNIT ==
-                   (uint64_t)((unsigned char *)e - t->ebase)
-             : p->b->tail == 0;
-}
-
-int kvshm_tier_put(struct kvshm_tier *t, const void *key, size_t key_len,
-                   const void *value, size_t value_len, mpikvs_error_t *err)
-{
-    return kvshm_tier_put_hashed(t, kvshm_tier_key_hash(key, key_len), key,
-                                 key_len, value, value_len, err);
-}
-
-int kvshm_tier_put_hashed(struct kvshm_tier *t, uint64_t hash,
-                          const void *key, size_t key_len, const void *value,
-                          size_t value_len, mpikvs_error_t *err)
-{
-    struct kvshm_tier_control *ctl;
-    struct kvshm_tier_entry *old, *e;
-    struct place p;
-    uint64_t top, size;
-    uint32_t unit;
-    int rc;
-
-    if (!t || !t->writer)
-        return kvshm_fail(err, MPIKVS_ERR_INVAL,
-                          "only the tier's writer may put");
-    if (!key || key_len == 0 || (!value && value_len))
-        return kvshm_fail(err, MPIKVS_ERR_INVAL,
-                          "a tier key needs at least one byte");
-    if (key_len > INT32_MAX || value_len > INT32_MAX)
-        return kvshm_fail(err, MPIKVS_ERR_TOOBIG,
-                          "tier key of %zu or value of %zu bytes is over 2 GiB",
-                          key_len, value_len);
-    ctl = t->ctl;
-    if (!control_sane(t) || !find(t, hash, key, key_len, &p)) {
-        /* damaged under us (no writer but us changes it): rebuild the
-         * index from the entries, once */
-        repair(t);
-        if (!find(t, hash, key, key_len, &p))
-            return kvshm_fail(err, MPIKVS_ERR_CORRUPT,
-                              "tier %s is damaged beyond repair",
-                              t->index->path);
-    }
-    old = p.old;
-
-    if (old && old->value_len == value_len) {
-        publish_begin(t);
-        memcpy(entry_value(old, key_len), value, value_len);
-        STORE(&old->checksum, value_sum(hash, key_len, value, value_len));
-        publish_end(t);
-        ctl->updates++;
-        return MPIKVS_OK;
-    }
-
-    /* A new entry is written past entries_top, where no reader looks,
-     * and only then linked in one publication. */
-    size = kvshm_entry_size(key_len, value_len);
-    top = ctl->entries_top;
-    if (top + size > t->entries->size) {
-        rc = grow_entries(t, top + size, err);
-        if (rc != MPIKVS_OK)
-            return rc;
-    }
-    if ((top + size) / KVSHM_TIER_UNIT > UINT32_MAX)
-        return kvshm_fail(err, MPIKVS_ERR_FULL, "tier %s is full",
-                          t->entries->path);
-    e = entry_at(t, top);
-    memset(e, 0, size);
-    e->hash = hash;
-    e->key_len = (uint32_t)key_len;
-    e->value_len = (uint32_t)value_len;
-    memcpy(entry_key(e), key, key_len);
-    if (value_len)
-        memcpy(entry_value(e, key_len), value, value_len);
-    e->checksum = value_sum(hash, key_len, entry_value(e, key_len),
-                            value_len);
-    unit = (uint32_t)(top / KVSHM_TIER_UNIT);
-
-    publish_begin(t);
-    if (old) {
-        uint32_t old_unit = (uint32_t)(p.off / KVSHM_TIER_UNIT);
-        e->next = old->next;
-        if (p.prev)
-            STORE(&p.prev->next, unit);
-        else
-            STORE(&p.b->head, unit);
-        if (p.b->tail == old_unit)
-            STORE(&p.b->tail, unit);
-        STORE(&old->flags, old->flags | KVSHM_ENTRY_DEAD);
-    } else {
-        link_at_tail(t, p.b, unit);
-        STORE(&ctl->entries, ctl->entries + 1);
-    }
-    STORE(&ctl->entries_top, top + size);
-    publish_end(t);
-
-    if (old) {
-        uint64_t old_size = kvshm_entry_size(old->key_len, old->value_len);
-        ctl->dead_bytes += old_size;
-        ctl->live_bytes += size - old_size;
-        ctl->updates++;
-    } else {
-        ctl->live_bytes += size;
-        if ((double)ctl->entries * 1000.0 >
-            (double)ctl->max_load_milli * (double)ctl->nbuckets)
-            rebuild(t, ctl->nbuckets * 2);
-    }
-    return MPIKVS_OK;
-}
-
-int kvshm_tier_clear(struct kvshm_tier *t, mpikvs_error_t *err)
-{
-    struct kvshm_tier_control *ctl;
-
-    if (!t || !t->writer)
-        return kvshm_fail(err, MPIKVS_ERR_INVAL,
-                          "only the tier's writer may clear it");
-    ctl = t->ctl;
-    if (!control_sane(t))
-        repair(t);   /* nbuckets says how much to clear */
-    /* One publication: a reader finds every entry or, after it, none.
-     * The entry bytes stay until new entries overwrite them, past the
-     * new entries_top where no reader follows a link. */
-    publish_begin(t);
-    memset(t->buckets, 0, ctl->nbuckets * sizeof(struct kvshm_tier_bucket));
-    STORE(&ctl->entries, 0);
-    STORE(&ctl->entries_top, ENTRIES_START);
-    publish_end(t);
-    ctl->live_bytes = 0;
-    ctl->dead_bytes = 0;
-    ctl->clears++;
-    return MPIKVS_OK;
-}
-
-/* ---- readers ---- */
-
-/*
- * Ask for an entry's first four cache lines at once: the header, the key
- * and (for the 80-byte keys and 104-byte values of a surrogate cache) the
- * value then arrive in one memory latency instead of one after another.
- */
-static inline void prefetch_entry(const struct kvshm_tier_entry *e)
-{
-    const char *p = (const char *)e;
-
-    __builtin_prefetch(p + 64);
-    __builtin_prefetch(p + 128);
-    __builtin_prefetch(p + 192);
-}
-
-/*
- * Follow the chain of hash in a snapshot (nbuckets, top, entries).
- * Anything out of bounds means the snapshot raced a publication, or a
- * region is damaged: limits past the files are never read.
- */
-static enum walk_result walk(const struct kvshm_tier *t, uint64_t hash,
-                             const void *key, size_t key_len,
-                             uint64_t nbuckets, uint64_t top,
-                             uint64_t entries, struct kvshm_tier_entry **found,
-                             uint32_t *value_len)
-{
-    uint64_t off, steps = 0, bound = walk_bound(entries, top);
-
-    if (nbuckets == 0 || (nbuckets & (nbuckets - 1)) ||
-        nbuckets > t->max_buckets || top > t->entries->size)
-        return WALK_TORN;
-    off = (uint64_t)LOAD(&t->buckets[hash & (nbuckets - 1)].head) *
-          KVSHM_TIER_UNIT;
-    while (off) {
-        struct kvshm_tier_entry *e;
-        uint32_t klen;
-
-        if (off < ENTRIES_START || off + sizeof(*e) > top || ++steps > bound)
-            return WALK_TORN;
-        e = entry_at(t, off);
-        prefetch_entry(e);
-        klen = LOAD(&e->key_len);
-        if (LOAD(&e->hash) == hash && klen == key_len) {
-            /* loaded once: the length checked is the length copied */
-            uint32_t vlen = LOAD(&e->value_len);
-            if (off + kvshm_entry_size(klen, vlen) > top)
-                return WALK_TORN;
-            if (memcmp(entry_key(e), key, key_len) == 0) {
-                *found = e;
-                *value_len = vlen;
-                return WALK_FOUND;
-            }
-        }
-        off = (uint64_t)LOAD(&e->next) * KVSHM_TIER_UNIT;
-    }
-    return WALK_MISS;
-}
-
-/*
- * The writer is in mid-publication.  Spin briefly (publications are
- * short), then yield the core (on an oversubscribed node the writer may
- * need it), and give up when the writer has been gone for stall_ms.
- */
-static int wait_for_writer(struct kvshm_tier *t, unsigned *spins,
-                           uint64_t *deadline)
-{
-    return kvshm_spin_wait(++*spins, 256, t->stall_ms, deadline)
-               ? MPIKVS_OK
-               : MPIKVS_ERR_STALLED;
-}
-
-/* How often a lookup re-reads an entry that does not verify under a
- * stable seq before it calls the entry damaged. */
-#define BAD_ENTRY_RETRIES 4u
-
-/*
- * One consistent lookup.  With value/cap it copies the value inside the
- * read section; *entry and *gen describe what was found.  A hit is only
- * a value that matches the entry's checksum: with value, the copy; else
- * the bytes in place, checked inside the read section.
- */
-static int lookup(struct kvshm_tier *t, uint64_t hash, const void *key,
-                  size_t key_len, void *value, size_t cap, size_t *value_len,
-                  struct kvshm_tier_entry **entry, uint64_t *gen)
-{
-    struct kvshm_tier_control *ctl = t->ctl;
-    uint64_t deadline = 0;
-    unsigned spins = 0, bad = 0;
-
-    t->lookups++;
-    for (;;) {
-        struct kvshm_tier_entry *e = NULL;
-        enum walk_result r;
-        uint64_t s1, s2, sum = 0, nbuckets, top;
-        uint32_t vlen = 0;
-        bool whole = false;
-
-        s1 = __atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE);
-        if (s1 & 1) {
-            int rc = wait_for_writer(t, &spins, &deadline);
-            if (rc != MPIKVS_OK)
-                return rc;
-            continue;
-        }
-        nbuckets = LOAD(&ctl->nbuckets);
-        top = LOAD(&ctl->entries_top);
-        if (nbuckets > t->max_buckets || top > t->entries->size)
-            refresh_limits(t);   /* the writer grew a region, or damage */
-        r = walk(t, hash, key, key_len, nbuckets, top, LOAD(&ctl->entries),
-                 &e, &vlen);
-        if (r == WALK_FOUND) {
-            sum = LOAD(&e->checksum);
-            if (!value)
-                whole = value_sum(hash, key_len, entry_value(e, key_len),
-                                  vlen) == sum;
-            else if (vlen <= cap)
-                memcpy(value, entry_value(e, key_len), vlen);
-        }
-        /* Orders the loads above before the check: if any of them saw a
-         * publication's store, s2 sees that publication's seq. */
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        s2 = LOAD(&ctl->seq);
-        if (s1 != s2) {
-            t->retries++;
-            continue;
-        }
-        if (r == WALK_TORN)
-            return MPIKVS_ERR_CORRUPT; /* out of bounds with no writer */
-        if (r == WALK_MISS) {
-            t->misses++;
-            return MPIKVS_MISS;
-        }
-        if (value && vlen <= cap)
-            whole = value_sum(hash, key_len, value, vlen) == sum;
-        else if (value)
-            whole = true;   /* TOOBIG copies nothing: no value to trust */
-        if (!whole) {
-            /* Stable seq, yet a value that does not verify: a writer
-             * that died mid-publication with no successor yet to repair,
-             * or damage.  Never a hit. */
-            t->retries++;
-            if (++bad >= BAD_ENTRY_RETRIES)
-                return MPIKVS_ERR_CORRUPT;
-            sched_yield();
-            continue;
-        }
-        t->hits++;
-        *value_len = vlen;
-        *entry = e;
-        *gen = s1;
-        return value && vlen > cap ? MPIKVS_ERR_TOOBIG : MPIKVS_OK;
-    }
-}
-
-int kvshm_tier_get(struct kvshm_tier *t, const void *key, size_t key_len,
-                   void *value, size_t cap, size_t *value_len)
-{
-    if (!key)
-        return MPIKVS_ERR_INVAL;
-    return kvshm_tier_get_hashed(t, kvshm_tier_key_hash(key, key_len), key,
-                                 key_len, value, cap, value_len);
-}
-
-int kvshm_tier_get_hashed(struct kvshm_tier *t, uint64_t hash,
-                          const void *key, size_t key_len, void *value,
-                          size_t cap, size_t *value_len)
-{
-    struct kvshm_tier_entry *e;
-    uint64_t gen;
-    size_t len = 0;
-    int rc;
-
-    if (!t || !key || key_len == 0 || (!value && cap))
-        return MPIKVS_ERR_INVAL;
-    rc = lookup(t, hash, key, key_len, value ? value : (void *)"", cap, &len,
-                &e, &gen);
-    if (value_len && (rc == MPIKVS_OK || rc == MPIKVS_ERR_TOOBIG))
-        *value_len = len;
-    return rc;
-}
-
-int kvshm_tier_get_ref(struct kvshm_tier *t, const void *key, size_t key_len,
-                       const void **value, size_t *value_len, uint64_t *gen)
-{
-    if (!key)
-        return MPIKVS_ERR_INVAL;
-    return kvshm_tier_get_ref_hashed(t, kvshm_tier_key_hash(key, key_len),
-                                     key, key_len, value, value_len, gen);
-}
-
-int kvshm_tier_get_ref_hashed(struct kvshm_tier *t, uint64_t hash,
-                              const void *key, size_t key_len,
-                              const void **value, size_t *value_len,
-                              uint64_t *gen)
-{
-    struct kvshm_tier_entry *e;
-    size_t len = 0;
-    uint64_t g = 0;
-    int rc;
-
-    if (!t || !key || key_len == 0 || !value)
-        return MPIKVS_ERR_INVAL;
-    rc = lookup(t, hash, key, key_len, NULL, 0, &len, &e, &g);
-    if (rc != MPIKVS_OK)
-        return rc;
-    *value = entry_value(e, key_len);
-    if (value_len)
-        *value_len = len;
-    if (gen)
-        *gen = g;
-    return MPIKVS_OK;
-}
-
-bool kvshm_tier_ref_valid(const struct kvshm_tier *t, uint64_t gen)
-{
-    /* The caller's reads of the referenced bytes come before this. */
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    return LOAD(&t->ctl->seq) == gen;
-}
-
-uint64_t kvshm_tier_generation(const struct kvshm_tier *t)
-{
-    return __atomic_load_n(&t->ctl->seq, __ATOMIC_ACQUIRE) & ~UINT64_C(1);
 }
 
 void kvshm_tier_stats(const struct kvshm_tier *t, struct kvshm_tier_stats *out)

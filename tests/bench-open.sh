@@ -16,6 +16,9 @@
 #     nothing with MPIKVS_POPULATE=0;
 #   - a bad option is refused with its message and status 2, a bad
 #     MPIKVS_POPULATE by the library's open, with its message;
+#   - an open that fails on one rank only fails on every rank with that
+#     rank's cause (kvs_agreed's rule): rank 0 prints rank 1's message
+#     about its MPIKVS_TRANSPORT, not "another rank failed";
 #   - nothing is left in the shm directory (private to this script).
 #
 # Environment: top_builddir, top_srcdir (as make check sets them), MPIRUN
@@ -135,6 +138,24 @@ if [ "$rc" -ne 0 ] &&
     bad "MPIKVS_POPULATE=lots: exit $rc" "$tmp/pb"; fi
 unset MPIKVS_POPULATE
 xs=$xs_before
+
+echo "# one rank's failure, every rank's cause"
+# rank 1 alone asks for a transport that does not exist (the rank from
+# Open MPI's or a Hydra launcher's variable)
+cat >"$tmp/rank1-bogus.sh" <<'EOS'
+#!/bin/sh
+[ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 1 ] &&
+    MPIKVS_TRANSPORT=bogus && export MPIKVS_TRANSPORT
+exec "$@"
+EOS
+# shellcheck disable=SC2086
+timeout -k 10 "$limit" "$mpirun" --oversubscribe -np 2 $xs \
+    sh "$tmp/rank1-bogus.sh" "$bench" open $small >"$tmp/a" 2>&1 </dev/null
+rc=$?
+if [ "$rc" -ne 0 ] &&
+    grep -qF "MPIKVS_TRANSPORT 'bogus' is not a transport" "$tmp/a" &&
+    ! grep -qF "another rank failed" "$tmp/a"; then ok; else
+    bad "rank 1's bad MPIKVS_TRANSPORT: exit $rc, rank 0 did not tell rank 1's cause" "$tmp/a"; fi
 
 echo "# refused"
 run "$tmp/r" 1 --reps 0

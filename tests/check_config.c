@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "job_config.h"
+#include "plan.h"
 #include "size.h"
 
 static const char *srcdir(void)

@@ -1287,6 +1287,41 @@ START_TEST(test_kind)
     expect_open("data", &any, MPIKVS_OK, "kind data -> layout, opts.kind 0");
     expect_open("data", &want_layout, MPIKVS_OK, "kind data -> layout, "
                 "opts.kind layout");
+
+    h = orig;
+    h.kind = KVSHM_KIND_RMA_WINDOW;
+    write_header("data", &h, true);
+    {
+        struct kvshm_region *r;
+        mpikvs_error_t err;
+        assert_rc(try_open("data", &want_data, &r, &err), MPIKVS_ERR_KIND,
+                  &err, "rmacache window opened as data");
+        ck_assert_msg(strstr(err.text, "is a rmacache region, expected a "
+                                       "data region") != NULL,
+                      "the refusal misnames the rmacache window: %s",
+                      err.text);
+    }
+
+    /* Every kind is named in the refusal, the rmacache window's too (its
+     * name comes from the one kind table, region_name.c). */
+    for (uint32_t kind = 1; kind <= KVSHM_KIND_MAX; kind++) {
+        struct kvshm_region *r;
+        mpikvs_error_t err;
+        char want[64];
+
+        h = orig;
+        h.kind = kind == KVSHM_KIND_DATA ? KVSHM_KIND_LAYOUT : kind;
+        write_header("data", &h, true);
+        int rc = try_open("data", &want_data, &r, &err);
+        assert_rc(rc, MPIKVS_ERR_KIND, &err, "kind %u opened as data", kind);
+        snprintf(want, sizeof want, "is a %s region, expected a data region",
+                 kvshm_kind_name(h.kind));
+        ck_assert_msg(strstr(err.text, want) != NULL,
+                      "kind %u: message '%s' lacks '%s'", kind, err.text,
+                      want);
+        ck_assert_msg(strcmp(kvshm_kind_name(h.kind), "unknown") != 0,
+                      "kind %u has no name", h.kind);
+    }
 }
 END_TEST
 

@@ -21,6 +21,7 @@
 #include "region.h"
 #include "region_name.h"
 #include "shm_check.h"
+#include "virtual_nodes.h"
 
 #define JOB  "4242"
 #define NODE "n001"
@@ -461,6 +462,58 @@ START_TEST(test_refuse_long_tiers)
 }
 END_TEST
 
+/* MPIKVS_VIRTUAL_NODES, one rule for libmpikvs and rmacache: a count
+ * from 1, digits only (0 or empty: none); blocks of consecutive ranks; "<host>-v<node>". */
+START_TEST(test_virtual_nodes)
+{
+    static const char *const bad[] = {"-0", "two", "-1", " 2", "+2", "2x",
+                                      "1048577", "99999999999999999999"};
+    mpikvs_error_t err;
+    unsigned n = 7;
+    char name[64];
+
+    ck_assert_int_eq(kvshm_virtual_nodes_parse(NULL, 4, &n, &err), MPIKVS_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(kvshm_virtual_nodes_parse("", 4, &n, &err), MPIKVS_OK);
+    ck_assert_uint_eq(n, 0);
+    n = 7;   /* 0: none, the real nodes, as a script may say */
+    ck_assert_int_eq(kvshm_virtual_nodes_parse("0", 4, &n, &err), MPIKVS_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(kvshm_virtual_nodes_parse("3", 4, &n, &err), MPIKVS_OK);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(kvshm_virtual_nodes_parse("1048576",
+                                               KVSHM_VIRTUAL_NODES_MAX, &n,
+                                               &err),
+                     MPIKVS_OK);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        n = 7;
+        ck_assert_msg(kvshm_virtual_nodes_parse(bad[i],
+                                                KVSHM_VIRTUAL_NODES_MAX, &n,
+                                                &err) == MPIKVS_ERR_INVAL,
+                      "MPIKVS_VIRTUAL_NODES='%s' was taken", bad[i]);
+        ck_assert_uint_eq(n, 7);
+        char want[80];
+        /* the form rmacache's refusals share: "VAR: 'value' ..." */
+        snprintf(want, sizeof want, "MPIKVS_VIRTUAL_NODES: '%s' is not a "
+                 "node count", bad[i]);
+        ck_assert_msg(strstr(err.text, want), "message for '%s': %s",
+                      bad[i], err.text);
+    }
+    ck_assert_int_eq(kvshm_virtual_nodes_parse("5", 4, &n, &err),
+                     MPIKVS_ERR_INVAL);
+
+    /* 5 ranks in 2 nodes: 0 1 2 | 3 4; every node has a rank when
+     * nodes <= ranks */
+    static const int of5in2[] = {0, 0, 0, 1, 1};
+    for (int r = 0; r < 5; r++)
+        ck_assert_int_eq(kvshm_virtual_node_of(r, 5, 2), of5in2[r]);
+    for (int r = 0; r < 4; r++)
+        ck_assert_int_eq(kvshm_virtual_node_of(r, 4, 4), r);
+    kvshm_virtual_node_name(name, sizeof name, "n001", 1);
+    ck_assert_str_eq(name, "n001-v1");
+}
+END_TEST
+
 START_TEST(test_refuse_bad_parts)
 {
     static const char *const what[] = {"job id", "node name", "tag"};
@@ -538,6 +591,7 @@ static Suite *region_name_suite(void)
     tcase_add_test(tc, test_refuse_long_tables);
     tcase_add_test(tc, test_refuse_long_tiers);
     tcase_add_test(tc, test_refuse_bad_parts);
+    tcase_add_test(tc, test_virtual_nodes);
     suite_add_tcase(s, tc);
     return s;
 }

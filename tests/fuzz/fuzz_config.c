@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "job_config.h"
+#include "plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
