@@ -58,7 +58,7 @@ prefetch_own(const mpikvs_t *kvs, const struct kvs_key *keys, size_t n,
              size_t i)
 {
     if (i < n && kvs_direct(kvs, &keys[i]))
-        kvs_bucket_prefetch(kvs, &keys[i]);
+        kvs_bucket_prefetch(&kvs->tab, &keys[i]);
 }
 
 /* The records of a chunk's keys, and the first own-node buckets asked
@@ -128,7 +128,7 @@ static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
             rc = *status < 0 ? *status : MPIKVS_OK;
             continue;
         }
-        f = kvs_slot_find(kvs, copy_of(kvs, c, p->copy), false, &p->key,
+        f = kvs_slot_find(&kvs->tab, copy_of(kvs, c, p->copy), false, &p->key,
                           value, &torn, &meta);
         if (f == SLOT_TORN) {
             /* The single path retries, with time for a writer between. */
@@ -163,11 +163,12 @@ static int by_index(const void *a, const void *b)
 
 /* Remote puts of a batch: read each distinct bucket once, pick slots in
  * the caller's order on those copies (so keys that share a bucket see each
- * other), write the slots' meta words and images, flush once.  Lock-free
- * with the CPU's atomics, where a slot is claimed with a round trip of
- * its own (kvs_put_claimed), one key at a time. */
+ * other), write the slots' meta words and images, flush once.  Where
+ * the bucket I/O claims slots (lock-free with the CPU's atomics), each
+ * claim is a round trip of its own: one key at a time. */
 static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
 {
+    const struct kvs_bucket_io *io = kvs_far_io(kvs);
     struct pending *p = c->remote;
     size_t np = c->nremote;
     const unsigned char *v = c->values;
@@ -177,10 +178,17 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
     size_t copies = 0;
     int rc = MPIKVS_OK;
 
-    if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic) {
-        for (size_t j = 0; j < np && rc == MPIKVS_OK; j++)
-            rc = kvs_put_claimed(kvs, &p[j].key,
-                                 v + p[j].index * kvs->value_size);
+    if (io->cas) {
+        for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
+            struct kvs_access a = {&kvs->tab, io, &p[j].key, kvs, 0, 0};
+            int c = kvs_bucket_put(&a, v + p[j].index * kvs->value_size);
+            if (c >= 0)
+                kvs_count_put(&kvs->tab, c);
+            else
+                rc = c == MPIKVS_ERR_STALLED
+                         ? kvs_put_stalled(kvs, &a, "mpikvs_put")
+                         : c;
+        }
         return rc;
     }
     qsort(p, np, sizeof(*p), by_home);
@@ -205,12 +213,12 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
 
         /* a batch does not wait for a slot the key's node is writing
          * (put_far does); here nothing is claimed anyway */
-        kvs_slot_pick(kvs, bucket, false, &p[j].key, TAKEOVER_ANY, &pick);
-        kvs_slot_image(kvs, &p[j].key, v + p[j].index * kvs->value_size,
+        kvs_slot_pick(&kvs->tab, bucket, false, &p[j].key, TAKEOVER_ANY, &pick);
+        kvs_slot_image(&kvs->tab, &p[j].key, v + p[j].index * kvs->value_size,
                        image);
         metas[j] = pick.meta;
         *kvs_meta_at(bucket, pick.slot) = pick.meta;
-        memcpy(kvs_slot_at(kvs, bucket, pick.slot), image, kvs->slot_size);
+        memcpy(kvs_slot_at(&kvs->tab, bucket, pick.slot), image, kvs->slot_size);
         /* Two writes to one bucket between flushes land in no defined
          * order: complete the first before the second. */
         if (written[p[j].copy])
@@ -219,7 +227,7 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
         if (rc == MPIKVS_OK)
             rc = kvs_write_slot(kvs, &p[j].key, pick.slot, &metas[j], image);
         if (rc == MPIKVS_OK)
-            kvs_count_put(kvs, pick.choice);
+            kvs_count_put(&kvs->tab, pick.choice);
     }
     /* The images must have left before they are reused. */
     return kvs_first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
@@ -266,7 +274,7 @@ static void put_finish(mpikvs_t *kvs, struct kvs_chunk *c)
         if (c->choice[j] < 0)
             rc = c->choice[j];
         else
-            kvs_count_put(kvs, c->choice[j]);
+            kvs_count_put(&kvs->tab, c->choice[j]);
     }
     if (rc == MPIKVS_OK && c->nremote)
         rc = put_remote_batch(kvs, c);

@@ -14,9 +14,9 @@
 #include "plan.h"
 #include "mpikvs.h"
 #include "region.h"
+#include "bucket.h"
 
 #define MPIKVS_DEFAULT_SIZE     (UINT64_C(64) << 20)
-#define MPIKVS_CHECKSUM_RETRIES 3      /* reads of a slot before invalidating */
 #define MPIKVS_LOCK_TIMEOUT_MS  30000u /* a bucket lock held longer: stalled */
 #define MPIKVS_CLOSE_TIMEOUT_S  60u    /* for the other ranks in mpikvs_close */
 #define MPIKVS_TIMEOUT_S        30u    /* for another node's answer */
@@ -68,8 +68,6 @@ struct mpikvs {
     MPI_Comm                  leaders_comm;/* the nodes' leaders; NULL on
                                             * the other ranks (nodes.c) */
     int                       rank, size, local_rank, local_size;
-    uint32_t                  pid;         /* getpid(): the owner of this
-                                            * process's claims (slot.h) */
     uint32_t                  node, nnodes;
     int                      *leaders;     /* [nnodes]: comm rank of each
                                             * node's leader */
@@ -81,10 +79,14 @@ struct mpikvs {
     enum kvs_ucx_ops          ucx_ops;     /* MPIKVS_UCX_OPS (open.c) */
     void                     *tp_state;    /* the transport's own */
 
-    /* the table */
-    size_t                    key_size, value_size;
-    uint64_t                  slots, slot_size, bucket_size, nbuckets;
-    uint64_t                  buckets_offset;
+    /* the table: its shape, the node's buckets, my stats block, my pid
+     * (bucket.h); each field also by its own name, kvs->slots */
+    union {
+        struct kvs_table      tab;
+        struct {
+            KVS_TABLE_FIELDS
+        };
+    };
     struct kvshm_config      *config;      /* NULL without one */
     struct kvshm_job_layout  *layout;      /* the plugin's, or NULL */
     const struct kvshm_table_config *table;
@@ -96,8 +98,6 @@ struct mpikvs {
     bool                      created;     /* by us: removed at close */
     char                      shm_dir[KVSHM_DIR_MAX + 1];
     char                      region_name[KVSHM_NAME_MAX + 1];
-    unsigned char            *buckets;     /* region base + buckets_offset */
-    struct kvshm_rank_stats  *stats;       /* my block */
     /* the counters when this handle opened: of my block, and summed over
      * the node's (MPIKVS_SINCE_OPEN; stats.c) */
     mpikvs_stats_t            stats_at_open;
@@ -232,12 +232,5 @@ void kvs_unlink_names(mpikvs_t *kvs);
  * filled) is left as it is; either way kvs->opened.persist says what it
  * did. */
 int kvs_load_at_open(mpikvs_t *kvs, const char *path);
-
-
-/* Counters are written by their rank only: a plain increment, made
- * visible to readers of the region without a locked instruction. */
-#define KVS_COUNT(kvs, field, n)                                        \
-    __atomic_store_n(&(kvs)->stats->field, (kvs)->stats->field + (n),      \
-                     __ATOMIC_RELAXED)
 
 #endif /* MPIKVS_HANDLE_H */

@@ -9,6 +9,10 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/async.c \
 	libmpikvs/batch.c \
 	libmpikvs/batch.h \
+	libmpikvs/bucket.c \
+	libmpikvs/bucket.h \
+	libmpikvs/bucket_far.c \
+	libmpikvs/bucket_far.h \
 	libmpikvs/bounded_comm.c \
 	libmpikvs/bounded_comm.h \
 	libmpikvs/counters.c \

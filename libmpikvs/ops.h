@@ -8,35 +8,10 @@
 
 #include <stdbool.h>
 
+#include "bucket_far.h"
 #include "handle.h"
 #include "key.h"
 #include "transport.h"
-
-/* Displacement of a bucket in its node's region, of slot i of the
- * bucket and of its meta word, ... */
-static inline uint64_t kvs_bucket_disp(const mpikvs_t *kvs, uint64_t bucket)
-{
-    return kvs->buckets_offset + bucket * kvs->bucket_size;
-}
-
-static inline uint64_t kvs_slot_disp(const mpikvs_t *kvs, uint64_t bucket,
-                                     uint64_t i)
-{
-    return kvs_bucket_disp(kvs, bucket) +
-           kvshm_bucket_slot_offset(kvs->slots, kvs->slot_size, i);
-}
-
-static inline uint64_t kvs_meta_disp(const mpikvs_t *kvs, uint64_t bucket,
-                                     uint64_t i)
-{
-    return kvs_bucket_disp(kvs, bucket) + kvshm_bucket_meta_offset(i);
-}
-
-/* ... and of its lock word (the fine-lock mode's). */
-static inline uint64_t kvs_lock_disp(const mpikvs_t *kvs, uint64_t bucket)
-{
-    return kvs_bucket_disp(kvs, bucket) + KVSHM_BUCKET_LOCK_OFFSET;
-}
 
 /* The own node's lock-free get and put, in shared memory; also what a
  * node's serving process runs for the keys shipped to it (transport.h).
@@ -51,6 +26,15 @@ static inline bool kvs_direct(const mpikvs_t *kvs, const struct kvs_key *k)
 {
     return kvs->mode == KVSHM_MODE_LOCKFREE && k->node == kvs->node;
 }
+
+/* The bucket I/O of another node's bucket in the handle's mode
+ * (bucket_far.c). */
+const struct kvs_bucket_io *kvs_far_io(const mpikvs_t *kvs);
+
+/* MPIKVS_ERR_STALLED for a put (what) whose wait for the claim a names
+ * (stall_slot, stall_meta) lasted KVS_SLOT_STALL_MS, with a message. */
+int kvs_put_stalled(mpikvs_t *kvs, const struct kvs_access *a,
+                    const char *what);
 
 /* Whether node's keys are shipped whole to it (transport.h). */
 static inline bool kvs_shipped(const mpikvs_t *kvs, uint32_t node)
@@ -75,35 +59,6 @@ int kvs_get_far(mpikvs_t *kvs, const struct kvs_key *k, void *value);
 int kvs_get_done(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
                  int rc);
 
-/* Issue the read of a key's bucket into into, or the writes of slot i
- * of its bucket: its meta word *meta and its image (kvs_slot_image);
- * complete after the transport's flush, until which meta and image must
- * stay as they are. */
-int kvs_read_bucket(mpikvs_t *kvs, const struct kvs_key *k,
-                    unsigned char *into);
-int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
-                   const uint64_t *meta, const unsigned char *image);
-
-/* kvs_read_bucket and the flush that completes it: the bucket is in
- * into on MPIKVS_OK. */
-int kvs_fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,
-                     unsigned char *into);
-
-/* The lock-free put of another node's key where the transport's atomics
- * are the CPU's (transport.h, cpu_atomic): the slot claimed, written and
- * released as a put on its node does (slot_read.h), and counted.
- * Returns MPIKVS_OK or an error. */
-int kvs_put_claimed(mpikvs_t *kvs, const struct kvs_key *k,
-                    const void *value);
-
-/* The put of another node's key where nobody else writes its bucket (the
- * lock modes), or lock-free without the CPU's atomics (the mpi transport,
- * which may lose a racing insert: mpikvs(7)): the slot picked from a copy
- * of the bucket and written.  Returns the slot choice, not counted, or an
- * error. */
-int kvs_put_unclaimed(mpikvs_t *kvs, const struct kvs_key *k,
-                      const void *value);
-
 /* One operation shipped whole to k's home node (transport.h, ship) and
  * flushed.  Returns its status, or an error. */
 int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
@@ -114,9 +69,6 @@ int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
  * or SLOT_PRESENT with the present value in present (if not NULL). */
 int kvs_put_absent_direct(mpikvs_t *kvs, const struct kvs_key *k,
                           const void *value, void *present);
-
-/* Count a put that took a slot (enum slot_choice). */
-void kvs_count_put(mpikvs_t *kvs, int choice);
 
 /* Run op on k's bucket under the lock the mode takes: none (lock-free),
  * the bucket's lock word (fine-lock), the node's whole region
