@@ -27,10 +27,11 @@ int kvs_put_absent_direct(mpikvs_t *kvs, const struct kvs_key *k,
 static int put_absent_far(mpikvs_t *kvs, const struct kvs_key *k,
                           const void *in, void *out)
 {
-    struct kvs_access a = {&kvs->tab, kvs_far_io(kvs), k, kvs, 0, 0};
+    const struct kvs_route *r = kvs_route(kvs, k->node);
+    struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0};
     int rc;
 
-    if (kvs_shipped(kvs, k->node))
+    if (r->kind == KVS_ROUTE_SHIPPED)
         return kvs_ship_one(kvs, k, KVS_SHIP_PUT_ABSENT, in, out);
     rc = kvs_bucket_put_absent(&a, in, out);
     return rc == MPIKVS_ERR_STALLED
@@ -51,7 +52,7 @@ int mpikvs_put_if_absent(mpikvs_t *kvs, const void *key, const void *value,
                         "mpikvs_put_if_absent: key and value must not be "
                         "NULL");
     kvs_key_make(kvs, key, &k);
-    rc = kvs_direct(kvs, &k)
+    rc = kvs_route(kvs, k.node)->kind == KVS_ROUTE_SHARED
              ? kvs_put_absent_direct(kvs, &k, value, present)
              : kvs_locked(kvs, &k, true, put_absent_far, value, present);
     if (rc < 0)

@@ -57,7 +57,7 @@ static inline __attribute__((always_inline)) void
 prefetch_own(const mpikvs_t *kvs, const struct kvs_key *keys, size_t n,
              size_t i)
 {
-    if (i < n && kvs_direct(kvs, &keys[i]))
+    if (i < n && kvs_route(kvs, keys[i].node)->kind == KVS_ROUTE_SHARED)
         kvs_bucket_prefetch(&kvs->tab, &keys[i]);
 }
 
@@ -86,11 +86,12 @@ static void get_issue(mpikvs_t *kvs, struct kvs_chunk *c)
     for (size_t i = 0; i < c->n && rc == MPIKVS_OK; i++) {
         struct kvs_key key = keys[i];
         struct pending *p = &c->remote[c->nremote];
+        const struct kvs_route *r = kvs_route(kvs, key.node);
         prefetch_own(kvs, keys, c->n, i + PREFETCH_AHEAD);
         /* The own node's keys as they come (from shared memory); the
          * lock modes take a lock per bucket, which cannot overlap: their
          * batches run one key at a time. */
-        if (kvs->mode != KVSHM_MODE_LOCKFREE || key.node == kvs->node) {
+        if (r->kind == KVS_ROUTE_SHARED || r->locked) {
             c->status[i] = kvs_get(kvs, &key, v + i * kvs->value_size);
             rc = c->status[i] < 0 ? c->status[i] : MPIKVS_OK;
             continue;
@@ -101,7 +102,7 @@ static void get_issue(mpikvs_t *kvs, struct kvs_chunk *c)
             continue;
         }
         *p = (struct pending){.index = i, .key = key, .copy = c->nremote,
-                              .shipped = kvs_shipped(kvs, key.node)};
+                              .shipped = r->kind == KVS_ROUTE_SHIPPED};
         rc = p->shipped
                  ? kvs->tp->ship(kvs, &key, KVS_SHIP_GET, NULL,
                                  v + i * kvs->value_size, &c->status[i])
@@ -168,9 +169,8 @@ static int by_index(const void *a, const void *b)
  * claim is a round trip of its own: one key at a time. */
 static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
 {
-    const struct kvs_bucket_io *io = kvs_far_io(kvs);
     struct pending *p = c->remote;
-    size_t np = c->nremote;
+    size_t np = 0;
     const unsigned char *v = c->values;
     unsigned char *images = kvs->batch_images;
     uint64_t metas[BATCH_CHUNK];
@@ -178,19 +178,25 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
     size_t copies = 0;
     int rc = MPIKVS_OK;
 
-    if (io->cas) {
-        for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
-            struct kvs_access a = {&kvs->tab, io, &p[j].key, kvs, 0, 0};
-            int c = kvs_bucket_put(&a, v + p[j].index * kvs->value_size);
-            if (c >= 0)
-                kvs_count_put(&kvs->tab, c);
-            else
-                rc = c == MPIKVS_ERR_STALLED
-                         ? kvs_put_stalled(kvs, &a, "mpikvs_put")
-                         : c;
+    /* the keys whose slots are claimed, one by one; the others stay */
+    for (size_t j = 0; j < c->nremote && rc == MPIKVS_OK; j++) {
+        struct kvs_access a = {&kvs->tab, kvs_route(kvs, p[j].key.node)->io,
+                               &p[j].key, kvs, 0, 0};
+        int choice;
+        if (!a.io->cas) {
+            p[np++] = p[j];
+            continue;
         }
-        return rc;
+        choice = kvs_bucket_put(&a, v + p[j].index * kvs->value_size);
+        if (choice >= 0)
+            kvs_count_put(&kvs->tab, choice);
+        else
+            rc = choice == MPIKVS_ERR_STALLED
+                     ? kvs_put_stalled(kvs, &a, "mpikvs_put")
+                     : choice;
     }
+    if (rc != MPIKVS_OK || !np)
+        return rc;
     qsort(p, np, sizeof(*p), by_home);
     for (size_t j = 0; j < np; j++) {
         bool same = j > 0 && p[j].key.node == p[j - 1].key.node &&
@@ -246,12 +252,13 @@ static void put_issue(mpikvs_t *kvs, struct kvs_chunk *c)
     make_keys(kvs, c->n, c->keys, keys);
     for (size_t i = 0; i < c->n && rc == MPIKVS_OK; i++) {
         struct kvs_key key = keys[i];
+        const struct kvs_route *r = kvs_route(kvs, key.node);
         prefetch_own(kvs, keys, c->n, i + PREFETCH_AHEAD);
         /* the own node's keys in shared memory as they come; the lock
          * modes one key at a time (see get_issue) */
-        if (kvs->mode != KVSHM_MODE_LOCKFREE || key.node == kvs->node) {
+        if (r->kind == KVS_ROUTE_SHARED || r->locked) {
             rc = kvs_put(kvs, &key, v + i * kvs->value_size);
-        } else if (kvs_shipped(kvs, key.node)) {
+        } else if (r->kind == KVS_ROUTE_SHIPPED) {
             c->shipped[c->nshipped] = (struct pending){.index = i,
                                                        .key = key};
             rc = kvs->tp->ship(kvs, &key, KVS_SHIP_PUT,

@@ -76,6 +76,9 @@ struct mpikvs {
                                             * config: open.c), maybe AUTO;
                                             * the one in use once tp is set */
     const struct kvs_transport *tp;        /* in use (transport.c) */
+    struct kvs_route         *routes;      /* [nnodes]: the way to each
+                                            * node, set as tp opens
+                                            * (route.h) */
     enum kvs_ucx_ops          ucx_ops;     /* MPIKVS_UCX_OPS (open.c) */
     void                     *tp_state;    /* the transport's own */
 

@@ -34,6 +34,8 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/persist_file.c \
 	libmpikvs/persist_file.h \
 	libmpikvs/round_key.c \
+	libmpikvs/route.c \
+	libmpikvs/route.h \
 	libmpikvs/save_format.c \
 	libmpikvs/save_format.h \
 	libmpikvs/slot.c \

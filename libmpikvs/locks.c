@@ -203,7 +203,7 @@ int kvs_locked(mpikvs_t *kvs, const struct kvs_key *k, bool exclusive,
 {
     int rc, unlocked;
 
-    if (kvs->mode == KVSHM_MODE_LOCKFREE)
+    if (!kvs_route(kvs, k->node)->locked)
         return op(kvs, k, in, out);
     if ((rc = lock(kvs, k, exclusive)) != MPIKVS_OK)
         return rc;

@@ -865,6 +865,7 @@ static int teardown(mpikvs_t *kvs, bool report, bool stalled)
     kvshm_config_free(kvs->config);
     kvshm_job_layout_free(kvs->layout);
     free(kvs->leaders);
+    free(kvs->routes);
     free(kvs->scratch);
     free(kvs->slot_image);
     free(kvs->batch);

@@ -73,13 +73,6 @@ int kvs_put_direct(mpikvs_t *kvs, const struct kvs_key *k,
 
 /* ---- through the transport ---- */
 
-const struct kvs_bucket_io *kvs_far_io(const mpikvs_t *kvs)
-{
-    if (kvs->mode != KVSHM_MODE_LOCKFREE)
-        return &kvs_far_locked_io;
-    return kvs->tp->cpu_atomic ? &kvs_far_claimed_io : &kvs_far_unclaimed_io;
-}
-
 int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
                  enum kvs_ship_kind kind, const void *in, void *out)
 {
@@ -106,11 +99,12 @@ int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
 static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
                    void *value)
 {
-    struct kvs_access a = {&kvs->tab, kvs_far_io(kvs), k, kvs, 0, 0};
+    const struct kvs_route *r = kvs_route(kvs, k->node);
+    struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0};
 
     (void)in;
     KVS_COUNT(kvs, remote, 1);
-    if (kvs_shipped(kvs, k->node))
+    if (r->kind == KVS_ROUTE_SHIPPED)
         return kvs_ship_one(kvs, k, KVS_SHIP_GET, NULL, value);
     return kvs_bucket_get(&a, value);
 }
@@ -120,11 +114,12 @@ static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
 static int put_far(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
                    void *out)
 {
-    struct kvs_access a = {&kvs->tab, kvs_far_io(kvs), k, kvs, 0, 0};
+    const struct kvs_route *r = kvs_route(kvs, k->node);
+    struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0};
     int rc;
 
     (void)out;
-    if (kvs_shipped(kvs, k->node))
+    if (r->kind == KVS_ROUTE_SHIPPED)
         rc = kvs_ship_one(kvs, k, KVS_SHIP_PUT, value, NULL);
     else if ((rc = kvs_bucket_put(&a, value)) == MPIKVS_ERR_STALLED)
         return kvs_put_stalled(kvs, &a, "mpikvs_put");
@@ -166,7 +161,7 @@ int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 {
     int rc;
 
-    if (kvs_direct(kvs, k))
+    if (kvs_route(kvs, k->node)->kind == KVS_ROUTE_SHARED)
         rc = kvs_get_direct(kvs, k, value);
     else if (kvs_get_tier(kvs, k, value, &rc))
         return rc;   /* another node's key, in this node's tier */
@@ -177,7 +172,7 @@ int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 
 int kvs_put(mpikvs_t *kvs, const struct kvs_key *k, const void *value)
 {
-    if (kvs_direct(kvs, k)) {
+    if (kvs_route(kvs, k->node)->kind == KVS_ROUTE_SHARED) {
         int rc = kvs_put_direct(kvs, k, value);
         return rc < 0 ? rc : MPIKVS_OK;
     }

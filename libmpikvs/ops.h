@@ -11,6 +11,7 @@
 #include "bucket_far.h"
 #include "handle.h"
 #include "key.h"
+#include "route.h"
 #include "transport.h"
 
 /* The own node's lock-free get and put, in shared memory; also what a
@@ -20,28 +21,10 @@ int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value);
 int kvs_put_direct(mpikvs_t *kvs, const struct kvs_key *k,
                    const void *value);
 
-/* Whether k is served from this node's shared memory: its own key in the
- * lock-free mode. */
-static inline bool kvs_direct(const mpikvs_t *kvs, const struct kvs_key *k)
-{
-    return kvs->mode == KVSHM_MODE_LOCKFREE && k->node == kvs->node;
-}
-
-/* The bucket I/O of another node's bucket in the handle's mode
- * (bucket_far.c). */
-const struct kvs_bucket_io *kvs_far_io(const mpikvs_t *kvs);
-
 /* MPIKVS_ERR_STALLED for a put (what) whose wait for the claim a names
  * (stall_slot, stall_meta) lasted KVS_SLOT_STALL_MS, with a message. */
 int kvs_put_stalled(mpikvs_t *kvs, const struct kvs_access *a,
                     const char *what);
-
-/* Whether node's keys are shipped whole to it (transport.h). */
-static inline bool kvs_shipped(const mpikvs_t *kvs, uint32_t node)
-{
-    return kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->ships &&
-           kvs->tp->ships(kvs, node);
-}
 
 /* One get and one put of a key record, in the handle's mode. */
 int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value);

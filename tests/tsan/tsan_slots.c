@@ -51,6 +51,7 @@
 #include "handle.h"
 #include "key.h"
 #include "mpikvs.h"
+#include "route.h"
 #include "slot.h"
 #include "mpitest.h"   /* mt_make_key, mt_make_value, mt_value_ok */
 
@@ -131,6 +132,11 @@ static void table_make(struct table *t, uint64_t bytes, unsigned slots)
         k->nnodes = 1;
         k->node = 0;
         k->pid = (uint32_t)getpid();
+        /* no transport: one node, its buckets in shared memory */
+        if (kvs_routes_set(k) != MPIKVS_OK) {
+            fprintf(stderr, "tsan_slots: %s\n", mpikvs_last_error(k));
+            exit(1);
+        }
     }
 }
 
