@@ -11,8 +11,8 @@
 #include "ops.h"
 #include "slot.h"
 
-int kvs_put_absent_direct(mpikvs_t *kvs, const struct kvs_key *k,
-                          const void *value, void *present)
+static int put_absent_direct(mpikvs_t *kvs, const struct kvs_key *k,
+                             const void *value, void *present)
 {
     struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0};
     int rc = kvs_bucket_put_absent(&a, value, present);
@@ -53,7 +53,7 @@ int mpikvs_put_if_absent(mpikvs_t *kvs, const void *key, const void *value,
                         "NULL");
     kvs_key_make(kvs, key, &k);
     rc = kvs_route(kvs, k.node)->kind == KVS_ROUTE_SHARED
-             ? kvs_put_absent_direct(kvs, &k, value, present)
+             ? put_absent_direct(kvs, &k, value, present)
              : kvs_locked(kvs, &k, true, put_absent_far, value, present);
     if (rc < 0)
         return rc;

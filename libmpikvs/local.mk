@@ -57,7 +57,10 @@ if MPIKVS_HAVE_UCX
 libmpikvs_libmpikvs_la_SOURCES += libmpikvs/transport_ucx.c \
 	libmpikvs/transport_ucx.h \
 	libmpikvs/transport_ucx_mem.c \
+	libmpikvs/transport_ucx_serve.c \
+	libmpikvs/transport_ucx_serve.h \
 	libmpikvs/transport_ucx_ship.c \
+	libmpikvs/transport_ucx_ship.h \
 	libmpikvs/transport_ucx_wait.c
 endif
 libmpikvs_libmpikvs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 \

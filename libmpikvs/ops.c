@@ -50,7 +50,8 @@ int kvs_put_stalled(mpikvs_t *kvs, const struct kvs_access *a,
 
 /* ---- the own node, lock-free ---- */
 
-int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
+static int get_direct(mpikvs_t *kvs, const struct kvs_key *k,
+                      void *value)
 {
     struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0};
 
@@ -58,8 +59,8 @@ int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value)
     return kvs_bucket_get(&a, value);
 }
 
-int kvs_put_direct(mpikvs_t *kvs, const struct kvs_key *k,
-                   const void *value)
+static int put_direct(mpikvs_t *kvs, const struct kvs_key *k,
+                      const void *value)
 {
     struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0};
     int c = kvs_bucket_put(&a, value);
@@ -162,7 +163,7 @@ int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
     int rc;
 
     if (kvs_route(kvs, k->node)->kind == KVS_ROUTE_SHARED)
-        rc = kvs_get_direct(kvs, k, value);
+        rc = get_direct(kvs, k, value);
     else if (kvs_get_tier(kvs, k, value, &rc))
         return rc;   /* another node's key, in this node's tier */
     else
@@ -173,7 +174,7 @@ int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value)
 int kvs_put(mpikvs_t *kvs, const struct kvs_key *k, const void *value)
 {
     if (kvs_route(kvs, k->node)->kind == KVS_ROUTE_SHARED) {
-        int rc = kvs_put_direct(kvs, k, value);
+        int rc = put_direct(kvs, k, value);
         return rc < 0 ? rc : MPIKVS_OK;
     }
     return kvs_locked(kvs, k, true, put_far, value, NULL);

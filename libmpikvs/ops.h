@@ -14,13 +14,6 @@
 #include "route.h"
 #include "transport.h"
 
-/* The own node's lock-free get and put, in shared memory; also what a
- * node's serving process runs for the keys shipped to it (transport.h).
- * kvs_put_direct returns the slot choice (enum slot_choice). */
-int kvs_get_direct(mpikvs_t *kvs, const struct kvs_key *k, void *value);
-int kvs_put_direct(mpikvs_t *kvs, const struct kvs_key *k,
-                   const void *value);
-
 /* MPIKVS_ERR_STALLED for a put (what) whose wait for the claim a names
  * (stall_slot, stall_meta) lasted KVS_SLOT_STALL_MS, with a message. */
 int kvs_put_stalled(mpikvs_t *kvs, const struct kvs_access *a,
@@ -46,12 +39,6 @@ int kvs_get_done(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
  * flushed.  Returns its status, or an error. */
 int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
                  enum kvs_ship_kind kind, const void *in, void *out);
-
-/* The put-if-absent of an own key in shared memory (absent.c), also what
- * a node's serving process runs for one shipped to it: the slot choice,
- * or SLOT_PRESENT with the present value in present (if not NULL). */
-int kvs_put_absent_direct(mpikvs_t *kvs, const struct kvs_key *k,
-                          const void *value, void *present);
 
 /* Run op on k's bucket under the lock the mode takes: none (lock-free),
  * the bucket's lock word (fine-lock), the node's whole region

@@ -68,6 +68,8 @@
 #include <ucp/api/ucp.h>
 
 #include "transport_ucx.h"
+#include "transport_ucx_serve.h"
+#include "transport_ucx_ship.h"
 
 #define UCX_IDLE_POLL_MS 1000   /* the helper's sleep, as a safety net */
 
@@ -742,6 +744,7 @@ static bool ucx_close(mpikvs_t *kvs, bool together)
         ucp_cleanup(s->context);
     pthread_mutex_destroy(&s->server_lock);
     ucx_shipping_close(s);
+    ucx_serving_close(s);
     ucx_mem_close(s);
     explicit_bzero(s->secret, sizeof(s->secret));
     free(s->gets);

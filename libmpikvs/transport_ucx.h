@@ -1,8 +1,8 @@
 /*
  * transport_ucx.h - what the files of the ucx transport share:
  * transport_ucx.c (setup, the progress helper, the operations, flush,
- * close), transport_ucx_ship.c (keys shipped whole to their node),
- * transport_ucx_mem.c (reads, writes and atomics as messages, where the
+ * close), transport_ucx_ship.c (keys shipped whole to their node) and
+ * transport_ucx_serve.c (the node's side of them), transport_ucx_mem.c (reads, writes and atomics as messages, where the
  * context has no RMA) and transport_ucx_wait.c (bounded waits, and the
  * errors).
  *
@@ -75,8 +75,8 @@ struct ucx_transport {
 
     /* the leader */
     ucp_worker_h     server;     /* serves the node's region */
-    mpikvs_t        *served;     /* the node as the keys shipped to it
-                                  * see it (transport_ucx_ship.c) */
+    struct ucx_serving *serving; /* the table the keys shipped to the
+                                  * node run on (transport_ucx_serve.c) */
     unsigned char   *region;     /* the node's region, for the memory */
     uint64_t         region_size;/* operations (transport_ucx_mem.c) */
     ucp_mem_h        memh;
@@ -106,8 +106,21 @@ static inline bool ucx_secret_ok(const struct ucx_transport *s,
 }
 
 /* Set the handler of an active message id on a worker. */
-ucs_status_t ucx_set_am_handler(ucp_worker_h worker, unsigned id,
-                                ucp_am_recv_callback_t cb, void *arg);
+static inline ucs_status_t ucx_set_am_handler(ucp_worker_h worker,
+                                              unsigned id,
+                                              ucp_am_recv_callback_t cb,
+                                              void *arg)
+{
+    ucp_am_handler_param_t hp = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                      UCP_AM_HANDLER_PARAM_FIELD_CB |
+                      UCP_AM_HANDLER_PARAM_FIELD_ARG,
+        .id = id,
+        .cb = cb,
+        .arg = arg};
+
+    return ucp_worker_set_am_recv_handler(worker, &hp);
+}
 
 /* transport_ucx_wait.c.  ucx_fail: a failed UCX call, MPIKVS_ERR_TRANSPORT.
  * ucx_node_lost: the error of a node that is gone.  ucx_wait_until:
@@ -121,22 +134,6 @@ int ucx_wait_until(mpikvs_t *kvs, bool (*ready)(void *), void *arg,
 bool ucx_request_done(void *req);
 int ucx_wait_done(mpikvs_t *kvs, ucs_status_ptr_t req, uint32_t node,
                   const char *what);
-
-/* transport_ucx_ship.c: the transport's ships, ship and the shipped
- * part of its flush; at open, every rank's means to ship
- * (ucx_shipping_open), the leader's to serve (ucx_serving_open), and
- * once the endpoints work, which nodes are shipped to
- * (ucx_shipping_choose); ucx_shipping_close frees what they made. */
-bool ucx_ships(const mpikvs_t *kvs, uint32_t node);
-int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
-             const void *in, void *out, int *status);
-int ucx_ship_flush(mpikvs_t *kvs);
-int ucx_ship_post(mpikvs_t *kvs);
-bool ucx_ship_answered(const mpikvs_t *kvs);
-int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s);
-int ucx_serving_open(mpikvs_t *kvs, struct ucx_transport *s);
-void ucx_shipping_choose(mpikvs_t *kvs, struct ucx_transport *s);
-void ucx_shipping_close(struct ucx_transport *s);
 
 /* transport_ucx_mem.c: where the context has no RMA, a read or write of
  * len bytes at disp of node's region, or an atomic on the word there
