@@ -43,7 +43,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ops.h"
+#include "bucket_far.h"   /* kvs_lock_disp */
+#include "locks.h"
+#include "route.h"
 #include "spin.h"
 
 /* Between attempts: spin a little, then give the core away (a holder on

@@ -16,10 +16,14 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "describe.h"
 #include "errors_internal.h"
 #include "handle.h"
+#include "locks.h"
+#include "node_tier.h"
 #include "populate.h"
 #include "transport.h"
+#include "unlink_names.h"
 
 size_t mpikvs_key_size(const mpikvs_t *kvs)
 {

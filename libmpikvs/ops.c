@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "node_tier.h"
 #include "ops.h"
 #include "slot.h"
 

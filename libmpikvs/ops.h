@@ -1,7 +1,6 @@
 /*
  * ops.h - the steps of a get and a put (ops.c), which a single call runs
- * for one key and a batch (batch.c) for many, and the bracket of the
- * lock modes (locks.c).
+ * for one key and a batch (batch.c) for many.
  */
 #ifndef MPIKVS_OPS_H
 #define MPIKVS_OPS_H
@@ -11,6 +10,7 @@
 #include "bucket_far.h"
 #include "handle.h"
 #include "key.h"
+#include "locks.h"   /* kvs_locked */
 #include "route.h"
 #include "transport.h"
 
@@ -39,21 +39,5 @@ int kvs_get_done(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
  * flushed.  Returns its status, or an error. */
 int kvs_ship_one(mpikvs_t *kvs, const struct kvs_key *k,
                  enum kvs_ship_kind kind, const void *in, void *out);
-
-/* Run op on k's bucket under the lock the mode takes: none (lock-free),
- * the bucket's lock word (fine-lock), the node's whole region
- * (coarse-lock); exclusive for a write.  The result: op's error, else the
- * unlock's error, else op's result. */
-typedef int (*kvs_locked_op)(mpikvs_t *kvs, const struct kvs_key *k,
-                             const void *in, void *out);
-int kvs_locked(mpikvs_t *kvs, const struct kvs_key *k, bool exclusive,
-               kvs_locked_op op, const void *in, void *out);
-
-/* The fine-lock mode's lock word of a bucket (locks.c); its displacement
- * in the node's region. */
-int kvs_bucket_lock(mpikvs_t *kvs, uint32_t node, uint64_t disp,
-                    bool exclusive);
-int kvs_bucket_unlock(mpikvs_t *kvs, uint32_t node, uint64_t disp,
-                      bool exclusive);
 
 #endif /* MPIKVS_OPS_H */

@@ -10,6 +10,10 @@
 
 #include "route.h"
 #include "transport.h"
+#include "transport_mpi.h"
+#ifdef HAVE_UCX
+#include "transport_ucx.h"
+#endif
 
 #ifdef HAVE_UCX
 /* The open of one transport failed on every rank alike (the transports

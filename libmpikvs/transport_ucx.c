@@ -21,7 +21,7 @@
  * (transport_ucx_ship.c), everything else (atomics, the lock modes'
  * buckets and lock words, the probe at open) is a memory operation the
  * node's serving worker performs (transport_ucx_mem.c), and every one of
- * those messages carries the open's secret (transport_ucx.h).  Where the
+ * those messages carries the open's secret (transport_ucx_state.h).  Where the
  * network checks what a peer may touch (RDMA, whose NIC checks rkeys)
  * and every process that can reach the job is trusted,
  * MPIKVS_UCX_OPS=rma asks for UCX's RMA and atomics instead: mpikvs(7)
@@ -67,9 +67,12 @@
 
 #include <ucp/api/ucp.h>
 
+#include "transport_ucx_state.h"
 #include "transport_ucx.h"
+#include "transport_ucx_mem.h"
 #include "transport_ucx_serve.h"
 #include "transport_ucx_ship.h"
+#include "transport_ucx_wait.h"
 
 #define UCX_IDLE_POLL_MS 1000   /* the helper's sleep, as a safety net */
 

@@ -18,9 +18,10 @@
 
 #include "key.h"
 #include "slot.h"
-#include "transport_ucx.h"
+#include "transport_ucx_state.h"
 #include "transport_ucx_serve.h"
 #include "transport_ucx_ship.h"
+#include "transport_ucx_wait.h"
 
 /* The table the shipped keys run on. */
 struct ucx_serving {

@@ -7,7 +7,7 @@
 #ifndef MPIKVS_TRANSPORT_UCX_SERVE_H
 #define MPIKVS_TRANSPORT_UCX_SERVE_H
 
-#include "transport_ucx.h"
+#include "transport_ucx_state.h"
 
 int ucx_serving_open(mpikvs_t *kvs, struct ucx_transport *s);
 void ucx_serving_close(struct ucx_transport *s);

@@ -18,8 +18,9 @@
 #include <string.h>
 
 #include "slot.h"
-#include "transport_ucx.h"
+#include "transport_ucx_state.h"
 #include "transport_ucx_ship.h"
+#include "transport_ucx_wait.h"
 
 /* A message of queued keys, to one node. */
 struct shipment {

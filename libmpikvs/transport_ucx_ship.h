@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "bucket.h"
-#include "transport_ucx.h"
+#include "transport_ucx_state.h"
 
 /* The header of a shipment of keys and of its answer. */
 struct ship_head {
