@@ -219,12 +219,14 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
 
         /* a batch does not wait for a slot the key's node is writing
          * (put_far does); here nothing is claimed anyway */
-        kvs_slot_pick(&kvs->tab, bucket, false, &p[j].key, TAKEOVER_ANY, &pick);
+        kvs_slot_pick(&kvs->tab, bucket, false, &p[j].key, TAKEOVER_ANY,
+                      &pick);
         kvs_slot_image(&kvs->tab, &p[j].key, v + p[j].index * kvs->value_size,
                        image);
         metas[j] = pick.meta;
         *kvs_meta_at(bucket, pick.slot) = pick.meta;
-        memcpy(kvs_slot_at(&kvs->tab, bucket, pick.slot), image, kvs->slot_size);
+        memcpy(kvs_slot_at(&kvs->tab, bucket, pick.slot), image,
+               kvs->slot_size);
         /* Two writes to one bucket between flushes land in no defined
          * order: complete the first before the second. */
         if (written[p[j].copy])

@@ -117,21 +117,19 @@ int kvs_bucket_get(struct kvs_access *a, void *value)
         if (f == SLOT_MISS)
             return MPIKVS_MISS;
         KVS_COUNT(a->t, checksum_retries, 1);
-        if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES) {
-            KVS_TORN_HOOK(a->kvs, a->k->bucket, torn);
-            /* Against the meta of the read that failed, not a fresh load:
-             * a slot rewritten since is another write, and valid. */
-            rc = io->invalidate(a, b, torn, meta);
-            if (rc < 0)
-                return rc;
-            if (rc)
-                KVS_COUNT(a->t, invalidations, 1);
-            return MPIKVS_MISS;
-        }
         /* A writer of this slot may be halfway: let it finish (under a
-         * lock none is). */
-        if (!io->locked)
-            kvs_slot_backoff(attempt);
+         * lock none is), and read again, or give up on the slot. */
+        if (kvs_slot_retry(attempt, !io->locked))
+            continue;
+        KVS_TORN_HOOK(a->kvs, a->k->bucket, torn);
+        /* Against the meta of the read that failed, not a fresh load: a
+         * slot rewritten since is another write, and valid. */
+        rc = io->invalidate(a, b, torn, meta);
+        if (rc < 0)
+            return rc;
+        if (rc)
+            KVS_COUNT(a->t, invalidations, 1);
+        return MPIKVS_MISS;
     }
 }
 

@@ -93,7 +93,8 @@ int mpikvs_counter_cas(mpikvs_t *kvs, unsigned counter, uint64_t expect,
     if ((rc = where(kvs, "mpikvs_counter_cas", counter, &node, &disp)) !=
         MPIKVS_OK)
         return rc;
-    if (kvs_route(kvs, node)->counters_cpu)   /* old gets the word if not expect */
+    /* old gets the word if not expect */
+    if (kvs_route(kvs, node)->counters_cpu)
         __atomic_compare_exchange_n(own_word(kvs, disp), &old, desired,
                                     false, __ATOMIC_SEQ_CST,
                                     __ATOMIC_SEQ_CST);

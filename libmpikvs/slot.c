@@ -107,8 +107,8 @@ static bool may_take(enum slot_takeover takeover, uint64_t meta)
            (takeover == TAKEOVER_DEAD && kvs_slot_owner_dead(meta));
 }
 
-bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket, bool shared,
-                   const struct kvs_key *k, enum slot_takeover takeover,
+bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket,
+                   bool shared, const struct kvs_key *k, enum slot_takeover takeover,
                    struct slot_pick *p)
 {
     uint64_t update = NONE, mine_busy = NONE, free_slot = NONE;

@@ -78,6 +78,20 @@ enum slot_found kvs_slot_find(const struct kvs_table *t, unsigned char *bucket,
  * a spin, then the CPU handed over, then a sleep of 100 us. */
 void kvs_slot_backoff(int attempt);
 
+/* After read attempt (0, 1, ...) of a slot that did not verify: false
+ * once MPIKVS_CHECKSUM_RETRIES reads were made (give up on it), else
+ * true, after the backoff that lets its writer finish (wait: none under
+ * a lock, where no writer is halfway).  Every reader's retries are
+ * these. */
+static inline bool kvs_slot_retry(int attempt, bool wait)
+{
+    if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES)
+        return false;
+    if (wait)
+        kvs_slot_backoff(attempt);
+    return true;
+}
+
 /* Where a put goes: the slot, its meta word as seen, and the meta word
  * the put writes (OCCUPIED, the key's tag, the bucket's next stamp).
  * When the pick has to wait, slot and seen are the BUSY slot it waits
@@ -134,8 +148,8 @@ enum slot_takeover {
  * false: a slot of k's tag is BUSY (a put, likely of k, is writing it),
  * or every slot is, and takeover does not allow taking it: wait and pick
  * again, or there would be two slots of k. */
-bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket, bool shared,
-                   const struct kvs_key *k, enum slot_takeover takeover,
+bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket,
+                   bool shared, const struct kvs_key *k, enum slot_takeover takeover,
                    struct slot_pick *p);
 
 /* How long a put waits for a live claim in its way before it gives up

@@ -1,5 +1,6 @@
 /*
- * transport_mpi.h - the mpi transport: MPI one-sided communication (transport_mpi.c).
+ * transport_mpi.h - the mpi transport: MPI one-sided communication
+ * (transport_mpi.c).
  */
 #ifndef MPIKVS_TRANSPORT_MPI_H
 #define MPIKVS_TRANSPORT_MPI_H

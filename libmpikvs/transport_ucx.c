@@ -21,9 +21,9 @@
  * (transport_ucx_ship.c), everything else (atomics, the lock modes'
  * buckets and lock words, the probe at open) is a memory operation the
  * node's serving worker performs (transport_ucx_mem.c), and every one of
- * those messages carries the open's secret (transport_ucx_state.h).  Where the
- * network checks what a peer may touch (RDMA, whose NIC checks rkeys)
- * and every process that can reach the job is trusted,
+ * those messages carries the open's secret (transport_ucx_state.h).
+ * Where the network checks what a peer may touch (RDMA, whose NIC checks
+ * rkeys) and every process that can reach the job is trusted,
  * MPIKVS_UCX_OPS=rma asks for UCX's RMA and atomics instead: mpikvs(7)
  * says what that trusts.
  *

@@ -1,7 +1,6 @@
 /*
  * transport_ucx.h - the ucx transport (transport_ucx.c; what its files
- * share is
- * transport_ucx_state.h).
+ * share is transport_ucx_state.h).
  */
 #ifndef MPIKVS_TRANSPORT_UCX_H
 #define MPIKVS_TRANSPORT_UCX_H

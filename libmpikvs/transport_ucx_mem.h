@@ -1,6 +1,6 @@
 /*
- * transport_ucx_mem.h - memory operations as messages, where the UCX context has no
- * RMA (transport_ucx_mem.c).
+ * transport_ucx_mem.h - memory operations as messages, where the UCX
+ * context has no RMA (transport_ucx_mem.c).
  */
 #ifndef MPIKVS_TRANSPORT_UCX_MEM_H
 #define MPIKVS_TRANSPORT_UCX_MEM_H

@@ -1,10 +1,10 @@
 /*
  * transport_ucx_state.h - the state the files of the ucx transport share:
  * transport_ucx.c (setup, the progress helper, the operations, flush,
- * close), transport_ucx_ship.c (keys shipped whole to their node) and
- * transport_ucx_serve.c (the node's side of them), transport_ucx_mem.c (reads, writes and atomics as messages, where the
- * context has no RMA) and transport_ucx_wait.c (bounded waits, and the
- * errors).
+ * close), transport_ucx_ship.c (keys shipped whole to their node),
+ * transport_ucx_serve.c (the node's side of them), transport_ucx_mem.c
+ * (reads, writes and atomics as messages, where the context has no RMA)
+ * and transport_ucx_wait.c (bounded waits, and the errors).
  *
  * Every message between the library's workers carries the open's secret
  * (KVS_UCX_SECRET_WORDS words drawn by rank 0 and broadcast over MPI):

@@ -445,6 +445,7 @@ START_TEST(test_copy_io)
     unsigned char key[KS], v[VS], got[VS];
     struct kvs_key k;
     uint64_t i, inval0;
+    unsigned char *slot;
 
     table_make(&tb, 4, 4);
     ck_assert_uint_le(tb.t[0].bucket_size, sizeof(copy_buf));
@@ -467,8 +468,8 @@ START_TEST(test_copy_io)
     /* torn, read through the copy: invalidated by a write */
     kvs_key_make(&tb.shape, key, &k);
     i = slot_of(&tb, &k);
-    kvs_slot_at(&tb.t[0], bucket_of(&tb, &k), i)[kvshm_slot_value_offset(KS)] ^=
-        0x01;
+    slot = kvs_slot_at(&tb.t[0], bucket_of(&tb, &k), i);
+    slot[kvshm_slot_value_offset(KS)] ^= 0x01;
     inval0 = tb.t[0].stats->invalidations;
     ck_assert_int_eq(op_get(&tb, 0, &copy_io, key, &k, got), MPIKVS_MISS);
     ck_assert_uint_eq(tb.t[0].stats->invalidations - inval0, 1);

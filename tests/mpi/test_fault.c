@@ -82,7 +82,8 @@ static bool slot_of(mpikvs_t *kvs, const unsigned char *key, struct at *a)
     kvs_key_make(kvs, key, &k);
     a->bucket = kvs->buckets + k.bucket * kvs->bucket_size;
     for (a->i = 0; a->i < kvs->slots; a->i++)
-        if (memcmp(kvs_slot_at(&kvs->tab, a->bucket, a->i) + KVSHM_SLOT_KV_OFFSET,
+        if (memcmp(kvs_slot_at(&kvs->tab, a->bucket, a->i) +
+                       KVSHM_SLOT_KV_OFFSET,
                    key, KS) == 0)
             return true;
     return false;
@@ -332,8 +333,9 @@ static unsigned live_copies(mpikvs_t *kvs, const unsigned char *key,
             memcmp(kvs_slot_at(&kvs->tab, b, i), key, KS) != 0)
             continue;
         n++;
-        if (kvshm_slot_read(meta, kvs_slot_at(&kvs->tab, b, i), kvs->slot_size, KS,
-                            VS, true, key, k.seed, value) !=
+        if (kvshm_slot_read(meta, kvs_slot_at(&kvs->tab, b, i),
+                            kvs->slot_size, KS, VS, true, key, k.seed,
+                            value) !=
                 KVSHM_SLOT_READ_VERIFIED ||
             !mt_value_ok(key, KS, value, VS, &ver))
             *verified = false;
