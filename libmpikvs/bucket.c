@@ -99,9 +99,17 @@ const struct kvs_bucket_io kvs_shared_io = {
 
 /* ---- the protocol ---- */
 
-int kvs_bucket_get(struct kvs_access *a, void *value)
+/* The protocol's steps take the I/O as io: the public calls below run
+ * them with &kvs_shared_io as a constant, so that the compiler calls the
+ * shared memory's steps directly (the own node's get and put are the
+ * hot path), and with any other I/O through its pointers. */
+#define WITH_IO(a, call)                                                \
+    ((a)->io == &kvs_shared_io ? call(a, &kvs_shared_io)                \
+                               : call(a, (a)->io))
+
+static inline __attribute__((always_inline)) int
+get(struct kvs_access *a, const struct kvs_bucket_io *io, void *value)
 {
-    const struct kvs_bucket_io *io = a->io;
 
     for (int attempt = 0;; attempt++) {
         uint64_t torn = 0, meta = 0;
@@ -143,11 +151,10 @@ static int stalled(struct kvs_access *a, uint64_t i, uint64_t meta)
 
 /* Pick the slot a put of a->k goes to, in the bucket as it is now (*b),
  * waiting for the claims in its way as the pick says. */
-static int pick(struct kvs_access *a, struct kvs_busy *w, unsigned char **b,
-                struct slot_pick *p)
+static inline __attribute__((always_inline)) int
+pick(struct kvs_access *a, const struct kvs_bucket_io *io, struct kvs_busy *w,
+     unsigned char **b, struct slot_pick *p)
 {
-    const struct kvs_bucket_io *io = a->io;
-
     for (;;) {
         int rc = io->bucket(a, b);
         if (rc != MPIKVS_OK)
@@ -160,9 +167,9 @@ static int pick(struct kvs_access *a, struct kvs_busy *w, unsigned char **b,
     }
 }
 
-int kvs_bucket_put(struct kvs_access *a, const void *value)
+static inline __attribute__((always_inline)) int
+put(struct kvs_access *a, const struct kvs_bucket_io *io, const void *value)
 {
-    const struct kvs_bucket_io *io = a->io;
     uint64_t claim, seen = 0;
     struct kvs_busy w = {0};
     struct slot_pick p;
@@ -170,14 +177,14 @@ int kvs_bucket_put(struct kvs_access *a, const void *value)
     int rc;
 
     if (!io->cas) {   /* written as picked: nothing to claim with */
-        if ((rc = pick(a, &w, &b, &p)) != MPIKVS_OK)
+        if ((rc = pick(a, io, &w, &b, &p)) != MPIKVS_OK)
             return rc;
         rc = io->write(a, b, p.slot, &p.meta, value);
         return rc == MPIKVS_OK ? (int)p.choice : rc;
     }
     do {   /* until the claim finds the meta word the pick saw: another
             * put changed the slot since, and made progress */
-        if ((rc = pick(a, &w, &b, &p)) != MPIKVS_OK)
+        if ((rc = pick(a, io, &w, &b, &p)) != MPIKVS_OK)
             return rc;
         claim = kvs_slot_claim(p.meta, kvs_slot_owner(a->t, io->shared));
         if ((rc = io->cas(a, p.slot, p.seen, claim, &seen, false)) !=
@@ -197,10 +204,11 @@ int kvs_bucket_put(struct kvs_access *a, const void *value)
  * write, or give the claim back.  Returns the slot choice, SLOT_PRESENT,
  * -1 (gave way: start again) or an error (below -1). */
 #define GAVE_WAY (-1)
-static int decide(struct kvs_access *a, const struct slot_pick *p,
-                  struct kvs_busy *w, const void *value, void *present)
+static inline __attribute__((always_inline)) int
+decide(struct kvs_access *a, const struct kvs_bucket_io *io,
+       const struct slot_pick *p, struct kvs_busy *w, const void *value,
+       void *present)
 {
-    const struct kvs_bucket_io *io = a->io;
     uint64_t claim = kvs_slot_claim(p->meta,
                                     kvs_slot_owner(a->t, io->shared));
     uint64_t seen, wait_slot = 0, wait_meta = 0;
@@ -238,10 +246,10 @@ static int decide(struct kvs_access *a, const struct slot_pick *p,
     return step == ABSENT_PRESENT ? SLOT_PRESENT : GAVE_WAY;
 }
 
-int kvs_bucket_put_absent(struct kvs_access *a, const void *value,
-                          void *present)
+static inline __attribute__((always_inline)) int
+put_absent(struct kvs_access *a, const struct kvs_bucket_io *io,
+           const void *value, void *present)
 {
-    const struct kvs_bucket_io *io = a->io;
     uint32_t owner = kvs_slot_owner(a->t, io->shared);
     struct kvs_busy w = {0};
     struct slot_pick p;
@@ -256,7 +264,7 @@ int kvs_bucket_put_absent(struct kvs_access *a, const void *value,
         if (kvs_slot_find(a->t, b, io->shared, a->k, present, &torn,
                           &meta) == SLOT_HIT)
             return SLOT_PRESENT;
-        return kvs_bucket_put(a, value);
+        return put(a, io, value);
     }
     for (;;) {
         uint64_t torn = 0, meta = 0;
@@ -278,11 +286,33 @@ int kvs_bucket_put_absent(struct kvs_access *a, const void *value,
             return rc;
         if (seen != p.seen)
             continue;   /* another put changed the slot: pick again */
-        rc = decide(a, &p, &w, value, present);
+        rc = decide(a, io, &p, &w, value, present);
         if (rc != GAVE_WAY)
             return rc;
         /* gave way to a live claim before ours: wait for it (past the
          * bound, the next pick, which waits for that claim, says so) */
         (void)kvs_slot_busy_wait(&w);
     }
+}
+
+int kvs_bucket_get(struct kvs_access *a, void *value)
+{
+#define GET(a, io) get(a, io, value)
+    return WITH_IO(a, GET);
+#undef GET
+}
+
+int kvs_bucket_put(struct kvs_access *a, const void *value)
+{
+#define PUT(a, io) put(a, io, value)
+    return WITH_IO(a, PUT);
+#undef PUT
+}
+
+int kvs_bucket_put_absent(struct kvs_access *a, const void *value,
+                          void *present)
+{
+#define PUT_ABSENT(a, io) put_absent(a, io, value, present)
+    return WITH_IO(a, PUT_ABSENT);
+#undef PUT_ABSENT
 }
