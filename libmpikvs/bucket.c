@@ -246,6 +246,24 @@ decide(struct kvs_access *a, const struct kvs_bucket_io *io,
     return step == ABSENT_PRESENT ? SLOT_PRESENT : GAVE_WAY;
 }
 
+/* The bucket as it is now, in *b: SLOT_PRESENT where the key verifies
+ * in it (its value in present, if not NULL), else MPIKVS_OK, or an
+ * error. */
+static inline __attribute__((always_inline)) int
+look(struct kvs_access *a, const struct kvs_bucket_io *io, unsigned char **b,
+     void *present)
+{
+    uint64_t torn = 0, meta = 0;
+    int rc = io->bucket(a, b);
+
+    if (rc != MPIKVS_OK)
+        return rc;
+    return kvs_slot_find(a->t, *b, io->shared, a->k, present, &torn,
+                         &meta) == SLOT_HIT
+               ? SLOT_PRESENT
+               : MPIKVS_OK;
+}
+
 static inline __attribute__((always_inline)) int
 put_absent(struct kvs_access *a, const struct kvs_bucket_io *io,
            const void *value, void *present)
@@ -258,21 +276,12 @@ put_absent(struct kvs_access *a, const struct kvs_bucket_io *io,
     int rc;
 
     if (!io->cas) {   /* nothing to claim with: look, then put */
-        uint64_t torn = 0, meta = 0;
-        if ((rc = io->bucket(a, &b)) != MPIKVS_OK)
-            return rc;
-        if (kvs_slot_find(a->t, b, io->shared, a->k, present, &torn,
-                          &meta) == SLOT_HIT)
-            return SLOT_PRESENT;
-        return put(a, io, value);
+        rc = look(a, io, &b, present);
+        return rc == MPIKVS_OK ? put(a, io, value) : rc;
     }
     for (;;) {
-        uint64_t torn = 0, meta = 0;
-        if ((rc = io->bucket(a, &b)) != MPIKVS_OK)
+        if ((rc = look(a, io, &b, present)) != MPIKVS_OK)
             return rc;
-        if (kvs_slot_find(a->t, b, io->shared, a->k, present, &torn,
-                          &meta) == SLOT_HIT)
-            return SLOT_PRESENT;
         if (!kvs_slot_pick(a->t, b, io->shared, a->k,
                            kvs_slot_takeover(&w, io->shared, io->locked),
                            &p)) {

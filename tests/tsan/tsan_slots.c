@@ -6,7 +6,7 @@
  * has its own handle (a copy, with its own counters block, as each rank
  * has) over one table laid out by shm's own kvshm_data_init in private
  * memory, and they call the library's own-node paths at once:
- * mpikvs_put (slot claims, kvs_slot_put_shared), mpikvs_get (the direct
+ * mpikvs_put (slot claims, kvs_bucket_put), mpikvs_get (the direct
  * read, retries and the invalidation of a torn slot), mpikvs_put_if_absent
  * (absent.c's claim, look and decision) and mpikvs_foreach_local (the
  * scan).  Built with -fsanitize=thread: a plain access that races an
