@@ -49,14 +49,19 @@ void kvs_count_put(const struct kvs_table *t, int choice)
 
 /* ---- the I/O of a bucket in shared memory ---- */
 
-static int shared_bucket(struct kvs_access *a, unsigned char **b)
+/* Always inlined where the protocol runs with &kvs_shared_io (WITH_IO,
+ * below): the own node's get and put are the hot path. */
+
+static inline __attribute__((always_inline)) int
+shared_bucket(struct kvs_access *a, unsigned char **b)
 {
     *b = kvs_bucket_prefetch(a->t, a->k);
     return MPIKVS_OK;
 }
 
-static int shared_cas(struct kvs_access *a, uint64_t i, uint64_t expect,
-                      uint64_t desired, uint64_t *seen, bool fence)
+static inline __attribute__((always_inline)) int
+shared_cas(struct kvs_access *a, uint64_t i, uint64_t expect,
+           uint64_t desired, uint64_t *seen, bool fence)
 {
     uint64_t *m = kvs_meta_at(a->t->buckets +
                                   a->k->bucket * a->t->bucket_size, i);
@@ -74,16 +79,18 @@ static int shared_cas(struct kvs_access *a, uint64_t i, uint64_t expect,
     return MPIKVS_OK;
 }
 
-static int shared_write(struct kvs_access *a, unsigned char *b, uint64_t i,
-                        const uint64_t *meta, const void *value)
+static inline __attribute__((always_inline)) int
+shared_write(struct kvs_access *a, unsigned char *b, uint64_t i,
+             const uint64_t *meta, const void *value)
 {
     (void)meta;   /* every write in shared memory claims its slot */
     kvs_slot_write_claimed(a->t, b, i, a->k, value);
     return MPIKVS_OK;
 }
 
-static int shared_invalidate(struct kvs_access *a, unsigned char *b,
-                             uint64_t i, uint64_t meta)
+static inline __attribute__((always_inline)) int
+shared_invalidate(struct kvs_access *a, unsigned char *b, uint64_t i,
+                  uint64_t meta)
 {
     (void)a;
     return kvs_slot_invalidate(b, i, meta);
