@@ -57,8 +57,8 @@ static inline __attribute__((always_inline)) void
 prefetch_own(const mpikvs_t *kvs, const struct kvs_key *keys, size_t n,
              size_t i)
 {
-    if (i < n && kvs_direct(kvs, &keys[i]))
-        kvs_bucket_prefetch(kvs, &keys[i]);
+    if (i < n && kvs_route(kvs, keys[i].node)->kind == KVS_ROUTE_SHARED)
+        kvs_bucket_prefetch(&kvs->tab, &keys[i]);
 }
 
 /* The records of a chunk's keys, and the first own-node buckets asked
@@ -86,11 +86,12 @@ static void get_issue(mpikvs_t *kvs, struct kvs_chunk *c)
     for (size_t i = 0; i < c->n && rc == MPIKVS_OK; i++) {
         struct kvs_key key = keys[i];
         struct pending *p = &c->remote[c->nremote];
+        const struct kvs_route *r = kvs_route(kvs, key.node);
         prefetch_own(kvs, keys, c->n, i + PREFETCH_AHEAD);
         /* The own node's keys as they come (from shared memory); the
          * lock modes take a lock per bucket, which cannot overlap: their
          * batches run one key at a time. */
-        if (kvs->mode != KVSHM_MODE_LOCKFREE || key.node == kvs->node) {
+        if (r->kind == KVS_ROUTE_SHARED || r->locked) {
             c->status[i] = kvs_get(kvs, &key, v + i * kvs->value_size);
             rc = c->status[i] < 0 ? c->status[i] : MPIKVS_OK;
             continue;
@@ -101,7 +102,7 @@ static void get_issue(mpikvs_t *kvs, struct kvs_chunk *c)
             continue;
         }
         *p = (struct pending){.index = i, .key = key, .copy = c->nremote,
-                              .shipped = kvs_shipped(kvs, key.node)};
+                              .shipped = r->kind == KVS_ROUTE_SHIPPED};
         rc = p->shipped
                  ? kvs->tp->ship(kvs, &key, KVS_SHIP_GET, NULL,
                                  v + i * kvs->value_size, &c->status[i])
@@ -128,7 +129,7 @@ static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
             rc = *status < 0 ? *status : MPIKVS_OK;
             continue;
         }
-        f = kvs_slot_find(kvs, copy_of(kvs, c, p->copy), false, &p->key,
+        f = kvs_slot_find(&kvs->tab, copy_of(kvs, c, p->copy), false, &p->key,
                           value, &torn, &meta);
         if (f == SLOT_TORN) {
             /* The single path retries, with time for a writer between. */
@@ -163,13 +164,13 @@ static int by_index(const void *a, const void *b)
 
 /* Remote puts of a batch: read each distinct bucket once, pick slots in
  * the caller's order on those copies (so keys that share a bucket see each
- * other), write the slots' meta words and images, flush once.  Lock-free
- * with the CPU's atomics, where a slot is claimed with a round trip of
- * its own (kvs_put_claimed), one key at a time. */
+ * other), write the slots' meta words and images, flush once.  Where
+ * the bucket I/O claims slots (lock-free with the CPU's atomics), each
+ * claim is a round trip of its own: one key at a time. */
 static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
 {
     struct pending *p = c->remote;
-    size_t np = c->nremote;
+    size_t np = 0;
     const unsigned char *v = c->values;
     unsigned char *images = kvs->batch_images;
     uint64_t metas[BATCH_CHUNK];
@@ -177,12 +178,25 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
     size_t copies = 0;
     int rc = MPIKVS_OK;
 
-    if (kvs->mode == KVSHM_MODE_LOCKFREE && kvs->tp->cpu_atomic) {
-        for (size_t j = 0; j < np && rc == MPIKVS_OK; j++)
-            rc = kvs_put_claimed(kvs, &p[j].key,
-                                 v + p[j].index * kvs->value_size);
-        return rc;
+    /* the keys whose slots are claimed, one by one; the others stay */
+    for (size_t j = 0; j < c->nremote && rc == MPIKVS_OK; j++) {
+        struct kvs_access a = {&kvs->tab, kvs_route(kvs, p[j].key.node)->io,
+                               &p[j].key, kvs, 0, 0};
+        int choice;
+        if (!a.io->cas) {
+            p[np++] = p[j];
+            continue;
+        }
+        choice = kvs_bucket_put(&a, v + p[j].index * kvs->value_size);
+        if (choice >= 0)
+            kvs_count_put(&kvs->tab, choice);
+        else
+            rc = choice == MPIKVS_ERR_STALLED
+                     ? kvs_put_stalled(kvs, &a, "mpikvs_put")
+                     : choice;
     }
+    if (rc != MPIKVS_OK || !np)
+        return rc;
     qsort(p, np, sizeof(*p), by_home);
     for (size_t j = 0; j < np; j++) {
         bool same = j > 0 && p[j].key.node == p[j - 1].key.node &&
@@ -205,12 +219,14 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
 
         /* a batch does not wait for a slot the key's node is writing
          * (put_far does); here nothing is claimed anyway */
-        kvs_slot_pick(kvs, bucket, false, &p[j].key, TAKEOVER_ANY, &pick);
-        kvs_slot_image(kvs, &p[j].key, v + p[j].index * kvs->value_size,
+        kvs_slot_pick(&kvs->tab, bucket, false, &p[j].key, TAKEOVER_ANY,
+                      &pick);
+        kvs_slot_image(&kvs->tab, &p[j].key, v + p[j].index * kvs->value_size,
                        image);
         metas[j] = pick.meta;
         *kvs_meta_at(bucket, pick.slot) = pick.meta;
-        memcpy(kvs_slot_at(kvs, bucket, pick.slot), image, kvs->slot_size);
+        memcpy(kvs_slot_at(&kvs->tab, bucket, pick.slot), image,
+               kvs->slot_size);
         /* Two writes to one bucket between flushes land in no defined
          * order: complete the first before the second. */
         if (written[p[j].copy])
@@ -219,7 +235,7 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
         if (rc == MPIKVS_OK)
             rc = kvs_write_slot(kvs, &p[j].key, pick.slot, &metas[j], image);
         if (rc == MPIKVS_OK)
-            kvs_count_put(kvs, pick.choice);
+            kvs_count_put(&kvs->tab, pick.choice);
     }
     /* The images must have left before they are reused. */
     return kvs_first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES));
@@ -238,12 +254,13 @@ static void put_issue(mpikvs_t *kvs, struct kvs_chunk *c)
     make_keys(kvs, c->n, c->keys, keys);
     for (size_t i = 0; i < c->n && rc == MPIKVS_OK; i++) {
         struct kvs_key key = keys[i];
+        const struct kvs_route *r = kvs_route(kvs, key.node);
         prefetch_own(kvs, keys, c->n, i + PREFETCH_AHEAD);
         /* the own node's keys in shared memory as they come; the lock
          * modes one key at a time (see get_issue) */
-        if (kvs->mode != KVSHM_MODE_LOCKFREE || key.node == kvs->node) {
+        if (r->kind == KVS_ROUTE_SHARED || r->locked) {
             rc = kvs_put(kvs, &key, v + i * kvs->value_size);
-        } else if (kvs_shipped(kvs, key.node)) {
+        } else if (r->kind == KVS_ROUTE_SHIPPED) {
             c->shipped[c->nshipped] = (struct pending){.index = i,
                                                        .key = key};
             rc = kvs->tp->ship(kvs, &key, KVS_SHIP_PUT,
@@ -266,7 +283,7 @@ static void put_finish(mpikvs_t *kvs, struct kvs_chunk *c)
         if (c->choice[j] < 0)
             rc = c->choice[j];
         else
-            kvs_count_put(kvs, c->choice[j]);
+            kvs_count_put(&kvs->tab, c->choice[j]);
     }
     if (rc == MPIKVS_OK && c->nremote)
         rc = put_remote_batch(kvs, c);

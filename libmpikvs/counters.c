@@ -3,17 +3,13 @@
  * regions' control blocks (format.h), counter i in counters[i / nnodes]
  * of node i % nnodes, so that a job's counters are spread over its nodes.
  *
- * Every change is one atomic operation where the word is.  The node's
- * own ranks use the CPU's atomics when the transport's are the same ones
- * (transport.h, cpu_atomic: ucx), or when the job is one node (every
- * rank then does, and the mpi transport has no window); otherwise every
- * rank, the own node's too, goes through the transport, so that one word
- * never sees two kinds of atomics that are not atomic with each other.
- * The coarse-lock mode holds no handle-long epoch on the mpi window: an
- * operation there takes the node's lock around it, as a get or put does.
+ * Every change is one atomic operation where the word is: with the
+ * CPU's atomics or through the transport, as the node's route says
+ * (route.c says which and why).
  */
 #include <stddef.h>
 
+#include "route.h"
 #include "transport.h"
 
 unsigned mpikvs_counters(const mpikvs_t *kvs)
@@ -41,18 +37,13 @@ static uint64_t *own_word(mpikvs_t *kvs, uint64_t disp)
     return (uint64_t *)((char *)kvs->region->base + disp);
 }
 
-static bool cpu_atomics(const mpikvs_t *kvs, uint32_t node)
-{
-    return node == kvs->node && (kvs->tp->cpu_atomic || kvs->nnodes == 1);
-}
-
 /* One atomic of the transport at node: cas (expect, desired) or
  * fetch-and-add (add), completed, *old the word before. */
 static int far_atomic(mpikvs_t *kvs, uint32_t node, uint64_t disp, bool cas,
                       uint64_t expect, uint64_t desired, int64_t add,
                       uint64_t *old)
 {
-    bool lock = kvs->mode == KVSHM_MODE_COARSE_LOCK && kvs->tp->lock_node;
+    bool lock = kvs_route(kvs, node)->counters_locked;
     int rc = lock ? kvs->tp->lock_node(kvs, node, true) : MPIKVS_OK, un;
 
     if (rc != MPIKVS_OK)
@@ -79,7 +70,7 @@ int mpikvs_counter_add(mpikvs_t *kvs, unsigned counter, int64_t add,
     if ((rc = where(kvs, "mpikvs_counter_add", counter, &node, &disp)) !=
         MPIKVS_OK)
         return rc;
-    if (cpu_atomics(kvs, node))
+    if (kvs_route(kvs, node)->counters_cpu)
         old = __atomic_fetch_add(own_word(kvs, disp), (uint64_t)add,
                                  __ATOMIC_SEQ_CST);
     else if ((rc = far_atomic(kvs, node, disp, false, 0, 0, add, &old)) !=
@@ -102,7 +93,8 @@ int mpikvs_counter_cas(mpikvs_t *kvs, unsigned counter, uint64_t expect,
     if ((rc = where(kvs, "mpikvs_counter_cas", counter, &node, &disp)) !=
         MPIKVS_OK)
         return rc;
-    if (cpu_atomics(kvs, node))   /* old gets the word if not expect */
+    /* old gets the word if not expect */
+    if (kvs_route(kvs, node)->counters_cpu)
         __atomic_compare_exchange_n(own_word(kvs, disp), &old, desired,
                                     false, __ATOMIC_SEQ_CST,
                                     __ATOMIC_SEQ_CST);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "handle.h"
+#include "describe.h"
 #include "region_name.h"
 
 const char *mpikvs_version(void)

@@ -5,6 +5,7 @@
  * publishes it, and before the tier is emptied, never after.
  */
 #include "batch.h"
+#include "node_tier.h"
 #include "transport.h"
 
 int mpikvs_fence(mpikvs_t *kvs)

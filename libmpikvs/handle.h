@@ -14,9 +14,17 @@
 #include "plan.h"
 #include "mpikvs.h"
 #include "region.h"
+#include "bucket.h"
+/* The declarations of errors.c, env.c, mpi_impl.c, nodes.c, persist.c
+ * and stats.c, here until each of their users includes its own. */
+#include "errors.h"
+#include "env.h"
+#include "mpi_impl.h"
+#include "nodes.h"
+#include "persist.h"
+#include "stats.h"
 
 #define MPIKVS_DEFAULT_SIZE     (UINT64_C(64) << 20)
-#define MPIKVS_CHECKSUM_RETRIES 3      /* reads of a slot before invalidating */
 #define MPIKVS_LOCK_TIMEOUT_MS  30000u /* a bucket lock held longer: stalled */
 #define MPIKVS_CLOSE_TIMEOUT_S  60u    /* for the other ranks in mpikvs_close */
 #define MPIKVS_TIMEOUT_S        30u    /* for another node's answer */
@@ -28,22 +36,6 @@ enum kvs_ucx_ops {
     KVS_UCX_OPS_AUTO,   /* keys shipped where UCX has no RMA to the node */
     KVS_UCX_OPS_RMA,    /* buckets read and slots written */
     KVS_UCX_OPS_SHIP    /* keys shipped whole */
-};
-
-/* The environment libmpikvs reads, in one place (env.c). */
-struct mpikvs_env {
-    const char *shm_dir;        /* MPIKVS_SHM_DIR, or NULL */
-    const char *layout;         /* MPIKVS_LAYOUT: the SPANK plugin's */
-    const char *config;         /* MPIKVS_CONFIG: a file path */
-    const char *job_config_path;/* SLURM_SPANK_MPIKVS_JOB_CONFIG_PATH: the
-                                 * job's --dht-config, for messages */
-    unsigned    virtual_nodes;  /* MPIKVS_VIRTUAL_NODES, 0 if unset */
-    const char *close_timeout;  /* MPIKVS_CLOSE_TIMEOUT, or NULL */
-    const char *timeout;        /* MPIKVS_TIMEOUT, or NULL */
-    const char *transport;      /* MPIKVS_TRANSPORT, or NULL */
-    const char *ucx_ops;        /* MPIKVS_UCX_OPS, or NULL */
-    const char *populate;       /* MPIKVS_POPULATE, or NULL */
-    const char *verbose;        /* MPIKVS_VERBOSE, or NULL */
 };
 
 /* What open chose that the handle keeps for mpikvs_info and
@@ -68,8 +60,6 @@ struct mpikvs {
     MPI_Comm                  leaders_comm;/* the nodes' leaders; NULL on
                                             * the other ranks (nodes.c) */
     int                       rank, size, local_rank, local_size;
-    uint32_t                  pid;         /* getpid(): the owner of this
-                                            * process's claims (slot.h) */
     uint32_t                  node, nnodes;
     int                      *leaders;     /* [nnodes]: comm rank of each
                                             * node's leader */
@@ -78,13 +68,20 @@ struct mpikvs {
                                             * config: open.c), maybe AUTO;
                                             * the one in use once tp is set */
     const struct kvs_transport *tp;        /* in use (transport.c) */
+    struct kvs_route         *routes;      /* [nnodes]: the way to each
+                                            * node, set as tp opens
+                                            * (route.h) */
     enum kvs_ucx_ops          ucx_ops;     /* MPIKVS_UCX_OPS (open.c) */
     void                     *tp_state;    /* the transport's own */
 
-    /* the table */
-    size_t                    key_size, value_size;
-    uint64_t                  slots, slot_size, bucket_size, nbuckets;
-    uint64_t                  buckets_offset;
+    /* the table: its shape, the node's buckets, my stats block, my pid
+     * (bucket.h); each field also by its own name, kvs->slots */
+    union {
+        struct kvs_table      tab;
+        struct {
+            KVS_TABLE_FIELDS
+        };
+    };
     struct kvshm_config      *config;      /* NULL without one */
     struct kvshm_job_layout  *layout;      /* the plugin's, or NULL */
     const struct kvshm_table_config *table;
@@ -96,8 +93,6 @@ struct mpikvs {
     bool                      created;     /* by us: removed at close */
     char                      shm_dir[KVSHM_DIR_MAX + 1];
     char                      region_name[KVSHM_NAME_MAX + 1];
-    unsigned char            *buckets;     /* region base + buckets_offset */
-    struct kvshm_rank_stats  *stats;       /* my block */
     /* the counters when this handle opened: of my block, and summed over
      * the node's (MPIKVS_SINCE_OPEN; stats.c) */
     mpikvs_stats_t            stats_at_open;
@@ -143,109 +138,5 @@ struct mpikvs {
     struct kvs_opened         opened;      /* for mpikvs_info */
     mpikvs_error_t            err;
 };
-
-/* Set kvs->err (which mpikvs_last_error() shows) and return code; with
- * kvs NULL, the thread's detail (mpikvs_last_error(NULL)). */
-int kvs_fail(mpikvs_t *kvs, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* A public call given a NULL handle: MPIKVS_ERR_INVAL, with a detail
- * naming call in the thread's (errors.c). */
-int kvs_no_handle(const char *call);
-
-void kvs_env_read(struct mpikvs_env *env);
-
-/* A step that may fail on some ranks only (of open, of a load): every
- * rank learns the worst outcome by kvs_agreed's rule (collective over
- * kvs->comm, unbounded; errors.c).  A save's steps agree by the same rule
- * within MPIKVS_TIMEOUT (kvs_bcomm_agree, bounded_comm.h). */
-int kvs_agree(mpikvs_t *kvs, int rc);
-
-/* The rule of agreement, applied once the ranks have exchanged their
- * outcomes: worst (the most negative of them, or 0) and text (that of
- * the lowest rank with it).  Returns rc if worst is 0, else worst with
- * text in kvs->err (errors.c). */
-int kvs_agreed(mpikvs_t *kvs, int rc, int worst, const char *text);
-
-/* Put the transport this open uses (kvs->transport, once
- * kvs_transport_open has set kvs->tp) in the rank's stats block, where
- * mpikvs-stat reads it (stats.c). */
-void kvs_stats_set_transport(mpikvs_t *kvs);
-
-/* At open, once this rank's block is mapped and before any rank can
- * count (the node's ranks must all call it before the next collective
- * of open): name this open's rank in the block, for mpikvs-stat, and
- * keep the counters the figures MPIKVS_SINCE_OPEN start from
- * (stats.c). */
-void kvs_stats_mark_open(mpikvs_t *kvs);
-
-/* MPIKVS_VERBOSE (v, or NULL) into *on: "1" or "0", else
- * MPIKVS_ERR_INVAL naming it (describe.c). */
-int kvs_verbose_parse(mpikvs_t *kvs, const char *v, bool *on);
-/* What mpikvs_describe writes, to stderr: rank 0's at an open under
- * MPIKVS_VERBOSE=1. */
-void kvs_describe_print(const mpikvs_t *kvs);
-
-/* Group comm's ranks into nodes (MPIKVS_VIRTUAL_NODES or shared memory)
- * and fill node_comm, leaders_comm, local_rank/size, node, nnodes and
- * leaders. */
-int kvs_nodes(mpikvs_t *kvs, const struct mpikvs_env *env,
-                  char *node_name, size_t len);
-
-/* What differs between MPI implementations (mpi_impl.c). */
-enum kvs_mpi_family { KVS_MPI_OPENMPI, KVS_MPI_MPICH, KVS_MPI_OTHER };
-
-/* The running MPI library: its version's first line, and its family. */
-const char *kvs_mpi_library(void);
-enum kvs_mpi_family kvs_mpi_family(void);
-/* mpikvs_open's first step: MPIKVS_ERR_MPI, naming the mismatch, when
- * the process runs another MPI than the library was built for, or was
- * started by another MPI's launcher. */
-int kvs_check_mpi_impl(void);
-/* A failed MPI call: its error string in kvs->err, with this MPI's
- * remedy where there is one, MPIKVS_ERR_MPI. */
-int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc);
-/* MPIKVS_ERR_MPI, with the remedy, when this MPI cannot run kvs->mode. */
-int kvs_check_osc(mpikvs_t *kvs);
-
-/* The fine-lock mode's share of open (collective, after the node's data
- * region is attached): the node leaders take the table's lease, refusing
- * while another live open holds it, and every rank agrees on a new lock
- * epoch.  kvs_locks_close gives the lease back (once no rank of the open
- * can take a lock any more). */
-int kvs_locks_open(mpikvs_t *kvs);
-void kvs_locks_close(mpikvs_t *kvs);
-
-/* The node tier (tier.c).  kvs_tier_open: collective
- * over the node.  kvs_tier_lookup: MPIKVS_OK, MPIKVS_MISS or an error.
- * kvs_tier_record: keep a remote hit for the next fence, where
- * kvs_tier_publish (collective over the node) publishes the node's.
- * kvs_tier_invalidate: mpikvs_tier_invalidate's work (collective). */
-int kvs_tier_open(mpikvs_t *kvs, const char *job, const char *node);
-void kvs_tier_close(mpikvs_t *kvs);
-struct kvs_key;
-int kvs_tier_lookup(mpikvs_t *kvs, const struct kvs_key *k, void *value);
-void kvs_tier_record(mpikvs_t *kvs, const struct kvs_key *k,
-                     const void *value);
-int kvs_tier_publish(mpikvs_t *kvs);
-int kvs_tier_invalidate(mpikvs_t *kvs);
-
-/* Remove the names of the regions this rank made (without the plugin),
- * once every rank of the open holds them (unlink_names.c). */
-void kvs_unlink_names(mpikvs_t *kvs);
-
-/* The config's persist.load at open (persist.c): mpikvs_load, but a
- * file that does not exist yet is a cold start, not an error, and a
- * table that holds entries already (a job-scope region an earlier step
- * filled) is left as it is; either way kvs->opened.persist says what it
- * did. */
-int kvs_load_at_open(mpikvs_t *kvs, const char *path);
-
-
-/* Counters are written by their rank only: a plain increment, made
- * visible to readers of the region without a locked instruction. */
-#define KVS_COUNT(kvs, field, n)                                        \
-    __atomic_store_n(&(kvs)->stats->field, (kvs)->stats->field + (n),      \
-                     __ATOMIC_RELAXED)
 
 #endif /* MPIKVS_HANDLE_H */

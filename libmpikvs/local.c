@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "local.h"
-#include "slot.h"   /* kvs_slot_backoff */
+#include "slot.h"   /* kvs_slot_retry */
 
 /* Read slot i of bucket b until it verifies or is not live any more:
  * true with the entry in copy and its meta in *meta. */
@@ -29,12 +29,11 @@ static bool read_slot(mpikvs_t *kvs, const unsigned char *b, uint64_t i,
         default:   /* free or invalid (OTHER is not without a key) */
             return false;
         }
-        if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES) {
+        if (!kvs_slot_retry(attempt, true)) {
             if (torn)
                 (*torn)++;
             return false;
         }
-        kvs_slot_backoff(attempt);
     }
 }
 

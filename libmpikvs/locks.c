@@ -43,7 +43,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ops.h"
+#include "bucket_far.h"   /* kvs_lock_disp */
+#include "locks.h"
+#include "route.h"
 #include "spin.h"
 
 /* Between attempts: spin a little, then give the core away (a holder on
@@ -203,7 +205,7 @@ int kvs_locked(mpikvs_t *kvs, const struct kvs_key *k, bool exclusive,
 {
     int rc, unlocked;
 
-    if (kvs->mode == KVSHM_MODE_LOCKFREE)
+    if (!kvs_route(kvs, k->node)->locked)
         return op(kvs, k, in, out);
     if ((rc = lock(kvs, k, exclusive)) != MPIKVS_OK)
         return rc;

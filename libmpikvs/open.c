@@ -18,10 +18,14 @@
 
 #include "batch.h"
 #include "clock.h"
+#include "describe.h"
 #include "errors_internal.h"
 #include "handle.h"
+#include "locks.h"
+#include "node_tier.h"
 #include "populate.h"
 #include "transport.h"
+#include "unlink_names.h"
 
 size_t mpikvs_key_size(const mpikvs_t *kvs)
 {
@@ -902,6 +906,7 @@ static int teardown(mpikvs_t *kvs, bool report, bool stalled)
     kvshm_config_free(kvs->config);
     kvshm_job_layout_free(kvs->layout);
     free(kvs->leaders);
+    free(kvs->routes);
     free(kvs->scratch);
     free(kvs->slot_image);
     free(kvs->batch);

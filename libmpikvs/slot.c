@@ -19,27 +19,28 @@
 #include "spin.h"
 
 #ifdef KVS_TEST_HOOKS
-void (*kvs_test_torn_hook)(mpikvs_t *kvs, uint64_t bucket, uint64_t slot);
+void (*kvs_test_torn_hook)(struct mpikvs *kvs, uint64_t bucket,
+                           uint64_t slot);
 #endif
 
 #define NONE UINT64_MAX
 
-enum slot_found kvs_slot_find(mpikvs_t *kvs, unsigned char *bucket,
+enum slot_found kvs_slot_find(const struct kvs_table *t, unsigned char *bucket,
                               bool shared, const struct kvs_key *k,
                               void *value, uint64_t *torn_slot,
                               uint64_t *torn_meta)
 {
-    unsigned char copy[kvs->value_size];
+    unsigned char copy[t->value_size];
 
-    for (uint64_t i = 0; i < kvs->slots; i++) {
+    for (uint64_t i = 0; i < t->slots; i++) {
         uint64_t meta = kvshm_meta_load(bucket, i, shared);
 
         if (!kvshm_meta_live(meta) || kvshm_meta_tag(meta) != k->tag)
             continue;
-        KVS_COUNT(kvs, probes, 1);
-        switch (kvshm_slot_read(meta, kvs_slot_at(kvs, bucket, i),
-                                kvs->slot_size, kvs->key_size,
-                                kvs->value_size, shared, k->bytes, k->seed,
+        KVS_COUNT(t, probes, 1);
+        switch (kvshm_slot_read(meta, kvs_slot_at(t, bucket, i),
+                                t->slot_size, t->key_size,
+                                t->value_size, shared, k->bytes, k->seed,
                                 copy)) {
         case KVSHM_SLOT_READ_FREE:
         case KVSHM_SLOT_READ_INVALID:
@@ -47,7 +48,7 @@ enum slot_found kvs_slot_find(mpikvs_t *kvs, unsigned char *bucket,
             continue;
         case KVSHM_SLOT_READ_VERIFIED:
             if (value)
-                memcpy(value, copy, kvs->value_size);
+                memcpy(value, copy, t->value_size);
             return SLOT_HIT;
         case KVSHM_SLOT_READ_TORN:
             *torn_slot = i;
@@ -106,17 +107,17 @@ static bool may_take(enum slot_takeover takeover, uint64_t meta)
            (takeover == TAKEOVER_DEAD && kvs_slot_owner_dead(meta));
 }
 
-bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
-                   const struct kvs_key *k, enum slot_takeover takeover,
+bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket,
+                   bool shared, const struct kvs_key *k, enum slot_takeover takeover,
                    struct slot_pick *p)
 {
     uint64_t update = NONE, mine_busy = NONE, free_slot = NONE;
     uint64_t oldest = NONE;
     uint32_t newest = 0, oldest_stamp = 0;
     bool any = false;
-    uint64_t metas[kvs->slots];
+    uint64_t metas[t->slots];
 
-    for (uint64_t i = 0; i < kvs->slots; i++) {
+    for (uint64_t i = 0; i < t->slots; i++) {
         uint64_t m = metas[i] = kvshm_meta_load(bucket, i, shared);
         uint32_t stamp = kvshm_meta_stamp(m);
 
@@ -135,8 +136,8 @@ bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
         any = true;
         /* Our key, even in a slot that does not verify: overwrite it. */
         if (kvshm_meta_tag(m) == k->tag && update == NONE &&
-            kvshm_slot_equal(kvs_slot_at(kvs, bucket, i),
-                             KVSHM_SLOT_KV_OFFSET, kvs->key_size, k->bytes,
+            kvshm_slot_equal(kvs_slot_at(t, bucket, i),
+                             KVSHM_SLOT_KV_OFFSET, t->key_size, k->bytes,
                              shared))
             update = i;
         if (oldest == NONE || newer(oldest_stamp, stamp)) {
@@ -163,12 +164,12 @@ bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
     } else {   /* every slot is claimed: one that may be taken over */
         p->slot = 0;
         p->seen = metas[0];
-        for (uint64_t i = 0; i < kvs->slots; i++) {
+        for (uint64_t i = 0; i < t->slots; i++) {
             if (may_take(takeover, metas[i])) {
                 p->slot = i;
                 break;
             }
-            if (i + 1 == kvs->slots)
+            if (i + 1 == t->slots)
                 return false;
         }
         p->choice = SLOT_EVICT;
@@ -207,21 +208,6 @@ bool kvs_slot_busy_wait(struct kvs_busy *w)
     return true;
 }
 
-int kvs_slot_stalled(mpikvs_t *kvs, const struct kvs_key *k, const char *what,
-                     uint64_t i, uint64_t meta)
-{
-    uint32_t owner = kvshm_meta_stamp(meta);
-
-    return kvs_fail(kvs, MPIKVS_ERR_STALLED,
-                    "%s: bucket %llu of node %u: slot %llu has been claimed "
-                    "by %s%lu for %u ms (a writer stopped or stuck; it is "
-                    "taken over only once its process is gone)",
-                    what, (unsigned long long)k->bucket, k->node,
-                    (unsigned long long)i,
-                    owner ? "pid " : "another node's process (0) ",
-                    (unsigned long)owner, KVS_SLOT_STALL_MS);
-}
-
 /* len bytes of src into the claimed slot from byte from, as readers
  * read them (slot_read.h): relaxed atomic stores of whole words; a
  * partial first or last word keeps its other bytes (only the claimer
@@ -252,69 +238,37 @@ static void slot_store(unsigned char *slot, size_t from, const void *src,
     }
 }
 
-void kvs_slot_write_claimed(mpikvs_t *kvs, unsigned char *bucket, uint64_t i,
-                            const struct kvs_key *k, const void *value)
+void kvs_slot_write_claimed(const struct kvs_table *t, unsigned char *bucket,
+                            uint64_t i, const struct kvs_key *k,
+                            const void *value)
 {
-    unsigned char *slot = kvs_slot_at(kvs, bucket, i);
+    unsigned char *slot = kvs_slot_at(t, bucket, i);
     uint64_t sum;
 
-    slot_store(slot, KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
-    slot_store(slot, kvshm_slot_value_offset(kvs->key_size), value,
-               kvs->value_size);
+    slot_store(slot, KVSHM_SLOT_KV_OFFSET, k->bytes, t->key_size);
+    slot_store(slot, kvshm_slot_value_offset(t->key_size), value,
+               t->value_size);
     /* From the caller's value, not the slot's bytes: another writer that
      * took the slot over may be writing them now. */
-    sum = kvshm_slot_checksum(value, kvs->value_size, k->seed);
+    sum = kvshm_slot_checksum(value, t->value_size, k->seed);
     /* Release: a reader that loads this checksum sees the key and value
      * above, so a finished write always verifies. */
     __atomic_store_n((uint64_t *)(slot +
-                                  kvshm_slot_checksum_offset(kvs->slot_size)),
+                                  kvshm_slot_checksum_offset(t->slot_size)),
                      sum, __ATOMIC_RELEASE);
 }
 
-int kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
-                        const struct kvs_key *k, const void *value)
-{
-    struct kvs_busy w = {0};
-    struct slot_pick p;
-    uint64_t claim;
-
-    for (;;) {
-        if (!kvs_slot_pick(kvs, bucket, true, k,
-                           kvs_slot_takeover(kvs, &w, true), &p)) {
-            if (!kvs_slot_busy_wait(&w))
-                return kvs_slot_stalled(kvs, k, "mpikvs_put", p.slot,
-                                        p.seen);
-            continue;
-        }
-        /* Acquire: the slot's bytes are written after the claim.  A
-         * failure means another put changed the slot since: pick again
-         * (it made progress, so this loop is lock-free). */
-        claim = kvs_slot_claim(p.meta, kvs->pid);
-        if (__atomic_compare_exchange_n(kvs_meta_at(bucket, p.slot), &p.seen,
-                                        claim, false, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
-            break;
-    }
-    kvs_slot_write_claimed(kvs, bucket, p.slot, k, value);
-    /* Done: BUSY off, with release for the writers that waited for it;
-     * unless a write that claims nothing (TAKEOVER_ANY: the mpi
-     * transport's) overwrote the slot meanwhile, whose meta stands. */
-    __atomic_compare_exchange_n(kvs_meta_at(bucket, p.slot), &claim, p.meta,
-                                false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-    return (int)p.choice;
-}
-
-enum absent_step kvs_slot_absent_step(const mpikvs_t *kvs,
+enum absent_step kvs_slot_absent_step(const struct kvs_table *t,
                                       unsigned char *bucket, bool shared,
                                       bool owners, const struct kvs_key *k,
                                       uint64_t mine, uint64_t mine_was,
                                       void *present, uint64_t *wait_slot,
                                       uint64_t *wait_meta)
 {
-    unsigned char copy[kvs->value_size];
+    unsigned char copy[t->value_size];
     enum absent_step step = ABSENT_WRITE;
 
-    for (uint64_t i = 0; i < kvs->slots; i++) {
+    for (uint64_t i = 0; i < t->slots; i++) {
         /* our slot as it was before the claim: the pick may have taken
          * the key's own slot, written since the lookup */
         uint64_t meta = i == mine ? mine_was
@@ -336,28 +290,28 @@ enum absent_step kvs_slot_absent_step(const mpikvs_t *kvs,
             continue;
         }
         /* written, or a dead owner's claim: the key if it verifies */
-        if (kvshm_slot_read(meta, kvs_slot_at(kvs, bucket, i),
-                            kvs->slot_size, kvs->key_size, kvs->value_size,
+        if (kvshm_slot_read(meta, kvs_slot_at(t, bucket, i),
+                            t->slot_size, t->key_size, t->value_size,
                             shared, k->bytes, k->seed, copy) ==
             KVSHM_SLOT_READ_VERIFIED) {
             if (present)
-                memcpy(present, copy, kvs->value_size);
+                memcpy(present, copy, t->value_size);
             return ABSENT_PRESENT;
         }
     }
     return step;
 }
 
-void kvs_slot_image(const mpikvs_t *kvs, const struct kvs_key *k,
+void kvs_slot_image(const struct kvs_table *t, const struct kvs_key *k,
                     const void *value, unsigned char *out)
 {
-    uint64_t sum = kvshm_slot_checksum(value, kvs->value_size, k->seed);
-    uint64_t end = kvshm_slot_value_offset(kvs->key_size) + kvs->value_size;
-    uint64_t at = kvshm_slot_checksum_offset(kvs->slot_size);
+    uint64_t sum = kvshm_slot_checksum(value, t->value_size, k->seed);
+    uint64_t end = kvshm_slot_value_offset(t->key_size) + t->value_size;
+    uint64_t at = kvshm_slot_checksum_offset(t->slot_size);
 
-    memcpy(out + KVSHM_SLOT_KV_OFFSET, k->bytes, kvs->key_size);
-    memcpy(out + kvshm_slot_value_offset(kvs->key_size), value,
-           kvs->value_size);
+    memcpy(out + KVSHM_SLOT_KV_OFFSET, k->bytes, t->key_size);
+    memcpy(out + kvshm_slot_value_offset(t->key_size), value,
+           t->value_size);
     memset(out + end, 0, at - end);
     memcpy(out + at, &sum, sizeof(sum));
 }

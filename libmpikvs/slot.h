@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "handle.h"
+#include "bucket.h"
 #include "key.h"
 
 enum slot_found {
@@ -27,10 +27,10 @@ enum slot_choice {
     SLOT_PRESENT     /* none: the key was there (put-if-absent) */
 };
 
-static inline unsigned char *kvs_slot_at(const mpikvs_t *kvs,
+static inline unsigned char *kvs_slot_at(const struct kvs_table *t,
                                          unsigned char *bucket, uint64_t i)
 {
-    return bucket + kvshm_bucket_slot_offset(kvs->slots, kvs->slot_size, i);
+    return bucket + kvshm_bucket_slot_offset(t->slots, t->slot_size, i);
 }
 
 static inline uint64_t *kvs_meta_at(unsigned char *bucket, uint64_t i)
@@ -46,17 +46,17 @@ static inline uint64_t *kvs_meta_at(unsigned char *bucket, uint64_t i)
  * deletes a loop of them, and a call of a function that only prefetches
  * (a longer slot's further lines come as the copy reaches them). */
 static inline __attribute__((always_inline)) unsigned char *
-kvs_bucket_prefetch(const mpikvs_t *kvs, const struct kvs_key *k)
+kvs_bucket_prefetch(const struct kvs_table *t, const struct kvs_key *k)
 {
-    unsigned char *b = kvs->buckets + k->bucket * kvs->bucket_size;
-    const unsigned char *slot = kvs_slot_at(kvs, b, k->preferred);
-    const unsigned char *last = slot + kvs->slot_size - 1;
+    unsigned char *b = t->buckets + k->bucket * t->bucket_size;
+    const unsigned char *slot = kvs_slot_at(t, b, k->preferred);
+    const unsigned char *last = slot + t->slot_size - 1;
 
     __builtin_prefetch(b);
     __builtin_prefetch(slot);
-    if (kvs->slot_size > KVSHM_CACHELINE)
+    if (t->slot_size > KVSHM_CACHELINE)
         __builtin_prefetch(slot + KVSHM_CACHELINE);
-    if (kvs->slot_size > 2 * KVSHM_CACHELINE)
+    if (t->slot_size > 2 * KVSHM_CACHELINE)
         __builtin_prefetch(slot + 2 * KVSHM_CACHELINE);
     __builtin_prefetch(last);
     return b;
@@ -68,7 +68,7 @@ kvs_bucket_prefetch(const mpikvs_t *kvs, const struct kvs_key *k)
  * past the header.  On SLOT_TORN, *torn_slot is the index of the slot
  * that did not verify and *torn_meta the meta word that read saw, the
  * one to invalidate against. */
-enum slot_found kvs_slot_find(mpikvs_t *kvs, unsigned char *bucket,
+enum slot_found kvs_slot_find(const struct kvs_table *t, unsigned char *bucket,
                               bool shared, const struct kvs_key *k,
                               void *value, uint64_t *torn_slot,
                               uint64_t *torn_meta);
@@ -77,6 +77,20 @@ enum slot_found kvs_slot_find(mpikvs_t *kvs, unsigned char *bucket,
  * give a writer that is halfway through it time to finish.  Bounded:
  * a spin, then the CPU handed over, then a sleep of 100 us. */
 void kvs_slot_backoff(int attempt);
+
+/* After read attempt (0, 1, ...) of a slot that did not verify: false
+ * once MPIKVS_CHECKSUM_RETRIES reads were made (give up on it), else
+ * true, after the backoff that lets its writer finish (wait: none under
+ * a lock, where no writer is halfway).  Every reader's retries are
+ * these. */
+static inline bool kvs_slot_retry(int attempt, bool wait)
+{
+    if (attempt + 1 >= MPIKVS_CHECKSUM_RETRIES)
+        return false;
+    if (wait)
+        kvs_slot_backoff(attempt);
+    return true;
+}
 
 /* Where a put goes: the slot, its meta word as seen, and the meta word
  * the put writes (OCCUPIED, the key's tag, the bucket's next stamp).
@@ -112,9 +126,9 @@ static inline uint64_t kvs_slot_claim(uint64_t meta, uint32_t owner)
 
 /* The owner a claim of this process carries: its pid in shared memory,
  * 0 through the transport. */
-static inline uint32_t kvs_slot_owner(const mpikvs_t *kvs, bool shared)
+static inline uint32_t kvs_slot_owner(const struct kvs_table *t, bool shared)
 {
-    return shared ? kvs->pid : 0u;
+    return shared ? t->pid : 0u;
 }
 
 /* Whether the claim in meta (BUSY) is an owner's that is known dead. */
@@ -134,8 +148,8 @@ enum slot_takeover {
  * false: a slot of k's tag is BUSY (a put, likely of k, is writing it),
  * or every slot is, and takeover does not allow taking it: wait and pick
  * again, or there would be two slots of k. */
-bool kvs_slot_pick(const mpikvs_t *kvs, unsigned char *bucket, bool shared,
-                   const struct kvs_key *k, enum slot_takeover takeover,
+bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket,
+                   bool shared, const struct kvs_key *k, enum slot_takeover takeover,
                    struct slot_pick *p);
 
 /* How long a put waits for a live claim in its way before it gives up
@@ -158,30 +172,21 @@ struct kvs_busy {
 bool kvs_slot_busy_wait(struct kvs_busy *w);
 
 /* The takeover a wait allows: none while it spins, and in shared memory
- * then the claims of owners known dead (lock modes: any). */
-static inline enum slot_takeover kvs_slot_takeover(const mpikvs_t *kvs,
-                                                   const struct kvs_busy *w,
-                                                   bool shared)
+ * then the claims of owners known dead (under a lock: any). */
+static inline enum slot_takeover kvs_slot_takeover(const struct kvs_busy *w,
+                                                   bool shared, bool locked)
 {
-    if (kvs->mode != KVSHM_MODE_LOCKFREE)
+    if (locked)
         return TAKEOVER_ANY;
     return shared && w->waits >= KVS_SLOT_SPIN_WAITS ? TAKEOVER_DEAD
                                                       : TAKEOVER_NONE;
 }
 
-/* MPIKVS_ERR_STALLED for a put (what) of k that waited KVS_SLOT_STALL_MS
- * for the claim meta of slot i, with a message that names them. */
-int kvs_slot_stalled(mpikvs_t *kvs, const struct kvs_key *k, const char *what,
-                     uint64_t i, uint64_t meta);
-
-/* The lock-free put in shared memory (own node): claim a slot with a
- * compare-and-swap of its meta word, write key, value and checksum in
- * place (kvs_slot_write_claimed), clear BUSY.  Returns the slot choice,
- * or MPIKVS_ERR_STALLED (a live claim in the way for KVS_SLOT_STALL_MS). */
-int kvs_slot_put_shared(mpikvs_t *kvs, unsigned char *bucket,
-                        const struct kvs_key *k, const void *value);
-void kvs_slot_write_claimed(mpikvs_t *kvs, unsigned char *bucket, uint64_t i,
-                            const struct kvs_key *k, const void *value);
+/* Key, value and checksum written in place into slot i of a bucket in
+ * shared memory, whose claim the caller holds, as readers read them. */
+void kvs_slot_write_claimed(const struct kvs_table *t, unsigned char *bucket,
+                            uint64_t i, const struct kvs_key *k,
+                            const void *value);
 
 /* What a put-if-absent that holds the claim of slot mine does next, from
  * a look at its bucket after the claim (absent.c says why this decides):
@@ -198,7 +203,7 @@ enum absent_step {
     ABSENT_YIELD,
     ABSENT_PRESENT
 };
-enum absent_step kvs_slot_absent_step(const mpikvs_t *kvs,
+enum absent_step kvs_slot_absent_step(const struct kvs_table *t,
                                       unsigned char *bucket, bool shared,
                                       bool owners, const struct kvs_key *k,
                                       uint64_t mine, uint64_t mine_was,
@@ -207,7 +212,7 @@ enum absent_step kvs_slot_absent_step(const mpikvs_t *kvs,
 
 /* The slot's bytes for a write through the transport: key, value,
  * padding, checksum (slot_size bytes, into out). */
-void kvs_slot_image(const mpikvs_t *kvs, const struct kvs_key *k,
+void kvs_slot_image(const struct kvs_table *t, const struct kvs_key *k,
                     const void *value, unsigned char *out);
 
 /* Mark slot i of a bucket in shared memory invalid if its meta is still
@@ -221,11 +226,11 @@ bool kvs_slot_invalidate(unsigned char *bucket, uint64_t i, uint64_t meta);
  * reader has retried a slot of (bucket, slot) that does not verify, just
  * before it acts on it, so that a test can rewrite the slot at the worst
  * moment. */
-extern void (*kvs_test_torn_hook)(mpikvs_t *kvs, uint64_t bucket,
+extern void (*kvs_test_torn_hook)(struct mpikvs *kvs, uint64_t bucket,
                                   uint64_t slot);
 #define KVS_TORN_HOOK(kvs, bucket, slot)                                \
     do {                                                                \
-        if (kvs_test_torn_hook)                                         \
+        if (kvs_test_torn_hook && (kvs))                                \
             kvs_test_torn_hook((kvs), (bucket), (slot));                \
     } while (0)
 #else

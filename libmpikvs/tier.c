@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "key.h"
+#include "node_tier.h"
 #include "tier.h"
 
 #define RECORDS_MIN 256u

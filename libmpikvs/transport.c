@@ -8,7 +8,12 @@
 
 #include <stdio.h>
 
+#include "route.h"
 #include "transport.h"
+#include "transport_mpi.h"
+#ifdef HAVE_UCX
+#include "transport_ucx.h"
+#endif
 
 #ifdef HAVE_UCX
 /* The open of one transport failed on every rank alike (the transports
@@ -39,7 +44,8 @@ static int open_ucx(mpikvs_t *kvs)
     snprintf((kvs)->opened.transport_why,                               \
              sizeof((kvs)->opened.transport_why), __VA_ARGS__)
 
-int kvs_transport_open(mpikvs_t *kvs)
+/* The transport kvs->transport asks for, opened. */
+static int open_chosen(mpikvs_t *kvs)
 {
     int rc;
 
@@ -82,4 +88,12 @@ int kvs_transport_open(mpikvs_t *kvs)
                         "locks MPI windows), not %s",
                         kvshm_transport_name(kvs->transport));
     return rc;
+}
+
+int kvs_transport_open(mpikvs_t *kvs)
+{
+    int rc = open_chosen(kvs);
+
+    /* the way to each node, once: every operation reads it */
+    return rc == MPIKVS_OK ? kvs_routes_set(kvs) : rc;
 }

@@ -102,8 +102,4 @@ struct kvs_transport {
  * region is attached.  kvs->tp is set on success. */
 int kvs_transport_open(mpikvs_t *kvs);
 
-/* The transports (transport_<name>.c). */
-int kvs_transport_mpi_open(mpikvs_t *kvs);
-int kvs_transport_ucx_open(mpikvs_t *kvs);
-
 #endif /* MPIKVS_TRANSPORT_H */

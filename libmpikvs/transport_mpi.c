@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "transport.h"
+#include "transport_mpi.h"
 
 struct mpi_transport {
     MPI_Win win;         /* MPI_WIN_NULL: no node is ever remote */

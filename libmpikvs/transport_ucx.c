@@ -21,9 +21,9 @@
  * (transport_ucx_ship.c), everything else (atomics, the lock modes'
  * buckets and lock words, the probe at open) is a memory operation the
  * node's serving worker performs (transport_ucx_mem.c), and every one of
- * those messages carries the open's secret (transport_ucx.h).  Where the
- * network checks what a peer may touch (RDMA, whose NIC checks rkeys)
- * and every process that can reach the job is trusted,
+ * those messages carries the open's secret (transport_ucx_state.h).
+ * Where the network checks what a peer may touch (RDMA, whose NIC checks
+ * rkeys) and every process that can reach the job is trusted,
  * MPIKVS_UCX_OPS=rma asks for UCX's RMA and atomics instead: mpikvs(7)
  * says what that trusts.
  *
@@ -67,7 +67,12 @@
 
 #include <ucp/api/ucp.h>
 
+#include "transport_ucx_state.h"
 #include "transport_ucx.h"
+#include "transport_ucx_mem.h"
+#include "transport_ucx_serve.h"
+#include "transport_ucx_ship.h"
+#include "transport_ucx_wait.h"
 
 #define UCX_IDLE_POLL_MS 1000   /* the helper's sleep, as a safety net */
 
@@ -742,6 +747,7 @@ static bool ucx_close(mpikvs_t *kvs, bool together)
         ucp_cleanup(s->context);
     pthread_mutex_destroy(&s->server_lock);
     ucx_shipping_close(s);
+    ucx_serving_close(s);
     ucx_mem_close(s);
     explicit_bzero(s->secret, sizeof(s->secret));
     free(s->gets);

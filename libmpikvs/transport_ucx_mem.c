@@ -25,7 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport_ucx.h"
+#include "transport_ucx_state.h"
+#include "transport_ucx_mem.h"
+#include "transport_ucx_wait.h"
 
 enum mem_op { MEM_READ, MEM_WRITE, MEM_CAS, MEM_ADD };
 

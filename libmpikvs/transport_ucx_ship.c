@@ -11,28 +11,16 @@
  * per get or the slot choice per put.  Lock-free mode only: the lock
  * modes' lock words are the transport's.
  *
- * The serving worker runs the keys on a view of the leader's handle
- * (serving_view), in the helper or in the leader's own progress, under
- * server_lock; the rank's calls go on using the handle meanwhile.
+ * This file is the sender's side; the node's is transport_ucx_serve.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
 #include "slot.h"
-#include "transport_ucx.h"
-
-/* The header of a shipment of keys and of its answer. */
-struct ship_head {
-    uint64_t secret[KVS_UCX_SECRET_WORDS];   /* the open's */
-    uint64_t token;   /* the sender's, echoed: which of its messages */
-    uint32_t count;   /* keys */
-    uint32_t kind;    /* enum kvs_ship_kind: keys for a get, answered
-                       * with statuses, then a value each; (key, value)
-                       * pairs for a put, answered with slot choices; for
-                       * a put-if-absent, answered with both */
-};
+#include "transport_ucx_state.h"
+#include "transport_ucx_ship.h"
+#include "transport_ucx_wait.h"
 
 /* A message of queued keys, to one node. */
 struct shipment {
@@ -69,19 +57,6 @@ struct ucx_shipping {
                                   * ignored */
 };
 
-static size_t ship_stride(const mpikvs_t *kvs, uint32_t kind)
-{
-    return kvs->key_size + (kind != KVS_SHIP_GET ? kvs->value_size : 0);
-}
-
-/* The answer: an int32_t status per key, then, but for a put, a value
- * each. */
-static size_t answer_len(const mpikvs_t *kvs, uint32_t count, uint32_t kind)
-{
-    return count * (sizeof(int32_t) +
-                    (kind != KVS_SHIP_PUT ? kvs->value_size : 0));
-}
-
 bool ucx_ships(const mpikvs_t *kvs, uint32_t node)
 {
     const struct ucx_transport *s = ucx_state(kvs);
@@ -94,7 +69,7 @@ int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
 {
     struct ucx_transport *s = ucx_state(kvs);
     struct ucx_shipping *q = s->ship;
-    size_t stride = ship_stride(kvs, KVS_SHIP_PUT);
+    size_t stride = ucx_ship_stride(&kvs->tab, KVS_SHIP_PUT);
     int rc;
 
     if (s->nodes[k->node].lost != UCS_OK)
@@ -117,8 +92,8 @@ int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
 /* Group the queued entries into one message per node, in their order. */
 static void pack_shipments(mpikvs_t *kvs, struct ucx_shipping *q)
 {
-    size_t stride = ship_stride(kvs, q->queued);
-    size_t full = ship_stride(kvs, KVS_SHIP_PUT);
+    size_t stride = ucx_ship_stride(&kvs->tab, q->queued);
+    size_t full = ucx_ship_stride(&kvs->tab, KVS_SHIP_PUT);
     bool taken[BATCH_CHUNK] = {false};
     uint32_t at = 0;
 
@@ -163,10 +138,11 @@ int ucx_ship_post(mpikvs_t *kvs)
 
     if (!q || !q->nqueued || q->sent)   /* no ship: nothing is remote */
         return MPIKVS_OK;
-    stride = ship_stride(kvs, q->queued);
+    stride = ucx_ship_stride(&kvs->tab, q->queued);
     /* the last one given up on (below) is UCX's */
     if (!q->outbox &&
-        !(q->outbox = malloc(BATCH_CHUNK * ship_stride(kvs, KVS_SHIP_PUT)))) {
+        !(q->outbox = malloc(BATCH_CHUNK *
+                             ucx_ship_stride(&kvs->tab, KVS_SHIP_PUT)))) {
         rc = kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
         for (size_t e = 0; e < q->nqueued; e++)
             *q->queue[e].status = rc;
@@ -287,7 +263,7 @@ static ucs_status_t take_answer(void *arg, const void *header,
         return UCS_OK;
     m->answered = true;
     if (h.count != m->count || h.kind != q->queued ||
-        length != answer_len(kvs, h.count, h.kind)) {
+        length != ucx_ship_answer_len(&kvs->tab, h.count, h.kind)) {
         m->garbled = true;
         return UCS_OK;
     }
@@ -308,97 +284,6 @@ static ucs_status_t take_answer(void *arg, const void *header,
     return UCS_OK;
 }
 
-static void answer_sent(void *req, ucs_status_t status, void *buf)
-{
-    (void)status;
-    free(buf);
-    ucp_request_free(req);
-}
-
-/* The serving worker's handler of shipped keys (in the helper, or in the
- * leader's own progress; under server_lock): apply them to the node's
- * region, as the node's ranks do, and answer on the sender's endpoint.
- * A message without the open's secret is dropped; one that is not what
- * the sender's library sends is answered with errors, never applied. */
-static ucs_status_t serve_keys(void *arg, const void *header,
-                               size_t header_length, void *data,
-                               size_t length,
-                               const ucp_am_recv_param_t *param)
-{
-    struct ucx_transport *s = arg;
-    mpikvs_t *node = s->served;
-    const unsigned char *d = data;
-    struct ship_head h;
-    unsigned char *answer, *values;
-    bool whole;
-
-    if (header_length != sizeof(h) || !node ||
-        !(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ||
-        (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
-        return UCS_OK;   /* nobody to answer: the sender's wait fails */
-    memcpy(&h, header, sizeof(h));
-    if (!ucx_secret_ok(s, h.secret))
-        return UCS_OK;
-    if (h.count > BATCH_CHUNK)
-        h.count = 0;   /* answered with a length the sender refuses */
-    if (h.kind > KVS_SHIP_PUT_ABSENT)
-        h.count = 0;   /* answered with a length the sender refuses */
-    size_t stride = ship_stride(node, h.kind);
-    size_t len = answer_len(node, h.count, h.kind);
-    /* zeroed: a miss's value goes out too, and must not carry old heap */
-    if (!(answer = calloc(1, sizeof(h) + len)))
-        return UCS_OK;
-    memcpy(answer, &h, sizeof(h));
-    values = answer + sizeof(h) + h.count * sizeof(int32_t);
-    whole = length == h.count * stride;
-    for (uint32_t i = 0; i < h.count; i++) {
-        struct kvs_key k;
-        int32_t st = MPIKVS_ERR_TRANSPORT;
-        if (whole) {
-            kvs_key_make(node, d + i * stride, &k);
-            if (k.node != node->node)   /* another table's key */
-                st = MPIKVS_ERR_MISMATCH;
-            else if (h.kind == KVS_SHIP_PUT)
-                st = kvs_put_direct(node, &k,
-                                    d + i * stride + node->key_size);
-            else if (h.kind == KVS_SHIP_PUT_ABSENT)
-                st = kvs_put_absent_direct(node, &k,
-                                           d + i * stride + node->key_size,
-                                           values + i * node->value_size);
-            else
-                st = kvs_get_direct(node, &k,
-                                    values + i * node->value_size);
-        }
-        memcpy(answer + sizeof(h) + i * sizeof(st), &st, sizeof(st));
-    }
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK |
-                        UCP_OP_ATTR_FIELD_USER_DATA,
-        .flags = UCP_AM_SEND_FLAG_EAGER,
-        .cb.send = answer_sent,
-        .user_data = answer};
-    ucs_status_ptr_t req = ucp_am_send_nbx(param->reply_ep, UCX_AM_SHIP_ANSWER,
-                                           answer, sizeof(h),
-                                           answer + sizeof(h), len, &p);
-    if (!UCS_PTR_IS_PTR(req))   /* done, or failed: no callback comes */
-        free(answer);
-    return UCS_OK;
-}
-
-ucs_status_t ucx_set_am_handler(ucp_worker_h worker, unsigned id,
-                                ucp_am_recv_callback_t cb, void *arg)
-{
-    ucp_am_handler_param_t hp = {
-        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
-                      UCP_AM_HANDLER_PARAM_FIELD_CB |
-                      UCP_AM_HANDLER_PARAM_FIELD_ARG,
-        .id = id,
-        .cb = cb,
-        .arg = arg};
-
-    return ucp_worker_set_am_recv_handler(worker, &hp);
-}
-
 /* What a rank needs to ship keys (all do: MPIKVS_UCX_OPS may differ
  * between ranks) and take the answers. */
 int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s)
@@ -406,64 +291,15 @@ int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s)
     ucs_status_t st;
 
     struct ucx_shipping *q = calloc(1, sizeof(*q));
+    size_t full = ucx_ship_stride(&kvs->tab, KVS_SHIP_PUT);
 
     if (!(s->ship = q) ||
-        !(q->payload = malloc(BATCH_CHUNK * ship_stride(kvs, true))) ||
-        !(q->outbox = malloc(BATCH_CHUNK * ship_stride(kvs, true))))
+        !(q->payload = malloc(BATCH_CHUNK * full)) ||
+        !(q->outbox = malloc(BATCH_CHUNK * full)))
         return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
     st = ucx_set_am_handler(s->caller, UCX_AM_SHIP_ANSWER, take_answer, s);
     if (st != UCS_OK)
         return ucx_fail(kvs, "setting the answers' handler", st);
-    return MPIKVS_OK;
-}
-
-/* The leader's view of its node for the keys shipped to it: the handle's
- * table, with counters of its own, since the serving worker applies keys
- * while the rank's own calls use the handle.  Only
- * the lock-free get and put run on it (kvs_get_direct, kvs_put_direct),
- * which read the table's shape and region and write nothing else of it;
- * what it counts is the node's business, not a rank's, and is dropped. */
-static mpikvs_t *serving_view(const mpikvs_t *kvs)
-{
-    mpikvs_t *v = malloc(sizeof(*v));
-    struct kvshm_rank_stats *stats = calloc(1, sizeof(*stats));
-
-    if (!v || !stats) {
-        free(v);
-        free(stats);
-        return NULL;
-    }
-    *v = *kvs;
-    v->stats = stats;
-    /* the direct get and put write slots in place: no buffer of the
-     * handle's is theirs */
-    v->scratch = v->slot_image = v->batch = v->batch_images = v->records =
-        NULL;
-    v->tier = NULL;
-    v->tp_state = NULL;
-    return v;
-}
-
-static void free_serving_view(mpikvs_t *v)
-{
-    if (!v)
-        return;
-    free(v->stats);
-    free(v);
-}
-
-/* The leader serves the keys shipped to its node (lock-free mode). */
-int ucx_serving_open(mpikvs_t *kvs, struct ucx_transport *s)
-{
-    ucs_status_t st;
-
-    if (kvs->mode != KVSHM_MODE_LOCKFREE)
-        return MPIKVS_OK;
-    if (!(s->served = serving_view(kvs)))
-        return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
-    st = ucx_set_am_handler(s->server, UCX_AM_SHIP, serve_keys, s);
-    if (st != UCS_OK)
-        return ucx_fail(kvs, "setting the shipped keys' handler", st);
     return MPIKVS_OK;
 }
 
@@ -481,8 +317,6 @@ void ucx_shipping_choose(mpikvs_t *kvs, struct ucx_transport *s)
 
 void ucx_shipping_close(struct ucx_transport *s)
 {
-    free_serving_view(s->served);
-    s->served = NULL;
     if (s->ship) {
         free(s->ship->payload);
         free(s->ship->outbox);

@@ -25,7 +25,8 @@
 #include <time.h>
 
 #include "clock.h"
-#include "transport_ucx.h"
+#include "transport_ucx_state.h"
+#include "transport_ucx_wait.h"
 
 #define UCX_SPINS_BEFORE_YIELD 16 /* progress calls before a wait yields */
 #define UCX_STALLED_RETRY_MS  10000u /* a node given up on fails at once */

@@ -18,6 +18,7 @@
  * as long as its job or step, and it removes them.
  */
 #include "handle.h"
+#include "unlink_names.h"
 #include "tier.h"
 
 void kvs_unlink_names(mpikvs_t *kvs)

@@ -82,7 +82,8 @@ static bool slot_of(mpikvs_t *kvs, const unsigned char *key, struct at *a)
     kvs_key_make(kvs, key, &k);
     a->bucket = kvs->buckets + k.bucket * kvs->bucket_size;
     for (a->i = 0; a->i < kvs->slots; a->i++)
-        if (memcmp(kvs_slot_at(kvs, a->bucket, a->i) + KVSHM_SLOT_KV_OFFSET,
+        if (memcmp(kvs_slot_at(&kvs->tab, a->bucket, a->i) +
+                       KVSHM_SLOT_KV_OFFSET,
                    key, KS) == 0)
             return true;
     return false;
@@ -110,7 +111,7 @@ static bool newest_in_bucket(mpikvs_t *kvs, const struct at *a)
 /* Flip a bit of the value in place: the slot no longer verifies. */
 static void corrupt(mpikvs_t *kvs, const struct at *a)
 {
-    __atomic_fetch_xor(kvs_slot_at(kvs, a->bucket, a->i) +
+    __atomic_fetch_xor(kvs_slot_at(&kvs->tab, a->bucket, a->i) +
                            kvshm_slot_value_offset(KS) + VS - 1,
                        0x40, __ATOMIC_SEQ_CST);
 }
@@ -329,11 +330,12 @@ static unsigned live_copies(mpikvs_t *kvs, const unsigned char *key,
     for (uint64_t i = 0; i < kvs->slots; i++) {
         uint64_t meta = *kvs_meta_at(b, i), ver;
         if (!kvshm_meta_live(meta) ||
-            memcmp(kvs_slot_at(kvs, b, i), key, KS) != 0)
+            memcmp(kvs_slot_at(&kvs->tab, b, i), key, KS) != 0)
             continue;
         n++;
-        if (kvshm_slot_read(meta, kvs_slot_at(kvs, b, i), kvs->slot_size, KS,
-                            VS, true, key, k.seed, value) !=
+        if (kvshm_slot_read(meta, kvs_slot_at(&kvs->tab, b, i),
+                            kvs->slot_size, KS, VS, true, key, k.seed,
+                            value) !=
                 KVSHM_SLOT_READ_VERIFIED ||
             !mt_value_ok(key, KS, value, VS, &ver))
             *verified = false;

@@ -29,7 +29,7 @@
 #include "mpikvs.h"
 #include "mpitest.h"
 #include "mt_key_home.h"
-#include "transport_ucx.h"
+#include "transport_ucx_state.h"
 
 #define KS 16
 #define VS 32

@@ -6,7 +6,7 @@
  * has its own handle (a copy, with its own counters block, as each rank
  * has) over one table laid out by shm's own kvshm_data_init in private
  * memory, and they call the library's own-node paths at once:
- * mpikvs_put (slot claims, kvs_slot_put_shared), mpikvs_get (the direct
+ * mpikvs_put (slot claims, kvs_bucket_put), mpikvs_get (the direct
  * read, retries and the invalidation of a torn slot), mpikvs_put_if_absent
  * (absent.c's claim, look and decision) and mpikvs_foreach_local (the
  * scan).  Built with -fsanitize=thread: a plain access that races an
@@ -51,6 +51,7 @@
 #include "handle.h"
 #include "key.h"
 #include "mpikvs.h"
+#include "route.h"
 #include "slot.h"
 #include "mpitest.h"   /* mt_make_key, mt_make_value, mt_value_ok */
 
@@ -131,6 +132,11 @@ static void table_make(struct table *t, uint64_t bytes, unsigned slots)
         k->nnodes = 1;
         k->node = 0;
         k->pid = (uint32_t)getpid();
+        /* no transport: one node, its buckets in shared memory */
+        if (kvs_routes_set(k) != MPIKVS_OK) {
+            fprintf(stderr, "tsan_slots: %s\n", mpikvs_last_error(k));
+            exit(1);
+        }
     }
 }
 

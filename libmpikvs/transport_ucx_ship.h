@@ -1,0 +1,57 @@
+/*
+ * transport_ucx_ship.h - keys shipped whole to their node over UCX: the
+ * messages' format, which the sender (transport_ucx_ship.c) and the
+ * node's serving side (transport_ucx_serve.c) share, and the sender's
+ * calls: the transport's ships, ship and the shipped part of its flush;
+ * at open, every rank's means to ship (ucx_shipping_open), and once the
+ * endpoints work, which nodes are shipped to (ucx_shipping_choose);
+ * ucx_shipping_close frees what they made.
+ */
+#ifndef MPIKVS_TRANSPORT_UCX_SHIP_H
+#define MPIKVS_TRANSPORT_UCX_SHIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bucket.h"
+#include "transport_ucx_state.h"
+
+/* The header of a shipment of keys and of its answer. */
+struct ship_head {
+    uint64_t secret[KVS_UCX_SECRET_WORDS];   /* the open's */
+    uint64_t token;   /* the sender's, echoed: which of its messages */
+    uint32_t count;   /* keys */
+    uint32_t kind;    /* enum kvs_ship_kind: keys for a get, answered
+                       * with statuses, then a value each; (key, value)
+                       * pairs for a put, answered with slot choices; for
+                       * a put-if-absent, answered with both */
+};
+
+/* A key's bytes in a shipment: the key, and but for a get its value. */
+static inline size_t ucx_ship_stride(const struct kvs_table *t,
+                                     uint32_t kind)
+{
+    return t->key_size + (kind != KVS_SHIP_GET ? t->value_size : 0);
+}
+
+/* The answer: an int32_t status per key, then, but for a put, a value
+ * each. */
+static inline size_t ucx_ship_answer_len(const struct kvs_table *t,
+                                         uint32_t count, uint32_t kind)
+{
+    return count * (sizeof(int32_t) +
+                    (kind != KVS_SHIP_PUT ? t->value_size : 0));
+}
+
+bool ucx_ships(const mpikvs_t *kvs, uint32_t node);
+int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
+             const void *in, void *out, int *status);
+int ucx_ship_flush(mpikvs_t *kvs);
+int ucx_ship_post(mpikvs_t *kvs);
+bool ucx_ship_answered(const mpikvs_t *kvs);
+int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s);
+void ucx_shipping_choose(mpikvs_t *kvs, struct ucx_transport *s);
+void ucx_shipping_close(struct ucx_transport *s);
+
+#endif /* MPIKVS_TRANSPORT_UCX_SHIP_H */
