@@ -355,9 +355,9 @@ static inline void setup_nodes(void)
 }
 
 /* Call first: MPI_Init, the mode (argv[1]), T, and the regions in the
- * directory before any table of this job.  0, or the exit status of a
- * usage error (MPI finalized). */
-static inline int table_test_start(int argc, char **argv)
+ * directory before any table of this job.  A mode that is not one ends
+ * the program (status 2). */
+static inline void table_test_start(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     mt_init(argv[0]);
@@ -371,7 +371,7 @@ static inline int table_test_start(int argc, char **argv)
             fprintf(stderr, "usage: %s [lockfree|fine-lock|coarse-lock]\n",
                     argv[0]);
         MPI_Finalize();
-        return 2;
+        exit(2);
     }
     /* "without a config" must mean it */
     unsetenv("MPIKVS_CONFIG");
@@ -391,8 +391,6 @@ static inline int table_test_start(int argc, char **argv)
     }
     shm_list(&shm_before);
     MPI_Barrier(MPI_COMM_WORLD);
-
-    return 0;
 }
 
 /* Call last: nothing left in the regions' directory; the exit status. */

@@ -120,10 +120,7 @@ static void once_phase(const char *mode, unsigned rounds, unsigned nkeys_once)
 
 int main(int argc, char **argv)
 {
-    int status = table_test_start(argc, argv);
-
-    if (status)
-        return status;
+    table_test_start(argc, argv);
     once_phase(T.mode, 4, 64);
     return table_test_finish();
 }
