@@ -24,12 +24,13 @@ plain_mpirun_asan "$prog" && xs="$xs -x ASAN_OPTIONS"
 export MPIKVS_VIRTUAL_NODES MPIKVS_TRANSPORT
 
 fail=0
-# NP VNODES TRANSPORT MODE [INCREMENTS]
-for run in "4 2 auto lockfree 500" "3 2 mpi lockfree" "2 1 mpi lockfree" \
-    "3 2 mpi coarse-lock"; do
+# NP VNODES TRANSPORT MODE INCREMENTS (a rank's, of each counter)
+for run in "4 2 auto lockfree 500" "3 2 mpi lockfree 300" \
+    "2 1 mpi lockfree 300" "3 2 mpi coarse-lock 300"; do
+    # shellcheck disable=SC2086
     set -- $run
     MPIKVS_VIRTUAL_NODES=$2 MPIKVS_TRANSPORT=$3
-    plain_mpirun_run "np=$1 vnodes=$2 transport=$3 $4" "$1" "$4" ${5:-}
+    plain_mpirun_run "np=$1 vnodes=$2 transport=$3 $4" "$1" "$4" "$5"
 done
 plain_mpirun_left
 [ "$fail" = 0 ]
