@@ -4,9 +4,11 @@
  * the mode given as argv[1] and the job's nodes as the library sees
  * them (T), keys of KS and values of VS bytes in tags of key families,
  * opens that must succeed or fail on every rank, single gets and puts
- * counted in a tally, puts by turns, and the check that no table of
- * this job left a region in the regions' directory (MPIKVS_SHM_DIR or
- * /dev/shm).  See mpitest.h for EXPECT and the output.
+ * counted in a tally, puts by turns, the check that no table of this job
+ * left a region in the regions' directory (MPIKVS_SHM_DIR or /dev/shm),
+ * and the small table of the racing phases (open_small) with whether a
+ * lock-free put of another node's key claims its slot there (claims).
+ * See mpitest.h for EXPECT and the output.
  *
  * Include it in one file of a program only: its state is static.
  */
