@@ -6,6 +6,7 @@
 check_PROGRAMS += \
 	tests/mpi/test_absent \
 	tests/mpi/test_absent_stopped \
+	tests/mpi/test_areas \
 	tests/mpi/test_batch \
 	tests/mpi/test_corrupt \
 	tests/mpi/test_counters \
@@ -77,6 +78,12 @@ tests_mpi_test_absent_SOURCES = tests/mpi/test_absent.c
 tests_mpi_test_absent_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_absent_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_absent_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+# the four above in one job (run-mpi-tests.sh's matrix)
+tests_mpi_test_areas_SOURCES = tests/mpi/test_areas.c
+tests_mpi_test_areas_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_areas_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_areas_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 tests_mpi_test_counters_SOURCES = tests/mpi/test_counters.c
 tests_mpi_test_counters_CPPFLAGS = $(TESTS_CPPFLAGS)

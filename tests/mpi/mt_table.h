@@ -314,6 +314,14 @@ static inline void fence_ok(mpikvs_t *kvs, const char *what)
            mpikvs_strerror(rc));
 }
 
+/* The big table (BIG bytes a node), opened on every rank, or NULL. */
+static inline mpikvs_t *open_big(void)
+{
+    mpikvs_options_t o = opts(KS, VS, BIG, T.mode);
+
+    return open_ok(&o, "big: open");
+}
+
 /* Every rank puts its NKEYS keys of the big table (TAG_MAIN) with
  * version, by turns, and fences: what the gets and batches read. */
 static inline void put_main_keys(mpikvs_t *kvs, uint64_t version,
@@ -406,6 +414,21 @@ static inline int table_test_finish(void)
     MPI_Finalize();
     return status;
 }
+
+/* The main of the table test of one API area, which runs the area's
+ * sections (AREA, a function); left out where test_areas.c includes the
+ * area's file to run every area in one job. */
+#ifdef MT_AREAS_IN_ONE_JOB
+#define TABLE_TEST_MAIN(area)
+#else
+#define TABLE_TEST_MAIN(area)                                            \
+    int main(int argc, char **argv)                                      \
+    {                                                                    \
+        table_test_start(argc, argv);                                    \
+        area();                                                          \
+        return table_test_finish();                                      \
+    }
+#endif
 
 /* The insert and put-if-absent phases' table: 8 buckets of 64 slots a
  * node (SMALL_BUCKETS, SMALL_SLOTS), opened or the test is over. */

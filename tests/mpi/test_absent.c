@@ -118,9 +118,9 @@ static void once_phase(const char *mode, unsigned rounds, unsigned nkeys_once)
     free(shown);
 }
 
-int main(int argc, char **argv)
+static void absent_area(void)
 {
-    table_test_start(argc, argv);
     once_phase(T.mode, 4, 64);
-    return table_test_finish();
 }
+
+TABLE_TEST_MAIN(absent_area)

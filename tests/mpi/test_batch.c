@@ -350,14 +350,10 @@ static void test_batch(mpikvs_t *kvs)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-int main(int argc, char **argv)
+static void batch_area(void)
 {
-    mpikvs_options_t o;
-    mpikvs_t        *kvs;
+    mpikvs_t *kvs = open_big();
 
-    table_test_start(argc, argv);
-    o = opts(KS, VS, BIG, T.mode);
-    kvs = open_ok(&o, "big: open");
     if (kvs) {
         struct tally t = { 0 };
 
@@ -368,5 +364,6 @@ int main(int argc, char **argv)
         shm_check("big table");
     }
     test_async_close();
-    return table_test_finish();
 }
+
+TABLE_TEST_MAIN(batch_area)

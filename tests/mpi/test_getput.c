@@ -462,14 +462,10 @@ static void test_two_handles(void)
     shm_check("two handles");
 }
 
-int main(int argc, char **argv)
+static void getput_area(void)
 {
-    mpikvs_options_t o;
-    mpikvs_t        *kvs;
+    mpikvs_t *kvs = open_big();
 
-    table_test_start(argc, argv);
-    o = opts(KS, VS, BIG, T.mode);
-    kvs = open_ok(&o, "big: open");
     if (kvs) {
         int rc;
 
@@ -490,5 +486,6 @@ int main(int argc, char **argv)
     test_smallest();
     test_evict_order();
     test_two_handles();
-    return table_test_finish();
 }
+
+TABLE_TEST_MAIN(getput_area)

@@ -457,13 +457,13 @@ static void test_subcomm(void)
     shm_check("tables over MPI_COMM_SELF");
 }
 
-int main(int argc, char **argv)
+static void open_area(void)
 {
-    table_test_start(argc, argv);
     test_bad_open();
     test_config();
     test_transport();
     test_subcomm();
     test_disagree();
-    return table_test_finish();
 }
+
+TABLE_TEST_MAIN(open_area)
