@@ -462,30 +462,48 @@ static void test_two_handles(void)
     shm_check("two handles");
 }
 
+/* The big table's sections (in test_areas the batches run on it too). */
+static void getput_big(mpikvs_t *kvs)
+{
+    test_big(kvs);
+    test_bad_calls(kvs);
+}
+
+/* Close the big table, then close it again, and close NULL. */
+static void close_big(mpikvs_t **kvs)
+{
+    int rc;
+
+    close_ok(kvs, "big: close");
+    mt_phase("big: close again");
+    rc = mpikvs_close(kvs);
+    EXPECT(rc == MPIKVS_OK || rc == MPIKVS_ERR_INVAL,
+           "mpikvs_close of a closed (NULL) handle = %d (%s)", rc,
+           mpikvs_strerror(rc));
+    rc = mpikvs_close(NULL);
+    EXPECT(rc == MPIKVS_OK || rc == MPIKVS_ERR_INVAL,
+           "mpikvs_close(NULL) = %d (%s)", rc, mpikvs_strerror(rc));
+    shm_check("big table");
+}
+
+/* The tables of other sizes, and two at once. */
+static void getput_other_tables(void)
+{
+    test_tiny();
+    test_smallest();
+    test_evict_order();
+    test_two_handles();
+}
+
 static void getput_area(void)
 {
     mpikvs_t *kvs = open_big();
 
     if (kvs) {
-        int rc;
-
-        test_big(kvs);
-        test_bad_calls(kvs);
-        close_ok(&kvs, "big: close");
-        mt_phase("big: close again");
-        rc = mpikvs_close(&kvs);
-        EXPECT(rc == MPIKVS_OK || rc == MPIKVS_ERR_INVAL,
-               "mpikvs_close of a closed (NULL) handle = %d (%s)", rc,
-               mpikvs_strerror(rc));
-        rc = mpikvs_close(NULL);
-        EXPECT(rc == MPIKVS_OK || rc == MPIKVS_ERR_INVAL,
-               "mpikvs_close(NULL) = %d (%s)", rc, mpikvs_strerror(rc));
-        shm_check("big table");
+        getput_big(kvs);
+        close_big(&kvs);
     }
-    test_tiny();
-    test_smallest();
-    test_evict_order();
-    test_two_handles();
+    getput_other_tables();
 }
 
 TABLE_TEST_MAIN(getput_area)
