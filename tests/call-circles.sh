@@ -6,7 +6,7 @@
 # split wrongly.  Run on a built tree (quickstart.sh test runs it).
 set -eu
 build=${1:?usage: call-circles.sh BUILD}
-dirs="common shm libmpikvs spank mpikvs-config mpikvs-stat mpikvs-bench
+dirs="common shm libmpikvs rmacache spank mpikvs-config mpikvs-stat mpikvs-bench
 examples/reactive-transport"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -4,12 +4,17 @@
 # np 1..4, virtual nodes and the three consistency modes.
 ##
 check_PROGRAMS += \
+	tests/mpi/test_absent \
 	tests/mpi/test_absent_stopped \
-	tests/mpi/test_basic \
+	tests/mpi/test_areas \
+	tests/mpi/test_batch \
 	tests/mpi/test_corrupt \
+	tests/mpi/test_counters \
 	tests/mpi/test_errors \
 	tests/mpi/test_describe \
 	tests/mpi/test_fault \
+	tests/mpi/test_getput \
+	tests/mpi/test_open \
 	tests/mpi/test_tier \
 	tests/mpi/test_torture \
 	tests/mpi/test_locks \
@@ -27,6 +32,7 @@ TESTS += \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
+	tests/mpi/run-counters-test.sh \
 	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \
@@ -52,10 +58,37 @@ tests_mpi_test_describe_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_describe_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_describe_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
-tests_mpi_test_basic_SOURCES = tests/mpi/test_basic.c
-tests_mpi_test_basic_CPPFLAGS = $(TESTS_CPPFLAGS)
-tests_mpi_test_basic_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_mpi_test_basic_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+# the table tests by API area, sharing mt_table.h
+tests_mpi_test_open_SOURCES = tests/mpi/test_open.c
+tests_mpi_test_open_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_open_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_open_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+tests_mpi_test_getput_SOURCES = tests/mpi/test_getput.c
+tests_mpi_test_getput_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_getput_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_getput_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+tests_mpi_test_batch_SOURCES = tests/mpi/test_batch.c
+tests_mpi_test_batch_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_batch_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_batch_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+tests_mpi_test_absent_SOURCES = tests/mpi/test_absent.c
+tests_mpi_test_absent_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_absent_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_absent_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+# the four above in one job (run-mpi-tests.sh's matrix)
+tests_mpi_test_areas_SOURCES = tests/mpi/test_areas.c
+tests_mpi_test_areas_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_areas_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_areas_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+tests_mpi_test_counters_SOURCES = tests/mpi/test_counters.c
+tests_mpi_test_counters_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_counters_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_counters_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 # Built from the library's sources with its test hooks (libmpikvs/slot.h),
 # which libmpikvs itself does not have.
@@ -154,8 +187,10 @@ tests_mpi_test_locks_LDADD = $(LIBMPIKVS_LIBS)
 EXTRA_DIST += \
 	tests/mpi/mpitest.h \
 	tests/mpi/mt_key_home.h \
+	tests/mpi/mt_table.h \
 	tests/mpi/run-absent-stopped-test.sh \
 	tests/mpi/run-corrupt-test.sh \
+	tests/mpi/run-counters-test.sh \
 	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \

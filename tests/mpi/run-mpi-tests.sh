@@ -14,9 +14,9 @@
 # The limit is for hangs: in the lock modes and over the mpi transport
 # every operation waits for the target rank's progress, so a run's time
 # is its round trips times the scheduler's latency.  Beside two
-# CPU-bound processes per core, test_basic in fine-lock mode at np 3
-# took 87 s (2 to 3 s on an idle machine), and over 110 s beside another
-# test as well.
+# CPU-bound processes per core, test_basic (today most of test_areas) in
+# fine-lock mode at np 3 took 87 s (2 to 3 s on an idle machine), and
+# over 110 s beside another test as well.
 # Prints one line per run, the output of each failed run, and a summary;
 # exits nonzero on any failure, and also when a run left a file in the
 # regions' directory: a private one under /dev/shm (MPIKVS_SHM_DIR), so
@@ -29,12 +29,14 @@
 # .), MPIRUN (default mpirun), MPITEST_TIMEOUT, MPITEST_VERBOSE=1 (print
 # the output of every run), MPITEST_KEEP_SHM=1 (keep the mpikvs.* files
 # a run left in /dev/shm; by default they are named, counted as a failure
-# and removed), MPITEST_ONLY="test_basic" (a subset of the
-# programs), MPITEST_MODES, MPITEST_TORTURE_OPS (operations per rank of
-# test_torture in lockfree mode; the lock modes get a tenth, at least
-# 1000), MPITEST_TORTURE_LOCK_OPS (ops per rank of test_torture in the
-# lock modes; overrides the tenth; the ucx pass takes a fifth of it, at
-# least 1000).
+# and removed), MPITEST_ONLY="test_getput test_batch" (a subset of the
+# programs, each named by the API area it tests, or test_areas, four of
+# them in one job), MPITEST_MODES,
+# MPITEST_TORTURE_OPS (operations per rank of test_torture in lockfree
+# mode; the lock modes get a tenth, at least 1000),
+# MPITEST_TORTURE_LOCK_OPS (ops per rank of test_torture in the lock
+# modes; overrides the tenth; the ucx pass takes a fifth of it, at least
+# 1000).
 #
 # Open MPI on Debian: /etc/openmpi/openmpi-mca-params.conf excludes osc
 # ucx and pt2pt, and the default osc rdma segfaults on atomics to the own
@@ -52,7 +54,9 @@ export LC_ALL
 bindir="${top_builddir:-.}/tests/mpi"
 mpirun="${MPIRUN:-mpirun}"
 limit="${MPITEST_TIMEOUT:-300}"
-programs="${MPITEST_ONLY:-test_basic test_tier test_torture}"
+# test_areas is test_open, test_getput, test_batch and test_absent in one
+# job (a job's start costs about a second; see test_areas.c)
+programs="${MPITEST_ONLY:-test_areas test_tier test_torture}"
 modes="${MPITEST_MODES:-lockfree fine-lock coarse-lock}"
 torture_ops="${MPITEST_TORTURE_OPS:-250000}"
 torture_lock_ops="${MPITEST_TORTURE_LOCK_OPS:-$((torture_ops / 10))}"
@@ -76,7 +80,7 @@ done
 . "${top_srcdir:-.}/tests/plain-mpirun.sh"
 plain_mpirun_env
 asan=0
-plain_mpirun_asan "$bindir/test_basic" && asan=1
+plain_mpirun_asan "$bindir/test_areas" && asan=1
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-mpitests.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -137,7 +141,7 @@ run() {
         export MPIKVS_UCX_OPS
         xs="$xs -x MPIKVS_UCX_OPS"
     fi
-    # the ucx transport needs no one-sided component, but test_basic
+    # the ucx transport needs no one-sided component, but test_open
     # opens the mpi transport too
     if [ "$vnodes" -gt 1 ] || [ "$mode" != lockfree ]; then
         OMPI_MCA_osc=$osc

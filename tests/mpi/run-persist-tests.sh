@@ -1,14 +1,10 @@
 #!/bin/sh
 #
-# run-persist-tests.sh - mpikvs_save and mpikvs_load, foreach_local and
-# the global counters (tests/mpi/test_persist.c) under plain mpirun: save
-# on 2 virtual nodes (np 4), load on 1 (np 2) and 3 (np 3) nodes and into
-# a table too small for every entry, into buckets of 8 slots (np 2 on 2
-# nodes) and in the
-# fine-lock mode, damaged files refused, the counters over the mpi
-# transport on one and two nodes and in the coarse-lock mode (the ucx
-# transport, where the machine has it, runs in the save job), and the
-# config's persist (the
+# run-persist-tests.sh - mpikvs_save and mpikvs_load and foreach_local
+# (tests/mpi/test_persist.c) under plain mpirun: save on 2 virtual nodes
+# (np 4), load on 1 (np 2) and 3 (np 3) nodes and into a table too small
+# for every entry, into buckets of 8 slots (np 2 on 2 nodes) and in the
+# fine-lock mode, damaged files refused, and the config's persist (the
 # first open finds no file, a cold start; close saves; the next open
 # loads).  The save file goes to a scratch
 # directory, the regions to one of their own, both removed at the end
@@ -63,11 +59,6 @@ run "load into buckets of 8 slots" 2 2 MPITEST_SLOTS=8 -- \
 run "damaged files refused" 2 2 -- refuse "$file" "$tmp" $n
 run "load on 2 nodes, fine-lock" 2 2 MPITEST_MODE=fine-lock \
     MPIKVS_TRANSPORT=mpi -- load "$file" $n 4194304
-run "counters, mpi transport" 3 2 MPIKVS_TRANSPORT=mpi -- counters
-run "counters, one node, mpi transport (no window)" 2 1 \
-    MPIKVS_TRANSPORT=mpi -- counters
-run "counters, coarse-lock" 3 2 MPITEST_MODE=coarse-lock \
-    MPIKVS_TRANSPORT=mpi -- counters
 
 cat >"$tmp/persist.json" <<JSON
 {"version": 1, "tables": {"warm": {"key": {"key_size": 32},

@@ -1,10 +1,11 @@
 /*
  * test_persist.c - mpikvs_save and mpikvs_load across node counts and
- * table sizes, refused files, mpikvs_foreach_local and the global
- * counters.  run-persist-tests.sh runs its phases as separate jobs:
+ * table sizes, refused files and mpikvs_foreach_local (the global
+ * counters: test_counters).  run-persist-tests.sh runs its phases as
+ * separate jobs:
  *
- *   save FILE N          puts keys 0..N-1, checks foreach_local and the
- *                        counters, saves to FILE
+ *   save FILE N          puts keys 0..N-1, checks foreach_local, saves
+ *                        to FILE
  *   load FILE N SIZE     loads FILE into a table of SIZE bytes per node:
  *                        every key found with its value, or counted as
  *                        not fitting; a second load is refused unless
@@ -12,7 +13,6 @@
  *   refuse FILE          damaged copies of FILE (cut, a block, the
  *                        header, foreign) and other value sizes are
  *                        refused and load nothing
- *   counters             N ranks x M increments, compare-and-swap
  *
  * MPITEST_MODE, if set, is the consistency mode of every open, and
  * MPITEST_SLOTS its slots per bucket.
@@ -155,62 +155,6 @@ static void check_foreach(mpikvs_t *kvs, uint32_t n, uint64_t found)
     free(sum);
 }
 
-static void check_counters(mpikvs_t *kvs, int m)
-{
-    unsigned nc = mpikvs_counters(kvs);
-    uint64_t v = 0, seen = 0;
-    int rc, wins = 0, all = 0;
-
-    EXPECT(nc == 4, "mpikvs_counters: %u, default 4", nc);
-    rc = mpikvs_counter_add(kvs, nc, 1, NULL);
-    EXPECT(rc == MPIKVS_ERR_INVAL, "counter %u beyond the last: %s", nc,
-           mpikvs_strerror(rc));
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (int i = 0; i < m; i++)
-        for (unsigned c = 0; c < 3; c++) {
-            rc = mpikvs_counter_add(kvs, c, 1, NULL);
-            if (rc != MPIKVS_OK) {
-                EXPECT(0, "add to counter %u: %s: %s", c,
-                       mpikvs_strerror(rc), mpikvs_last_error(kvs));
-                goto out;
-            }
-        }
-    /* counter 3 by compare-and-swap increments */
-    for (int i = 0; i < m; i++) {
-        uint64_t cur = 0;
-        for (;;) {
-            rc = mpikvs_counter_cas(kvs, 3, cur, cur + 1, &seen);
-            if (rc != MPIKVS_OK || seen == cur)
-                break;
-            cur = seen;
-        }
-        EXPECT(rc == MPIKVS_OK, "cas: %s", mpikvs_strerror(rc));
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (unsigned c = 0; c < 4; c++) {
-        rc = mpikvs_counter_add(kvs, c, 0, &v);
-        EXPECT(rc == MPIKVS_OK && v == (uint64_t)size * (uint64_t)m,
-               "counter %u: %llu after %d x %d increments", c,
-               (unsigned long long)v, size, m);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    /* one winner of a race of compare-and-swaps from one value */
-    rc = mpikvs_counter_cas(kvs, 2, (uint64_t)size * (uint64_t)m,
-                            UINT64_C(1) << 40 | (uint64_t)rank, &seen);
-    wins = rc == MPIKVS_OK && seen == (uint64_t)size * (uint64_t)m;
-    MPI_Allreduce(&wins, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    EXPECT(all == 1, "%d ranks won one compare-and-swap", all);
-    MPI_Barrier(MPI_COMM_WORLD);
-    rc = mpikvs_counter_add(kvs, 2, 0, &v);
-    EXPECT(rc == MPIKVS_OK && v >> 40 == 1 && (v & 0xffffff) < (uint64_t)size,
-           "counter 2 after the race: %llu", (unsigned long long)v);
-    if (rank == 0)
-        mt_note("counters: %d ranks x %d increments = %llu", size, m,
-                (unsigned long long)(uint64_t)size * (uint64_t)m);
-out:
-    MPI_Barrier(MPI_COMM_WORLD);
-}
-
 static void phase_save(const char *file, uint32_t n)
 {
     mpikvs_t *kvs = open_table(4u << 20, VSIZE);
@@ -225,8 +169,6 @@ static void phase_save(const char *file, uint32_t n)
            (unsigned long long)found, n);
     mt_phase("save: foreach_local");
     check_foreach(kvs, n, found);
-    mt_phase("save: counters");
-    check_counters(kvs, 500);
     mt_phase("save: save");
     int rc = mpikvs_save(kvs, file);
     EXPECT(rc == MPIKVS_OK, "save %s: %s: %s", file, mpikvs_strerror(rc),
@@ -372,14 +314,6 @@ static void phase_refuse(const char *file, const char *dir, uint32_t n)
     EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
 }
 
-static void phase_counters(void)
-{
-    mpikvs_t *kvs = open_table(1u << 20, VSIZE);
-
-    check_counters(kvs, 300);
-    EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
-}
-
 /* The config's persist: close saves, open loads. */
 static void phase_config(uint32_t n, bool check)
 {
@@ -418,14 +352,12 @@ int main(int argc, char **argv)
                    (size_t)strtoull(argv[4], NULL, 10));
     else if (argc >= 5 && !strcmp(argv[1], "refuse"))
         phase_refuse(argv[2], argv[3], (uint32_t)atoi(argv[4]));
-    else if (argc >= 2 && !strcmp(argv[1], "counters"))
-        phase_counters();
     else if (argc >= 3 && !strcmp(argv[1], "config"))
         phase_config((uint32_t)atoi(argv[2]), false);
     else if (argc >= 3 && !strcmp(argv[1], "config-check"))
         phase_config((uint32_t)atoi(argv[2]), true);
     else
-        mt_abort("usage: test_persist save|load|refuse|counters|config ...");
+        mt_abort("usage: test_persist save|load|refuse|config ...");
     int status = mt_finish();
     MPI_Finalize();
     return status;

@@ -21,9 +21,7 @@
  * the same free slot at the same moment.  Every key put and not found
  * afterwards must have been evicted (the library counts each eviction):
  * a key lost otherwise is a lost insert, and there must be none.
- * Last, put-if-absent: every rank offers its own value for the same new
- * keys at once; each key must have exactly one winner, whose value every
- * loser is shown and every get returns.
+ * (Put-if-absent races: test_absent.)
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,15 +31,11 @@
 
 #include <mpi.h>
 
-#include "data_region.h"   /* kvshm_bucket_size: the format's size rule */
 #include "mpikvs.h"
-#include "mpitest.h"
+#include "mt_table.h"   /* KS, VS, open_small, claims */
 
-#define KS       80u
-#define VS       104u
 #define TAG_HOT  7u
 #define TAG_NEW  8u             /* the insert phase's keys */
-#define TAG_ONCE 9u             /* the put-if-absent phase's keys */
 #define GETB     8u             /* keys of a batch get */
 #define PUTB     4u             /* keys of a batch put */
 
@@ -292,41 +286,6 @@ static void phase(const char *mode, size_t size_per_node, uint64_t nops,
            rc, mpikvs_strerror(rc));
 }
 
-/* The insert and put-if-absent phases' table: 8 buckets of 64 slots a
- * node (SMALL_BUCKETS, SMALL_SLOTS), opened or the test is over. */
-#define SMALL_BUCKETS 8u
-#define SMALL_SLOTS   64u
-static mpikvs_t *open_small(const char *mode, const char *what)
-{
-    size_t bucket = kvshm_bucket_size(&(struct kvshm_data_shape){
-        KS, VS, SMALL_SLOTS, KVSHM_MODE_LOCKFREE});
-    mpikvs_options_t o = {.size = sizeof(mpikvs_options_t),
-                          .key_size = KS, .value_size = VS,
-                          .size_per_node = SMALL_BUCKETS * bucket,
-                          .mode = mode, .slots_per_bucket = SMALL_SLOTS};
-    mpikvs_t *kvs = NULL;
-    char phase_name[64];
-    int rc;
-
-    snprintf(phase_name, sizeof phase_name, "open (%s)", what);
-    mt_phase(phase_name);
-    rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
-    if (rc != MPIKVS_OK) {
-        EXPECT(0, "%s: mpikvs_open = %d (%s): %s", what, rc,
-               mpikvs_strerror(rc), mpikvs_last_error(NULL));
-        mt_abort("mpikvs_open failed");
-    }
-    return kvs;
-}
-
-/* Whether a lock-free put of another node's key claims its slot: not
- * over the mpi transport, whose atomics are not the CPU's (mpikvs(7)). */
-static bool claims(const char *mode, const char *tp)
-{
-    return strcmp(mode, "lockfree") != 0 || strcmp(tp, "mpi") != 0 ||
-           mt_node_count() == 1;
-}
-
 /* Inserts only, racing: rounds of ninsert new keys per rank into 8
  * buckets of 64 slots a node (a fresh table each round), then every
  * rank reads its keys back.  lost = not found - evicted. */
@@ -407,102 +366,6 @@ static void insert_phase(const char *mode, unsigned rounds, unsigned ninsert)
     }
 }
 
-/* Rounds of nkeys_once new keys, the same on every rank, each offered by
- * every rank at once with mpikvs_put_if_absent and the rank's own version
- * of the value, into a table they all fit (8 buckets of 64 slots a node):
- * per key exactly one MPIKVS_OK; every MPIKVS_PRESENT shows the winner's
- * value; afterwards a get returns it and a second offer is PRESENT. */
-static void once_phase(const char *mode, unsigned rounds, unsigned nkeys_once)
-{
-    unsigned char  key[KS], val[VS], seen[VS];
-    int           *won = calloc(nkeys_once, sizeof *won);
-    int           *winners = calloc(nkeys_once, sizeof *winners);
-    uint64_t      *shown = calloc(nkeys_once, sizeof *shown);
-    uint64_t       bad = 0, errors = 0, keys = 0, split = 0;
-    const char    *tp = "";
-
-    if (!won || !winners || !shown)
-        mt_abort("out of memory");
-    for (unsigned r = 0; r < rounds; r++) {
-        mpikvs_t *kvs = open_small(mode, "put-if-absent");
-        int rc;
-
-        tp = mpikvs_transport(kvs);
-        mt_phase("put-if-absent");
-        MPI_Barrier(MPI_COMM_WORLD);
-        for (unsigned i = 0; i < nkeys_once; i++) {
-            mt_make_key(TAG_ONCE, r, i, key, KS);
-            mt_make_value(key, KS, (uint64_t)rank_ + 1, val, VS);
-            memset(seen, 0, VS);
-            rc = mpikvs_put_if_absent(kvs, key, val, seen);
-            won[i] = rc == MPIKVS_OK;
-            shown[i] = 0;
-            if (rc == MPIKVS_PRESENT && !mt_value_ok(key, KS, seen, VS,
-                                                     &shown[i]))
-                bad++;
-            else if (rc != MPIKVS_OK && rc != MPIKVS_PRESENT)
-                errors++;
-        }
-        MPI_Allreduce(won, winners, (int)nkeys_once, MPI_INT, MPI_SUM,
-                      MPI_COMM_WORLD);
-        mt_phase("read back (put-if-absent)");
-        for (unsigned i = 0; i < nkeys_once; i++) {
-            int64_t mine = won[i] ? rank_ + 1 : 0, winner = 0;
-            uint64_t ver = 0;
-            MPI_Allreduce(&mine, &winner, 1, MPI_INT64_T, MPI_MAX,
-                          MPI_COMM_WORLD);
-            keys++;
-            if (winners[i] != 1) {
-                split++;
-                continue;
-            }
-            /* a loser was shown the winner's value */
-            if (!won[i] && shown[i] != (uint64_t)winner)
-                bad++;
-            mt_make_key(TAG_ONCE, r, i, key, KS);
-            if (mpikvs_get(kvs, key, val) != MPIKVS_OK ||
-                !mt_value_ok(key, KS, val, VS, &ver) ||
-                ver != (uint64_t)winner)
-                bad++;
-            mt_make_value(key, KS, 1000 + (uint64_t)rank_, val, VS);
-            if (mpikvs_put_if_absent(kvs, key, val, NULL) != MPIKVS_PRESENT)
-                bad++;
-        }
-        rc = mpikvs_put_if_absent(kvs, NULL, val, NULL);
-        EXPECT(rc == MPIKVS_ERR_INVAL, "put-if-absent of a NULL key: %d", rc);
-        mt_phase("close (put-if-absent)");
-        rc = mpikvs_close(&kvs);
-        EXPECT(rc == MPIKVS_OK, "put-if-absent: mpikvs_close = %d (%s)", rc,
-               mpikvs_strerror(rc));
-    }
-    uint64_t sums[3] = {bad, errors, split}, all[3];
-    MPI_Allreduce(sums, all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    /* every rank counted every key's split once */
-    all[2] /= (uint64_t)size_;
-    EXPECT(all[1] == 0, "put-if-absent: %llu calls failed",
-           (unsigned long long)all[1]);
-    if (claims(mode, tp)) {
-        EXPECT(all[2] == 0, "put-if-absent: %llu of %llu keys without "
-               "exactly one winner", (unsigned long long)all[2],
-               (unsigned long long)keys);
-        EXPECT(all[0] == 0, "put-if-absent: %llu wrong answers or values",
-               (unsigned long long)all[0]);
-    }
-    if (rank_ == 0) {
-        printf("torture (put-if-absent): mode %s, transport %s, %d ranks, "
-               "%u rounds of %u keys offered by every rank: %llu keys "
-               "without exactly one winner, %llu wrong answers%s\n",
-               mode, tp, size_, rounds, nkeys_once,
-               (unsigned long long)all[2], (unsigned long long)all[0],
-               claims(mode, tp) ? "" : " (not asserted: unclaimed remote "
-                                       "puts)");
-        fflush(stdout);
-    }
-    free(won);
-    free(winners);
-    free(shown);
-}
-
 int main(int argc, char **argv)
 {
     const char *mode = "lockfree";
@@ -546,7 +409,6 @@ int main(int argc, char **argv)
     /* 4 KiB a node: about 20 slots for the hot keys */
     phase(mode, 4096, nops / 4 > 0 ? nops / 4 : 1, 1);
     insert_phase(mode, 8, 100);
-    once_phase(mode, 4, 64);
 
     free(hot);
     status = mt_finish();
