@@ -429,7 +429,7 @@ static mpikvs_t *open_table(const char *mode, const char *dir)
                     mode, KS, vsize, tier_) < 0 ||
             fclose(f) != 0)
             mt_abort("cannot write the table's config");
-        memset(&o, 0, sizeof o);
+        o = (mpikvs_options_t)MPIKVS_OPTIONS_INIT;
         o.config = path;
     }
     rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
