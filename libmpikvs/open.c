@@ -4,9 +4,11 @@
  *
  * Opening is a sequence of steps that can fail on some ranks and not on
  * others (a config a node cannot read, a /dev/shm that is too small).
- * After each step the ranks agree on the outcome with one allreduce, so
- * that either every rank goes on or every rank cleans up and returns the
- * same error: a collective call must never leave half the job waiting.
+ * After each step the ranks agree on the outcome (kvs_agree: an
+ * allreduce, and where a step failed a second one and a broadcast of the
+ * text), so that either every rank goes on or every rank cleans up and
+ * returns the same error: a collective call must never leave half the
+ * job waiting.
  */
 #include <errno.h>
 #include <stddef.h>

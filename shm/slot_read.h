@@ -17,7 +17,7 @@
  * transport come with no order at all (shared false), and rely on the
  * checksum alone, as in the paper.
  *
- * How a lock-free writer claims a slot (libmpikvs/slot.c): a
+ * How a lock-free writer claims a slot (libmpikvs/bucket.c): a
  * compare-and-swap of the meta word it saw, to one with BUSY, its key's
  * tag and its own pid where the stamp goes (0 from another node); it
  * writes key, value and checksum, then stores the meta word with the
