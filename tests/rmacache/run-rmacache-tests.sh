@@ -7,7 +7,7 @@
 # (np 2 and 3); the statistics (MPIKVS_RMACACHE_STATS) show that the
 # cache served what it may; MPIKVS_RMACACHE_VERIFY counts the lies of a
 # wrong readonly claim; a bad MPIKVS_RMACACHE stops the job naming it;
-# libmpikvs's own window (tests/mpi/test_basic, the mpi transport) is
+# libmpikvs's own window (tests/mpi/test_areas, the mpi transport) is
 # not cached; mpikvs-stat reads a live window's node tier (its counters
 # while the job runs, through the ranks that hold the region: its name
 # goes once the node's ranks have it), nothing is left after the window
@@ -382,16 +382,16 @@ refused MPIKVS_RMACACHE bogus "is not a mode" fence
 # libmpikvs's own window (its mpi transport, 2 virtual nodes) goes past
 # the cache: PMPI_ calls, so no window of the library is in the
 # statistics, and its test passes as without the preload
-basic="${top_builddir:-.}/tests/mpi/.libs/test_basic"
-[ -x "$basic" ] || basic="${top_builddir:-.}/tests/mpi/test_basic"
+areas="${top_builddir:-.}/tests/mpi/.libs/test_areas"
+[ -x "$areas" ] || areas="${top_builddir:-.}/tests/mpi/test_areas"
 # shellcheck disable=SC2086
 if MPIKVS_TRANSPORT=mpi OMPI_MCA_osc=pt2pt MPIKVS_VIRTUAL_NODES=2 \
     LD_LIBRARY_PATH="${top_builddir:-.}/libmpikvs/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs \
     -x "LD_PRELOAD=$preload" -x LD_LIBRARY_PATH -x MPIKVS_TRANSPORT \
     -x OMPI_MCA_osc -x MPIKVS_VIRTUAL_NODES -x MPIKVS_SHM_DIR \
-    -np 2 "$basic" lockfree >"$tmp/libmpikvs" 2>&1 </dev/null &&
-    grep -q "test_basic: [0-9]* passed, 0 failed" "$tmp/libmpikvs" &&
+    -np 2 "$areas" lockfree >"$tmp/libmpikvs" 2>&1 </dev/null &&
+    grep -q "test_areas: [0-9]* passed, 0 failed" "$tmp/libmpikvs" &&
     ! grep -q "^mpikvs-rmacache: rank" "$tmp/libmpikvs"; then
     ok
     echo "PASS libmpikvs's own window past the cache"
@@ -420,7 +420,7 @@ fi
 # shellcheck disable=SC2086
 if ! LD_LIBRARY_PATH="${top_builddir:-.}/libmpikvs/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     timeout -k 5 "$limit" "$mpirun" --oversubscribe -x OMPI_MCA_btl -x LD_LIBRARY_PATH \
-    -x MPIKVS_SHM_DIR -np 2 "$basic" lockfree >"$tmp/long-dir-basic" 2>&1 </dev/null &&
+    -x MPIKVS_SHM_DIR -np 2 "$areas" lockfree >"$tmp/long-dir-basic" 2>&1 </dev/null &&
     grep -q "mpikvs_open = .*(invalid region name): $too_long" "$tmp/long-dir-basic"; then
     ok
     echo "PASS libmpikvs: a too long MPIKVS_SHM_DIR, open refused"
