@@ -14,7 +14,7 @@
 static int put_absent_direct(mpikvs_t *kvs, const struct kvs_key *k,
                              const void *value, void *present)
 {
-    struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0};
+    struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0, false};
     int rc = kvs_bucket_put_absent(&a, value, present);
 
     return rc == MPIKVS_ERR_STALLED
@@ -28,7 +28,7 @@ static int put_absent_far(mpikvs_t *kvs, const struct kvs_key *k,
                           const void *in, void *out)
 {
     const struct kvs_route *r = kvs_route(kvs, k->node);
-    struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0};
+    struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0, false};
     int rc;
 
     if (r->kind == KVS_ROUTE_SHIPPED)

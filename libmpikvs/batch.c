@@ -181,7 +181,7 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
     /* the keys whose slots are claimed, one by one; the others stay */
     for (size_t j = 0; j < c->nremote && rc == MPIKVS_OK; j++) {
         struct kvs_access a = {&kvs->tab, kvs_route(kvs, p[j].key.node)->io,
-                               &p[j].key, kvs, 0, 0};
+                               &p[j].key, kvs, 0, 0, false};
         int choice;
         if (!a.io->cas) {
             p[np++] = p[j];

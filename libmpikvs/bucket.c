@@ -153,6 +153,7 @@ static int stalled(struct kvs_access *a, uint64_t i, uint64_t meta)
 {
     a->stall_slot = i;
     a->stall_meta = meta;
+    a->claim_stalled = true;
     return MPIKVS_ERR_STALLED;
 }
 

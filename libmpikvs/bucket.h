@@ -83,8 +83,11 @@ struct kvs_access {
     struct mpikvs              *kvs;   /* the handle whose call this is
                                         * (the transport's I/O, the test
                                         * hook), NULL for a serving thread */
-    /* on MPIKVS_ERR_STALLED: the claim a put waited for */
+    /* on MPIKVS_ERR_STALLED from a claim in the way (claim_stalled; a
+     * stall of the transport's I/O leaves it false): the claim a put
+     * waited for */
     uint64_t                    stall_slot, stall_meta;
+    bool                        claim_stalled;
 };
 
 /* The bucket in this process's shared memory (bucket.c). */

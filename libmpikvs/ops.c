@@ -39,6 +39,10 @@ int kvs_put_stalled(mpikvs_t *kvs, const struct kvs_access *a,
 {
     uint32_t owner = kvshm_meta_stamp(a->stall_meta);
 
+    /* a node the transport gave up on: its detail (not tried, or did
+     * not answer) stays */
+    if (!a->claim_stalled)
+        return MPIKVS_ERR_STALLED;
     return kvs_fail(kvs, MPIKVS_ERR_STALLED,
                     "%s: bucket %llu of node %u: slot %llu has been claimed "
                     "by %s%lu for %u ms (a writer stopped or stuck; it is "
@@ -54,7 +58,7 @@ int kvs_put_stalled(mpikvs_t *kvs, const struct kvs_access *a,
 static int get_direct(mpikvs_t *kvs, const struct kvs_key *k,
                       void *value)
 {
-    struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0};
+    struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0, false};
 
     KVS_COUNT(kvs, direct, 1);
     return kvs_bucket_get(&a, value);
@@ -63,7 +67,7 @@ static int get_direct(mpikvs_t *kvs, const struct kvs_key *k,
 static int put_direct(mpikvs_t *kvs, const struct kvs_key *k,
                       const void *value)
 {
-    struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0};
+    struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0, false};
     int c = kvs_bucket_put(&a, value);
 
     if (c >= 0)
@@ -102,7 +106,7 @@ static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
                    void *value)
 {
     const struct kvs_route *r = kvs_route(kvs, k->node);
-    struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0};
+    struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0, false};
 
     (void)in;
     KVS_COUNT(kvs, remote, 1);
@@ -117,7 +121,7 @@ static int put_far(mpikvs_t *kvs, const struct kvs_key *k, const void *value,
                    void *out)
 {
     const struct kvs_route *r = kvs_route(kvs, k->node);
-    struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0};
+    struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0, false};
     int rc;
 
     (void)out;

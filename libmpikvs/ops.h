@@ -15,7 +15,8 @@
 #include "transport.h"
 
 /* MPIKVS_ERR_STALLED for a put (what) whose wait for the claim a names
- * (stall_slot, stall_meta) lasted KVS_SLOT_STALL_MS, with a message. */
+ * (stall_slot, stall_meta) lasted KVS_SLOT_STALL_MS, with a message; a
+ * stall of the transport (a->claim_stalled false) keeps its own. */
 int kvs_put_stalled(mpikvs_t *kvs, const struct kvs_access *a,
                     const char *what);
 

@@ -42,7 +42,7 @@ static int32_t apply(struct ucx_serving *v, const struct kvs_key *k,
                      uint32_t kind, const unsigned char *value,
                      unsigned char *out)
 {
-    struct kvs_access a = {&v->table, &kvs_shared_io, k, NULL, 0, 0};
+    struct kvs_access a = {&v->table, &kvs_shared_io, k, NULL, 0, 0, false};
     int rc;
 
     switch (kind) {

@@ -126,7 +126,7 @@ static unsigned version_in(const unsigned char *v)
 static int op_get(struct table *tb, unsigned i, const struct kvs_bucket_io *io,
                   const unsigned char *key, struct kvs_key *k, void *value)
 {
-    struct kvs_access a = {&tb->t[i], io, k, NULL, 0, 0};
+    struct kvs_access a = {&tb->t[i], io, k, NULL, 0, 0, false};
 
     kvs_key_make(&tb->shape, key, k);
     return kvs_bucket_get(&a, value);
@@ -136,7 +136,7 @@ static int op_put(struct table *tb, unsigned i, const struct kvs_bucket_io *io,
                   const unsigned char *key, const void *value)
 {
     struct kvs_key k;
-    struct kvs_access a = {&tb->t[i], io, &k, NULL, 0, 0};
+    struct kvs_access a = {&tb->t[i], io, &k, NULL, 0, 0, false};
 
     kvs_key_make(&tb->shape, key, &k);
     return kvs_bucket_put(&a, value);
@@ -147,7 +147,7 @@ static int op_absent(struct table *tb, unsigned i,
                      const void *value, void *present)
 {
     struct kvs_key k;
-    struct kvs_access a = {&tb->t[i], io, &k, NULL, 0, 0};
+    struct kvs_access a = {&tb->t[i], io, &k, NULL, 0, 0, false};
 
     kvs_key_make(&tb->shape, key, &k);
     return kvs_bucket_put_absent(&a, value, present);
