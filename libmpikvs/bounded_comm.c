@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "bounded_comm.h"
-#include "spin.h"
+#include "clock.h"
 
 /* 2^15: MPI guarantees tags up to at least 32767 */
 #define SAVE_TAGS 32768u
@@ -53,20 +53,23 @@ static int test_all(int n, MPI_Request *reqs, int *done)
     return MPI_SUCCESS;
 }
 
-/* Wait for n requests, or give up after kvs->timeout seconds: spin for
- * a while (a step is quick), then nap.  A give-up cancels the receives
+/* Wait for n requests, or give up after kvs->timeout seconds (of this
+ * rank's looking: clock.h): spin for a while (a step is quick), then
+ * nap.  A give-up cancels the receives
  * still posted, so that no later message lands in them. */
 static int wait_bounded(struct kvs_bcomm *b, int n, const char *what)
 {
     mpikvs_t *kvs = b->kvs;
-    uint64_t start = kvshm_now_ms(), deadline = start + kvs->timeout * 1000ull;
+    uint64_t start = kvshm_now_ms();
+    struct kvshm_deadline deadline;
     int done = 0, mrc;
 
+    kvshm_deadline_start(&deadline, kvs->timeout * 1000ull);
     for (;;) {
         mrc = test_all(n, b->reqs, &done);
         if (mrc != MPI_SUCCESS || done)
             break;
-        if (kvshm_now_ms() >= deadline)
+        if (kvshm_deadline_passed(&deadline))
             break;
         if (kvshm_now_ms() - start >= 10) {
             struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000};

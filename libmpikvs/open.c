@@ -828,14 +828,17 @@ static void populate_buckets(mpikvs_t *kvs, uint64_t bound)
                          (unsigned)kvs->local_size, bound);
 }
 
-/* A barrier over the handle's ranks that gives up at deadline: no rank
+/* A barrier over the handle's ranks that gives up after
+ * MPIKVS_CLOSE_TIMEOUT (of this rank's looking: clock.h): no rank
  * waits forever for one that died or does not call mpikvs_close.  One
  * given up on stays posted: MPI cannot cancel a collective. */
-static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
+static int bounded_barrier(mpikvs_t *kvs)
 {
     MPI_Request req;
+    struct kvshm_deadline deadline;
     int done = 0, rc = MPI_Ibarrier(kvs->comm, &req);
 
+    kvshm_deadline_start(&deadline, kvs->close_timeout * 1000ull);
     if (rc != MPI_SUCCESS)
         return kvs_mpi_fail(kvs, "MPI_Ibarrier in mpikvs_close", rc);
     for (;;) {
@@ -844,7 +847,7 @@ static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
             return kvs_mpi_fail(kvs, "MPI_Test in mpikvs_close", rc);
         if (done)
             return MPIKVS_OK;
-        if (kvshm_now_ms() >= deadline)
+        if (kvshm_deadline_passed(&deadline))
             return kvs_fail(kvs, MPIKVS_ERR_STALLED,
                             "mpikvs_close: not every rank of the "
                             "communicator came to mpikvs_close within %u s "
@@ -866,12 +869,10 @@ static int bounded_barrier(mpikvs_t *kvs, uint64_t deadline)
  * the two, none does. */
 static int all_at_close(mpikvs_t *kvs)
 {
-    int rc = bounded_barrier(kvs,
-                             kvshm_now_ms() + kvs->close_timeout * 1000ull);
+    int rc = bounded_barrier(kvs);
 
     if (rc == MPIKVS_OK)
-        rc = bounded_barrier(kvs, kvshm_now_ms() +
-                                      kvs->close_timeout * 1000ull);
+        rc = bounded_barrier(kvs);
     return rc;
 }
 
