@@ -7,6 +7,7 @@
  * transport, a lookup then a put, which a racing put can still beat:
  * mpikvs(3)), or shipped to the key's node, whose serving thread runs it.
  */
+#include "errors.h"
 #include "mpikvs.h"
 #include "ops.h"
 #include "slot.h"

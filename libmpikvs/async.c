@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "errors.h"
 #include "ops.h"
 
 /* Requests a handle holds at once, started and not yet waited for. */
@@ -81,8 +82,8 @@ static void issue_next(mpikvs_t *kvs, struct kvs_async *a)
     r = &a->req[a->head];
     c->put = r->put;
     c->n = r->n - r->at < BATCH_CHUNK ? r->n - r->at : BATCH_CHUNK;
-    c->keys = r->keys + r->at * kvs->key_size;
-    c->values = r->values + r->at * kvs->value_size;
+    c->keys = r->keys + r->at * kvs->tab.key_size;
+    c->values = r->values + r->at * kvs->tab.value_size;
     c->status = r->status ? r->status + r->at : NULL;
     c->copies = a->copies;
     kvs_chunk_issue(kvs, c);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "errors.h"
 #include "ops.h"
 #include "slot.h"
 
@@ -30,7 +31,7 @@
 
 static int batch_room(mpikvs_t *kvs, size_t buckets)
 {
-    if (buckets * kvs->bucket_size <= kvs->batch_len)
+    if (buckets * kvs->tab.bucket_size <= kvs->batch_len)
         return MPIKVS_OK;
     return kvs_fail(kvs, MPIKVS_ERR_INVAL, "a batch chunk of %zu buckets "
                                            "exceeds the buffer", buckets);
@@ -49,7 +50,7 @@ int kvs_batch_args(mpikvs_t *kvs, const char *call, size_t n,
 static unsigned char *copy_of(const mpikvs_t *kvs,
                               const struct kvs_chunk *c, size_t copy)
 {
-    return c->copies + copy * kvs->bucket_size;
+    return c->copies + copy * kvs->tab.bucket_size;
 }
 
 /* Always inlined: see kvs_bucket_prefetch. */
@@ -67,7 +68,7 @@ static void make_keys(const mpikvs_t *kvs, size_t n, const unsigned char *k,
                       struct kvs_key *keys)
 {
     for (size_t i = 0; i < n; i++) {
-        kvs_key_make(kvs, k + i * kvs->key_size, &keys[i]);
+        kvs_key_make(kvs, k + i * kvs->tab.key_size, &keys[i]);
         if (i < PREFETCH_AHEAD)
             prefetch_own(kvs, keys, n, i);
     }
@@ -92,11 +93,11 @@ static void get_issue(mpikvs_t *kvs, struct kvs_chunk *c)
          * lock modes take a lock per bucket, which cannot overlap: their
          * batches run one key at a time. */
         if (r->kind == KVS_ROUTE_SHARED || r->locked) {
-            c->status[i] = kvs_get(kvs, &key, v + i * kvs->value_size);
+            c->status[i] = kvs_get(kvs, &key, v + i * kvs->tab.value_size);
             rc = c->status[i] < 0 ? c->status[i] : MPIKVS_OK;
             continue;
         }
-        if (kvs_get_tier(kvs, &key, v + i * kvs->value_size,
+        if (kvs_get_tier(kvs, &key, v + i * kvs->tab.value_size,
                          &c->status[i])) {
             rc = c->status[i] < 0 ? c->status[i] : MPIKVS_OK;
             continue;
@@ -105,7 +106,7 @@ static void get_issue(mpikvs_t *kvs, struct kvs_chunk *c)
                               .shipped = r->kind == KVS_ROUTE_SHIPPED};
         rc = p->shipped
                  ? kvs->tp->ship(kvs, &key, KVS_SHIP_GET, NULL,
-                                 v + i * kvs->value_size, &c->status[i])
+                                 v + i * kvs->tab.value_size, &c->status[i])
                  : kvs_read_bucket(kvs, &key, copy_of(kvs, c, p->copy));
         c->nremote++;
     }
@@ -119,12 +120,12 @@ static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
     for (size_t j = 0; j < c->nremote && rc == MPIKVS_OK; j++) {
         const struct pending *p = &c->remote[j];
         int *status = &c->status[p->index];
-        unsigned char *value = c->values + p->index * kvs->value_size;
+        unsigned char *value = c->values + p->index * kvs->tab.value_size;
         uint64_t torn, meta;
         enum slot_found f;
 
         if (p->shipped) {   /* its home answered *status */
-            KVS_COUNT(kvs, remote, 1);
+            KVS_COUNT(&kvs->tab, remote, 1);
             *status = kvs_get_done(kvs, &p->key, value, *status);
             rc = *status < 0 ? *status : MPIKVS_OK;
             continue;
@@ -133,10 +134,10 @@ static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
                           value, &torn, &meta);
         if (f == SLOT_TORN) {
             /* The single path retries, with time for a writer between. */
-            KVS_COUNT(kvs, checksum_retries, 1);
+            KVS_COUNT(&kvs->tab, checksum_retries, 1);
             *status = kvs_get_far(kvs, &p->key, value);
         } else {
-            KVS_COUNT(kvs, remote, 1);
+            KVS_COUNT(&kvs->tab, remote, 1);
             *status = f == SLOT_HIT ? MPIKVS_OK : MPIKVS_MISS;
         }
         *status = kvs_get_done(kvs, &p->key, value, *status);
@@ -187,7 +188,7 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
             p[np++] = p[j];
             continue;
         }
-        choice = kvs_bucket_put(&a, v + p[j].index * kvs->value_size);
+        choice = kvs_bucket_put(&a, v + p[j].index * kvs->tab.value_size);
         if (choice >= 0)
             kvs_count_put(&kvs->tab, choice);
         else
@@ -214,19 +215,19 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
     qsort(p, np, sizeof(*p), by_index);
     for (size_t j = 0; j < np && rc == MPIKVS_OK; j++) {
         unsigned char *bucket = copy_of(kvs, c, p[j].copy);
-        unsigned char *image = images + j * kvs->slot_size;
+        unsigned char *image = images + j * kvs->tab.slot_size;
         struct slot_pick pick;
 
         /* a batch does not wait for a slot the key's node is writing
          * (put_far does); here nothing is claimed anyway */
         kvs_slot_pick(&kvs->tab, bucket, false, &p[j].key, TAKEOVER_ANY,
                       &pick);
-        kvs_slot_image(&kvs->tab, &p[j].key, v + p[j].index * kvs->value_size,
-                       image);
+        kvs_slot_image(&kvs->tab, &p[j].key,
+                       v + p[j].index * kvs->tab.value_size, image);
         metas[j] = pick.meta;
         *kvs_meta_at(bucket, pick.slot) = pick.meta;
         memcpy(kvs_slot_at(&kvs->tab, bucket, pick.slot), image,
-               kvs->slot_size);
+               kvs->tab.slot_size);
         /* Two writes to one bucket between flushes land in no defined
          * order: complete the first before the second. */
         if (written[p[j].copy])
@@ -259,12 +260,12 @@ static void put_issue(mpikvs_t *kvs, struct kvs_chunk *c)
         /* the own node's keys in shared memory as they come; the lock
          * modes one key at a time (see get_issue) */
         if (r->kind == KVS_ROUTE_SHARED || r->locked) {
-            rc = kvs_put(kvs, &key, v + i * kvs->value_size);
+            rc = kvs_put(kvs, &key, v + i * kvs->tab.value_size);
         } else if (r->kind == KVS_ROUTE_SHIPPED) {
             c->shipped[c->nshipped] = (struct pending){.index = i,
                                                        .key = key};
             rc = kvs->tp->ship(kvs, &key, KVS_SHIP_PUT,
-                               v + i * kvs->value_size, NULL,
+                               v + i * kvs->tab.value_size, NULL,
                                &c->choice[c->nshipped]);
             c->nshipped++;
         } else {
@@ -325,8 +326,8 @@ static int run_batch(mpikvs_t *kvs, bool put, size_t n, const void *keys,
     for (size_t at = 0; at < n && rc == MPIKVS_OK; at += BATCH_CHUNK) {
         c->put = put;
         c->n = n - at < BATCH_CHUNK ? n - at : BATCH_CHUNK;
-        c->keys = k + at * kvs->key_size;
-        c->values = v + at * kvs->value_size;
+        c->keys = k + at * kvs->tab.key_size;
+        c->values = v + at * kvs->tab.value_size;
         c->status = status ? status + at : NULL;
         c->copies = kvs->batch;
         kvs_chunk_issue(kvs, c);

@@ -11,6 +11,8 @@
 
 #include "bounded_comm.h"
 #include "clock.h"
+#include "errors.h"
+#include "mpi_impl.h"
 
 /* 2^15: MPI guarantees tags up to at least 32767 */
 #define SAVE_TAGS 32768u

@@ -17,28 +17,24 @@
 #include "format.h"
 #include "mpikvs_errors.h"
 
-/* The table's shape and where this process reaches it.  The handle holds
- * one (handle.h), its fields also named directly (kvs->slots is
- * kvs->tab.slots): the two are one storage, a union's members with the
- * same fields in the same order. */
-#define KVS_TABLE_FIELDS                                                \
-    size_t                   key_size, value_size;                      \
-    uint64_t                 slots, slot_size, bucket_size, nbuckets;   \
-    uint64_t                 buckets_offset; /* in a node's region */   \
-    unsigned char           *buckets;   /* the own node's, in shared    \
-                                         * memory (region base +        \
-                                         * buckets_offset) */           \
-    struct kvshm_rank_stats *stats;     /* the block counted into */    \
-    uint32_t                 pid;       /* getpid(): the owner of this  \
-                                         * process's claims (slot.h) */
-
+/* The table's shape and where this process reaches it: the handle's
+ * (handle.h, kvs->tab), or the serving thread's copy of it with its own
+ * stats block (transport_ucx_serve.c). */
 struct kvs_table {
-    KVS_TABLE_FIELDS
+    size_t                   key_size, value_size;
+    uint64_t                 slots, slot_size, bucket_size, nbuckets;
+    uint64_t                 buckets_offset; /* in a node's region */
+    unsigned char           *buckets;   /* the own node's, in shared
+                                         * memory (region base +
+                                         * buckets_offset) */
+    struct kvshm_rank_stats *stats;     /* the block counted into */
+    uint32_t                 pid;       /* getpid(): the owner of this
+                                         * process's claims (slot.h) */
 };
 
 /* Counters are written by their block's one writer only: a plain
  * increment, made visible to readers of the region without a locked
- * instruction.  t: a table, or a handle. */
+ * instruction.  t: a table. */
 #define KVS_COUNT(t, field, n)                                          \
     __atomic_store_n(&(t)->stats->field, (t)->stats->field + (n),       \
                      __ATOMIC_RELAXED)

@@ -63,7 +63,7 @@ static int far_write(struct kvs_access *a, unsigned char *b, uint64_t i,
     rc = meta ? kvs_write_slot(kvs, k, i, meta, kvs->slot_image)
               : kvs->tp->write(kvs, k->node,
                                kvs_slot_disp(kvs, k->bucket, i),
-                               kvs->slot_image, kvs->slot_size);
+                               kvs->slot_image, kvs->tab.slot_size);
     return rc == MPIKVS_OK ? kvs->tp->flush(kvs, k->node) : rc;
 }
 
@@ -121,7 +121,7 @@ int kvs_read_bucket(mpikvs_t *kvs, const struct kvs_key *k,
                     unsigned char *into)
 {
     return kvs->tp->read(kvs, k->node, kvs_bucket_disp(kvs, k->bucket), into,
-                         kvs->bucket_size);
+                         kvs->tab.bucket_size);
 }
 
 int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
@@ -133,7 +133,7 @@ int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
     if (rc != MPIKVS_OK)
         return rc;
     return kvs->tp->write(kvs, k->node, kvs_slot_disp(kvs, k->bucket, i),
-                          image, kvs->slot_size);
+                          image, kvs->tab.slot_size);
 }
 
 int kvs_fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,

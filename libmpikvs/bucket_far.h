@@ -15,14 +15,14 @@
  * bucket and of its meta word, ... */
 static inline uint64_t kvs_bucket_disp(const mpikvs_t *kvs, uint64_t bucket)
 {
-    return kvs->buckets_offset + bucket * kvs->bucket_size;
+    return kvs->tab.buckets_offset + bucket * kvs->tab.bucket_size;
 }
 
 static inline uint64_t kvs_slot_disp(const mpikvs_t *kvs, uint64_t bucket,
                                      uint64_t i)
 {
     return kvs_bucket_disp(kvs, bucket) +
-           kvshm_bucket_slot_offset(kvs->slots, kvs->slot_size, i);
+           kvshm_bucket_slot_offset(kvs->tab.slots, kvs->tab.slot_size, i);
 }
 
 static inline uint64_t kvs_meta_disp(const mpikvs_t *kvs, uint64_t bucket,

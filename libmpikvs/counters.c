@@ -9,6 +9,7 @@
  */
 #include <stddef.h>
 
+#include "errors.h"
 #include "route.h"
 #include "transport.h"
 

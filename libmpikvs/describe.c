@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "handle.h"
 #include "describe.h"
 #include "region_name.h"
@@ -85,11 +86,11 @@ static void fill(const mpikvs_t *kvs, mpikvs_info_t *in)
     else
         snprintf(in->transport_why, sizeof(in->transport_why),
                  "asked for by %s", o->transport_from);
-    in->key_size = kvs->key_size;
-    in->value_size = kvs->value_size;
-    in->slots_per_bucket = kvs->slots;
-    in->buckets = kvs->nbuckets;
-    in->bucket_size = kvs->bucket_size;
+    in->key_size = kvs->tab.key_size;
+    in->value_size = kvs->tab.value_size;
+    in->slots_per_bucket = kvs->tab.slots;
+    in->buckets = kvs->tab.nbuckets;
+    in->bucket_size = kvs->tab.bucket_size;
     in->region_size = kvs->region ? kvs->region->size : 0;
     if (o->config_from && o->config[0])
         COPY(in->config, o->config);

@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 
+#include "env.h"
 #include "handle.h"
 #include "virtual_nodes.h"
 

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "errors.h"
 #include "errors_internal.h"
 #include "handle.h"
 

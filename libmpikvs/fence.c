@@ -5,6 +5,8 @@
  * publishes it, and before the tier is emptied, never after.
  */
 #include "batch.h"
+#include "errors.h"
+#include "mpi_impl.h"
 #include "node_tier.h"
 #include "transport.h"
 

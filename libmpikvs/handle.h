@@ -15,14 +15,6 @@
 #include "mpikvs.h"
 #include "region.h"
 #include "bucket.h"
-/* The declarations of errors.c, env.c, mpi_impl.c, nodes.c, persist.c
- * and stats.c, here until each of their users includes its own. */
-#include "errors.h"
-#include "env.h"
-#include "mpi_impl.h"
-#include "nodes.h"
-#include "persist.h"
-#include "stats.h"
 
 #define MPIKVS_DEFAULT_SIZE     (UINT64_C(64) << 20)
 #define MPIKVS_LOCK_TIMEOUT_MS  30000u /* a bucket lock held longer: stalled */
@@ -75,13 +67,8 @@ struct mpikvs {
     void                     *tp_state;    /* the transport's own */
 
     /* the table: its shape, the node's buckets, my stats block, my pid
-     * (bucket.h); each field also by its own name, kvs->slots */
-    union {
-        struct kvs_table      tab;
-        struct {
-            KVS_TABLE_FIELDS
-        };
-    };
+     * (bucket.h) */
+    struct kvs_table          tab;
     struct kvshm_config      *config;      /* NULL without one */
     struct kvshm_job_layout  *layout;      /* the plugin's, or NULL */
     const struct kvshm_table_config *table;

@@ -45,16 +45,16 @@ static inline void kvs_key_from_hash(const mpikvs_t *kvs, const void *key,
     k->hash = h.low64;
     k->hash_hi = h.high64;
     k->node = (uint32_t)kvs_scale(h.high64, kvs->nnodes);
-    k->bucket = kvs_scale(h.low64, kvs->nbuckets);
+    k->bucket = kvs_scale(h.low64, kvs->tab.nbuckets);
     k->seed = kvshm_slot_checksum_seed(h.low64);
     k->tag = kvshm_key_tag(h);
-    k->preferred = kvshm_key_preferred_slot(h, kvs->slots);
+    k->preferred = kvshm_key_preferred_slot(h, kvs->tab.slots);
 }
 
 static inline void kvs_key_make(const mpikvs_t *kvs, const void *key,
                                 struct kvs_key *k)
 {
-    kvs_key_from_hash(kvs, key, kvshm_key_hash(key, kvs->key_size), k);
+    kvs_key_from_hash(kvs, key, kvshm_key_hash(key, kvs->tab.key_size), k);
 }
 
 #endif /* MPIKVS_KEY_H */

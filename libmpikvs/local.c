@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "local.h"
+#include "errors.h"
 #include "slot.h"   /* kvs_slot_retry */
 
 /* Read slot i of bucket b until it verifies or is not live any more:
@@ -16,12 +17,13 @@ static bool read_slot(mpikvs_t *kvs, const unsigned char *b, uint64_t i,
                       unsigned char *copy, uint64_t *meta, uint64_t *torn)
 {
     const unsigned char *slot =
-        b + kvshm_bucket_slot_offset(kvs->slots, kvs->slot_size, i);
+        b + kvshm_bucket_slot_offset(kvs->tab.slots, kvs->tab.slot_size, i);
 
     for (int attempt = 0;; attempt++) {
         *meta = kvshm_meta_load(b, i, true);
-        switch (kvshm_slot_read(*meta, slot, kvs->slot_size, kvs->key_size,
-                                kvs->value_size, true, NULL, 0, copy)) {
+        switch (kvshm_slot_read(*meta, slot, kvs->tab.slot_size,
+                                kvs->tab.key_size, kvs->tab.value_size, true,
+                                NULL, 0, copy)) {
         case KVSHM_SLOT_READ_VERIFIED:
             return true;
         case KVSHM_SLOT_READ_TORN:
@@ -40,9 +42,9 @@ static bool read_slot(mpikvs_t *kvs, const unsigned char *b, uint64_t i,
 int kvs_scan_local(mpikvs_t *kvs, uint64_t first, uint64_t end,
                    kvs_entry_fn fn, void *arg, uint64_t *torn)
 {
-    size_t esize = kvs->key_size + kvs->value_size;
-    unsigned char *copies = malloc(kvs->slots * esize);
-    uint64_t *stamps = malloc(kvs->slots * sizeof(*stamps));
+    size_t esize = kvs->tab.key_size + kvs->tab.value_size;
+    unsigned char *copies = malloc(kvs->tab.slots * esize);
+    uint64_t *stamps = malloc(kvs->tab.slots * sizeof(*stamps));
     int rc = 0;
 
     if (!copies || !stamps) {
@@ -51,10 +53,10 @@ int kvs_scan_local(mpikvs_t *kvs, uint64_t first, uint64_t end,
         return -ENOMEM;
     }
     for (uint64_t bi = first; bi < end && rc == 0; bi++) {
-        const unsigned char *b = kvs->buckets + bi * kvs->bucket_size;
+        const unsigned char *b = kvs->tab.buckets + bi * kvs->tab.bucket_size;
         uint64_t n = 0, meta;
 
-        for (uint64_t i = 0; i < kvs->slots; i++) {
+        for (uint64_t i = 0; i < kvs->tab.slots; i++) {
             unsigned char *c = copies + n * esize;
             uint64_t j;
             if (!read_slot(kvs, b, i, c, &meta, torn))
@@ -63,7 +65,7 @@ int kvs_scan_local(mpikvs_t *kvs, uint64_t first, uint64_t end,
              * bucket may be read in two slots: keep the newer (a BUSY
              * one is being written now; its stamp field is its owner). */
             for (j = 0; j < n; j++)
-                if (memcmp(copies + j * esize, c, kvs->key_size) == 0)
+                if (memcmp(copies + j * esize, c, kvs->tab.key_size) == 0)
                     break;
             if (j < n) {
                 if ((meta & KVSHM_SLOT_BUSY) ||
@@ -87,8 +89,8 @@ int kvs_scan_local(mpikvs_t *kvs, uint64_t first, uint64_t end,
 bool kvs_local_any(const mpikvs_t *kvs, uint64_t first, uint64_t end)
 {
     for (uint64_t bi = first; bi < end; bi++) {
-        const unsigned char *b = kvs->buckets + bi * kvs->bucket_size;
-        for (uint64_t i = 0; i < kvs->slots; i++)
+        const unsigned char *b = kvs->tab.buckets + bi * kvs->tab.bucket_size;
+        for (uint64_t i = 0; i < kvs->tab.slots; i++)
             if (kvshm_meta_live(kvshm_meta_load(b, i, true)))
                 return true;
     }
@@ -104,7 +106,7 @@ static int call_user(mpikvs_t *kvs, const unsigned char *entry, void *arg)
 {
     const struct user_fn *u = arg;
 
-    return u->fn(entry, entry + kvs->key_size, u->arg);
+    return u->fn(entry, entry + kvs->tab.key_size, u->arg);
 }
 
 int mpikvs_foreach_local(mpikvs_t *kvs, mpikvs_entry_fn fn, void *arg)
@@ -117,10 +119,10 @@ int mpikvs_foreach_local(mpikvs_t *kvs, mpikvs_entry_fn fn, void *arg)
     if (!fn)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_foreach_local: fn is NULL");
-    rc = kvs_scan_local(kvs, 0, kvs->nbuckets, call_user, &u, NULL);
+    rc = kvs_scan_local(kvs, 0, kvs->tab.nbuckets, call_user, &u, NULL);
     if (rc == -ENOMEM)
         return kvs_fail(kvs, rc, "mpikvs_foreach_local: out of memory for "
                                  "%llu slot copies",
-                        (unsigned long long)kvs->slots);
+                        (unsigned long long)kvs->tab.slots);
     return rc;
 }

@@ -34,9 +34,9 @@ bool kvs_local_any(const mpikvs_t *kvs, uint64_t first, uint64_t end);
 static inline void kvs_local_share(const mpikvs_t *kvs, int part, int parts,
                                    uint64_t *first, uint64_t *end)
 {
-    *first = (uint64_t)(((unsigned __int128)kvs->nbuckets * (unsigned)part) /
-                        (unsigned)parts);
-    *end = (uint64_t)(((unsigned __int128)kvs->nbuckets *
+    *first = (uint64_t)(((unsigned __int128)kvs->tab.nbuckets *
+                         (unsigned)part) / (unsigned)parts);
+    *end = (uint64_t)(((unsigned __int128)kvs->tab.nbuckets *
                        (unsigned)(part + 1)) / (unsigned)parts);
 }
 

@@ -15,6 +15,8 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/bucket.h \
 	libmpikvs/bucket_far.c \
 	libmpikvs/bucket_far.h \
+	libmpikvs/close.c \
+	libmpikvs/close.h \
 	libmpikvs/counters.c \
 	libmpikvs/describe.c \
 	libmpikvs/describe.h \
@@ -35,6 +37,12 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/nodes.c \
 	libmpikvs/nodes.h \
 	libmpikvs/open.c \
+	libmpikvs/open_env.c \
+	libmpikvs/open_env.h \
+	libmpikvs/open_region.c \
+	libmpikvs/open_region.h \
+	libmpikvs/open_resolve.c \
+	libmpikvs/open_resolve.h \
 	libmpikvs/ops.c \
 	libmpikvs/ops.h \
 	libmpikvs/persist.c \

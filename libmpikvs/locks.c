@@ -45,6 +45,7 @@
 
 #include "bucket_far.h"   /* kvs_lock_disp */
 #include "locks.h"
+#include "errors.h"
 #include "route.h"
 #include "spin.h"
 

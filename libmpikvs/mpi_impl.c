@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "handle.h"
+#include "mpi_impl.h"
 
 /* The family of an MPI library, by the name its version string gives. */
 static enum kvs_mpi_family family_of(const char *version)

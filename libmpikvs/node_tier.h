@@ -9,8 +9,9 @@
 struct kvs_key;
 
 /* kvs_tier_open: collective over the node.  kvs_tier_lookup: MPIKVS_OK,
- * MPIKVS_MISS or an error.  kvs_tier_record: keep a remote hit for the next fence, where
- * kvs_tier_publish (collective over the node) publishes the node's.
+ * MPIKVS_MISS or an error.  kvs_tier_record: keep a remote hit for the
+ * next fence, where kvs_tier_publish (collective over the node)
+ * publishes the node's.
  * kvs_tier_invalidate: mpikvs_tier_invalidate's work (collective). */
 int kvs_tier_open(mpikvs_t *kvs, const char *job, const char *node);
 void kvs_tier_close(mpikvs_t *kvs);

@@ -19,7 +19,11 @@
 #include <unistd.h>
 #include <errno.h>
 
+#include "env.h"
+#include "errors.h"
 #include "handle.h"
+#include "mpi_impl.h"
+#include "nodes.h"
 #include "virtual_nodes.h"
 
 static void short_hostname(char *buf, size_t len)

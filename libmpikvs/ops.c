@@ -21,17 +21,18 @@
  */
 #include <string.h>
 
+#include "errors.h"
 #include "node_tier.h"
 #include "ops.h"
 #include "slot.h"
 
 static void count_get(mpikvs_t *kvs, int rc)
 {
-    KVS_COUNT(kvs, gets, 1);
+    KVS_COUNT(&kvs->tab, gets, 1);
     if (rc == MPIKVS_OK)
-        KVS_COUNT(kvs, hits, 1);
+        KVS_COUNT(&kvs->tab, hits, 1);
     else if (rc == MPIKVS_MISS)
-        KVS_COUNT(kvs, misses, 1);
+        KVS_COUNT(&kvs->tab, misses, 1);
 }
 
 int kvs_put_stalled(mpikvs_t *kvs, const struct kvs_access *a,
@@ -60,7 +61,7 @@ static int get_direct(mpikvs_t *kvs, const struct kvs_key *k,
 {
     struct kvs_access a = {&kvs->tab, &kvs_shared_io, k, kvs, 0, 0, false};
 
-    KVS_COUNT(kvs, direct, 1);
+    KVS_COUNT(&kvs->tab, direct, 1);
     return kvs_bucket_get(&a, value);
 }
 
@@ -109,7 +110,7 @@ static int get_far(mpikvs_t *kvs, const struct kvs_key *k, const void *in,
     struct kvs_access a = {&kvs->tab, r->io, k, kvs, 0, 0, false};
 
     (void)in;
-    KVS_COUNT(kvs, remote, 1);
+    KVS_COUNT(&kvs->tab, remote, 1);
     if (r->kind == KVS_ROUTE_SHIPPED)
         return kvs_ship_one(kvs, k, KVS_SHIP_GET, NULL, value);
     return kvs_bucket_get(&a, value);

@@ -44,9 +44,12 @@
 
 #include "batch.h"
 #include "bounded_comm.h"
+#include "errors.h"
 #include "key_hash.h"
 #include "local.h"
+#include "mpi_impl.h"
 #include "ops.h"
+#include "persist.h"
 #include "persist_file.h"
 #include "save_format.h"
 #include "round.h"
@@ -55,7 +58,7 @@
 
 static size_t entry_size(const mpikvs_t *kvs)
 {
-    return kvs->key_size + kvs->value_size;
+    return kvs->tab.key_size + kvs->tab.value_size;
 }
 
 static uint64_t rules(const struct kvshm_record *r)
@@ -73,14 +76,14 @@ static void header_make(const mpikvs_t *kvs, struct save_header *h)
     h->version = SAVE_VERSION;
     h->header_size = SAVE_HEADER_SIZE;
     h->byte_order = SAVE_BYTE_ORDER;
-    h->key_size = kvs->key_size;
-    h->value_size = kvs->value_size;
+    h->key_size = kvs->tab.key_size;
+    h->value_size = kvs->tab.value_size;
     h->key_rules = rules(kvs->table ? &kvs->table->key : NULL);
     h->value_rules = rules(kvs->table ? &kvs->table->value : NULL);
     h->block_entries = kvs_save_block_entries(esize);
     h->block_bytes = sizeof(struct save_block) + h->block_entries * esize;
-    h->nbuckets = kvs->nbuckets;
-    h->slots_per_bucket = (uint32_t)kvs->slots;
+    h->nbuckets = kvs->tab.nbuckets;
+    h->slots_per_bucket = (uint32_t)kvs->tab.slots;
     h->nnodes = kvs->nnodes;
     h->created = (int64_t)time(NULL);
     if (kvs->table)
@@ -188,8 +191,9 @@ static int save_rounds(mpikvs_t *kvs, struct kvs_bcomm *b, MPI_File fh,
         bool more = false;
         r->nblocks = 0;
         /* whole buckets, as many as surely fit */
-        while (rc == MPIKVS_OK && first < end && round_room(r) >= kvs->slots) {
-            uint64_t n = round_room(r) / kvs->slots;
+        while (rc == MPIKVS_OK && first < end &&
+               round_room(r) >= kvs->tab.slots) {
+            uint64_t n = round_room(r) / kvs->tab.slots;
             if (n > end - first)
                 n = end - first;
             rc = kvs_scan_local(kvs, first, first + n, round_add, r, torn);
@@ -338,8 +342,8 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
     rc = kvs_bcomm_agree(b, rc);
     kvs_bcomm_close(&b);
     if (rc == MPIKVS_OK) {
-        KVS_COUNT(kvs, saved, r.entries);
-        KVS_COUNT(kvs, save_torn, torn);
+        KVS_COUNT(&kvs->tab, saved, r.entries);
+        KVS_COUNT(&kvs->tab, save_torn, torn);
     }
     free(r.buf);
     return rc;
@@ -399,7 +403,8 @@ struct share {
 static void share_of(const mpikvs_t *kvs, const struct save_header *h,
                      struct share *s)
 {
-    uint64_t most = (h->blocks + (uint64_t)kvs->size - 1) / (uint64_t)kvs->size;
+    uint64_t most = (h->blocks + (uint64_t)kvs->size - 1) /
+                    (uint64_t)kvs->size;
 
     s->first = (uint64_t)(((unsigned __int128)h->blocks * (unsigned)kvs->rank) /
                           (unsigned)kvs->size);
@@ -562,7 +567,7 @@ static int put_round(mpikvs_t *kvs, const struct save_header *h,
         for (uint64_t e = 0; e < b->count; e++, i++) {
             const unsigned char *x = (const unsigned char *)(b + 1) +
                                      e * esize;
-            hash[i] = kvshm_key_hash(x, kvs->key_size);
+            hash[i] = kvshm_key_hash(x, kvs->tab.key_size);
             kvs_key_from_hash(kvs, x, hash[i], &k);
             home[i] = home_rank(hm, &k);
             rt->counts[home[i]]++;
@@ -603,9 +608,9 @@ static int put_round(mpikvs_t *kvs, const struct save_header *h,
 
         memcpy(&kh, w, WIRE_HASH);   /* unaligned in the wire entry */
         kvs_key_from_hash(kvs, w + WIRE_HASH, kh, &k);
-        rc = kvs_put(kvs, &k, w + WIRE_HASH + kvs->key_size);
+        rc = kvs_put(kvs, &k, w + WIRE_HASH + kvs->tab.key_size);
         if (rc == MPIKVS_OK)
-            KVS_COUNT(kvs, loaded, 1);
+            KVS_COUNT(&kvs->tab, loaded, 1);
     }
     free(hash);
     free(home);
@@ -731,11 +736,11 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     }
     if (rc == MPIKVS_OK)
         rc = verify_file(kvs, fh, path, &h, &s, buf);
-    loaded0 = kvs->stats->loaded;
-    evicted0 = kvs->stats->evictions;
+    loaded0 = kvs->tab.stats->loaded;
+    evicted0 = kvs->tab.stats->evictions;
     if (rc == MPIKVS_OK)
         rc = put_file(kvs, fh, path, &h, &s, buf);
-    KVS_COUNT(kvs, load_unfit, kvs->stats->evictions - evicted0);
+    KVS_COUNT(&kvs->tab, load_unfit, kvs->tab.stats->evictions - evicted0);
     MPI_File_close(&fh);
     free(buf);
     /* every rank sees what was put; agreed, as the report's sum below
@@ -743,8 +748,8 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, mpikvs_fence(kvs));
     if (rc == MPIKVS_OK && report) {
-        uint64_t me[2] = {kvs->stats->loaded - loaded0,
-                          kvs->stats->evictions - evicted0},
+        uint64_t me[2] = {kvs->tab.stats->loaded - loaded0,
+                          kvs->tab.stats->evictions - evicted0},
                  sum[2];
         mrc = MPI_Allreduce(me, sum, 2, MPI_UINT64_T, MPI_SUM, kvs->comm);
         if (mrc != MPI_SUCCESS)

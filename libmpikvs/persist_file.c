@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "persist_file.h"
+#include "errors.h"
 
 int kvs_partial_create(mpikvs_t *kvs, const char *path,
                        struct kvs_partial *p)

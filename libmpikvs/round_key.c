@@ -1,6 +1,7 @@
 /*
  * round_key.c - mpikvs_round_key: a table's canonical key from doubles.
  */
+#include "errors.h"
 #include "handle.h"
 #include "round.h"
 

@@ -24,6 +24,17 @@
 
 #include "bucket_far.h"
 #include "route.h"
+#include "errors.h"
+
+bool kvs_routes_need_transport(const mpikvs_t *kvs)
+{
+    return !(kvs->nnodes == 1 && kvs->mode == KVSHM_MODE_LOCKFREE);
+}
+
+bool kvs_routes_may_ship(const mpikvs_t *kvs)
+{
+    return kvs->mode == KVSHM_MODE_LOCKFREE;
+}
 
 int kvs_routes_set(mpikvs_t *kvs)
 {

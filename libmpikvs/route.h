@@ -2,8 +2,8 @@
  * route.h - the way from this rank to each node's buckets and counters,
  * set once when the transport opens (route.c): the one place that
  * combines the mode, the own node, the transport's shipping and whether
- * its atomics are the CPU's.  The get, the put, put-if-absent, batches
- * and the global counters read it.
+ * its atomics are the CPU's.  The transports ask it what to open; the
+ * get, the put, put-if-absent, batches and the global counters read it.
  */
 #ifndef MPIKVS_ROUTE_H
 #define MPIKVS_ROUTE_H
@@ -34,6 +34,13 @@ struct kvs_route {
     bool                        counters_locked;/* ... or the transport's,
                                          * under the node's lock */
 };
+
+/* What a transport sets up as it opens, before the routes are set:
+ * whether any route goes through it (none where the job is one node and
+ * lock-free: shared memory only), and whether it may ship keys whole
+ * (the lock-free protocol only: a serving thread takes no locks). */
+bool kvs_routes_need_transport(const mpikvs_t *kvs);
+bool kvs_routes_may_ship(const mpikvs_t *kvs);
 
 /* Set kvs->routes[nnodes] from the mode and the transport (kvs->tp;
  * NULL: none, one node, lock-free).  MPIKVS_OK or -ENOMEM. */

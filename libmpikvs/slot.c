@@ -108,8 +108,8 @@ static bool may_take(enum slot_takeover takeover, uint64_t meta)
 }
 
 bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket,
-                   bool shared, const struct kvs_key *k, enum slot_takeover takeover,
-                   struct slot_pick *p)
+                   bool shared, const struct kvs_key *k,
+                   enum slot_takeover takeover, struct slot_pick *p)
 {
     uint64_t update = NONE, mine_busy = NONE, free_slot = NONE;
     uint64_t oldest = NONE;

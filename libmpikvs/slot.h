@@ -149,8 +149,8 @@ enum slot_takeover {
  * or every slot is, and takeover does not allow taking it: wait and pick
  * again, or there would be two slots of k. */
 bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket,
-                   bool shared, const struct kvs_key *k, enum slot_takeover takeover,
-                   struct slot_pick *p);
+                   bool shared, const struct kvs_key *k,
+                   enum slot_takeover takeover, struct slot_pick *p);
 
 /* How long a put waits for a live claim in its way before it gives up
  * with MPIKVS_ERR_STALLED; a write of a slot takes microseconds, a

@@ -12,7 +12,10 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "errors.h"
 #include "handle.h"
+#include "mpi_impl.h"
+#include "stats.h"
 
 #define NCOUNTERS MPIKVS_NSTATISTICS
 
@@ -55,7 +58,7 @@ static void read_node(const mpikvs_t *kvs, mpikvs_stats_t *out)
     memset(out, 0, sizeof(*out));
     for (int r = 0; r < kvs->local_size; r++) {
         mpikvs_stats_t other;
-        read_block(kvs->stats - kvs->local_rank + r, &other);
+        read_block(kvs->tab.stats - kvs->local_rank + r, &other);
         add(out, &other);
     }
 }
@@ -63,23 +66,24 @@ static void read_node(const mpikvs_t *kvs, mpikvs_stats_t *out)
 void kvs_stats_mark_open(mpikvs_t *kvs)
 {
     /* relaxed, as the statistics: mpikvs-stat wants a value it had */
-    __atomic_store_n(&kvs->stats->comm_rank, (uint64_t)kvs->rank + 1,
+    __atomic_store_n(&kvs->tab.stats->comm_rank, (uint64_t)kvs->rank + 1,
                      __ATOMIC_RELAXED);
-    read_block(kvs->stats, &kvs->stats_at_open);
+    read_block(kvs->tab.stats, &kvs->stats_at_open);
     read_node(kvs, &kvs->node_stats_at_open);
 }
 
 void kvs_stats_set_transport(mpikvs_t *kvs)
 {
     /* relaxed, as the statistics: mpikvs-stat wants a value it had */
-    if (kvs->stats && kvs->tp)
-        __atomic_store_n(&kvs->stats->transport, (uint64_t)kvs->transport,
+    if (kvs->tab.stats && kvs->tp)
+        __atomic_store_n(&kvs->tab.stats->transport, (uint64_t)kvs->transport,
                          __ATOMIC_RELAXED);
 }
 
 /* The first sized mpikvs_stats_t (mpikvs.h) ends with load_unfit: a
  * caller has at least these bytes. */
-#define STATS_FIRST_SIZE (offsetof(mpikvs_stats_t, load_unfit) + sizeof(uint64_t))
+#define STATS_FIRST_SIZE                                                \
+    (offsetof(mpikvs_stats_t, load_unfit) + sizeof(uint64_t))
 
 /* The statistics of scope into all, the library's whole struct. */
 static int gather(mpikvs_t *kvs, int scope, mpikvs_stats_t *all)
@@ -88,7 +92,7 @@ static int gather(mpikvs_t *kvs, int scope, mpikvs_stats_t *all)
     mpikvs_stats_t mine;
     int rc;
 
-    read_block(kvs->stats, &mine);
+    read_block(kvs->tab.stats, &mine);
     if (since_open)
         subtract(&mine, &kvs->stats_at_open);
     switch (scope & ~MPIKVS_SINCE_OPEN) {

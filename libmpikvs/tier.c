@@ -33,7 +33,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errors.h"
 #include "key.h"
+#include "mpi_impl.h"
 #include "node_tier.h"
 #include "tier.h"
 
@@ -44,7 +46,7 @@
  * value; the leader publishes it without hashing the key again. */
 static size_t record_size(const mpikvs_t *kvs)
 {
-    return sizeof(uint64_t) + kvs->key_size + kvs->value_size;
+    return sizeof(uint64_t) + kvs->tab.key_size + kvs->tab.value_size;
 }
 
 /* The tier's name and size: the plugin's, or "<table>" and the plan's
@@ -74,8 +76,8 @@ static bool tier_wanted(const mpikvs_t *kvs, const char **prefix,
 
 static int make_records(mpikvs_t *kvs, uint64_t tier_bytes)
 {
-    uint64_t entries = tier_bytes / kvshm_entry_size(kvs->key_size,
-                                                     kvs->value_size);
+    uint64_t entries = tier_bytes / kvshm_entry_size(kvs->tab.key_size,
+                                                     kvs->tab.value_size);
     uint64_t cap = entries / (uint64_t)kvs->local_size;
     uint64_t gather_cap = (uint64_t)INT_MAX / (uint64_t)kvs->local_size /
                           record_size(kvs);
@@ -138,8 +140,8 @@ int kvs_tier_open(mpikvs_t *kvs, const char *job, const char *node)
                 .dir = dir, .job = job, .node = node, .tag = prefix,
                 .uid = KVSHM_ANY_UID, .gid = (gid_t)-1,
                 .step = KVSHM_NO_STEP}};
-            kvshm_tier_spec_for_bytes(&spec, bytes, kvs->key_size,
-                                      kvs->value_size);
+            kvshm_tier_spec_for_bytes(&spec, bytes, kvs->tab.key_size,
+                                      kvs->tab.value_size);
             rc = kvshm_tier_create(&spec, &kvs->tier, &err);
             kvs->tier_created = kvs->tier_writer = rc == MPIKVS_OK;
         }
@@ -183,8 +185,8 @@ static int tier_outcome(mpikvs_t *kvs, int rc, size_t len)
 {
     switch (rc) {
     case MPIKVS_OK:
-        if (len == kvs->value_size) {
-            KVS_COUNT(kvs, tier_hits, 1);
+        if (len == kvs->tab.value_size) {
+            KVS_COUNT(&kvs->tab, tier_hits, 1);
             return MPIKVS_OK;
         }
         break;   /* not one of ours: go to the key's home */
@@ -194,13 +196,13 @@ static int tier_outcome(mpikvs_t *kvs, int rc, size_t len)
     case MPIKVS_ERR_STALLED:
     case MPIKVS_ERR_CORRUPT:
         kvs->tier_skip = true;   /* until the next fence */
-        KVS_COUNT(kvs, tier_stalls, 1);
+        KVS_COUNT(&kvs->tab, tier_stalls, 1);
         break;
     default:
         return kvs_fail(kvs, rc, "the node tier %s: %s", kvs->tier_prefix,
                         mpikvs_strerror(rc));
     }
-    KVS_COUNT(kvs, tier_misses, 1);
+    KVS_COUNT(&kvs->tab, tier_misses, 1);
     return MPIKVS_MISS;
 }
 
@@ -210,11 +212,11 @@ int kvs_tier_lookup(mpikvs_t *kvs, const struct kvs_key *k, void *value)
     int rc;
 
     if (kvs->tier_skip) {
-        KVS_COUNT(kvs, tier_misses, 1);
+        KVS_COUNT(&kvs->tab, tier_misses, 1);
         return MPIKVS_MISS;
     }
-    rc = kvshm_tier_get_hashed(kvs->tier, k->hash, k->bytes, kvs->key_size,
-                               value, kvs->value_size, &len);
+    rc = kvshm_tier_get_hashed(kvs->tier, k->hash, k->bytes, kvs->tab.key_size,
+                               value, kvs->tab.value_size, &len);
     return tier_outcome(kvs, rc, len);
 }
 
@@ -232,14 +234,15 @@ void kvs_tier_record(mpikvs_t *kvs, const struct kvs_key *k,
     if (kvs->recorded[i] == h)
         return;
     if (kvs->records_count == kvs->records_cap) {
-        KVS_COUNT(kvs, tier_dropped, 1);
+        KVS_COUNT(&kvs->tab, tier_dropped, 1);
         return;
     }
     kvs->recorded[i] = h;
     rec = kvs->records + kvs->records_count++ * record_size(kvs);
     memcpy(rec, &k->hash, sizeof(k->hash));
-    memcpy(rec + sizeof(k->hash), k->bytes, kvs->key_size);
-    memcpy(rec + sizeof(k->hash) + kvs->key_size, value, kvs->value_size);
+    memcpy(rec + sizeof(k->hash), k->bytes, kvs->tab.key_size);
+    memcpy(rec + sizeof(k->hash) + kvs->tab.key_size, value,
+           kvs->tab.value_size);
 }
 
 static void forget_records(mpikvs_t *kvs)
@@ -264,21 +267,22 @@ static void publish_records(mpikvs_t *kvs, const unsigned char *recs,
         uint64_t hash;
         int rc;
         if (full) {
-            KVS_COUNT(kvs, tier_dropped, 1);
+            KVS_COUNT(&kvs->tab, tier_dropped, 1);
             continue;
         }
         memcpy(&hash, recs + i * rs, sizeof(hash));
-        if (kvshm_tier_get_hashed(kvs->tier, hash, key, kvs->key_size, probe,
-                                  kvs->value_size, &len) == MPIKVS_OK)
+        if (kvshm_tier_get_hashed(kvs->tier, hash, key, kvs->tab.key_size,
+                                  probe, kvs->tab.value_size,
+                                  &len) == MPIKVS_OK)
             continue;   /* another rank of the node had it too */
-        rc = kvshm_tier_put_hashed(kvs->tier, hash, key, kvs->key_size,
-                                   key + kvs->key_size, kvs->value_size,
+        rc = kvshm_tier_put_hashed(kvs->tier, hash, key, kvs->tab.key_size,
+                                   key + kvs->tab.key_size, kvs->tab.value_size,
                                    &err);
         if (rc == MPIKVS_OK) {
-            KVS_COUNT(kvs, tier_published, 1);
+            KVS_COUNT(&kvs->tab, tier_published, 1);
         } else {
             full = true;   /* entries are all one size: none fits now */
-            KVS_COUNT(kvs, tier_dropped, 1);
+            KVS_COUNT(&kvs->tab, tier_dropped, 1);
         }
     }
 }
@@ -322,7 +326,7 @@ int kvs_tier_publish(mpikvs_t *kvs)
     else if (kvs->local_rank == 0)
         publish_records(kvs, all, (size_t)total / record_size(kvs));
     if (!room)
-        KVS_COUNT(kvs, tier_dropped, kvs->records_count);
+        KVS_COUNT(&kvs->tab, tier_dropped, kvs->records_count);
     forget_records(kvs);
     free(all);
     return rc;
@@ -370,13 +374,13 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value)
     if (!kvs->tier)
         return MPIKVS_MISS;
     if (kvs->tier_skip) {
-        KVS_COUNT(kvs, tier_misses, 1);
+        KVS_COUNT(&kvs->tab, tier_misses, 1);
         return MPIKVS_MISS;
     }
     len = 0;
     kvs_key_make(kvs, key, &k);
-    rc = kvshm_tier_get_ref_hashed(kvs->tier, k.hash, k.bytes, kvs->key_size,
-                                   &ref, &len, NULL);
+    rc = kvshm_tier_get_ref_hashed(kvs->tier, k.hash, k.bytes,
+                                   kvs->tab.key_size, &ref, &len, NULL);
     rc = tier_outcome(kvs, rc, len);
     if (rc == MPIKVS_OK)
         *value = ref;

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "errors.h"
 #include "route.h"
 #include "transport.h"
 #include "transport_mpi.h"

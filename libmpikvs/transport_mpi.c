@@ -26,6 +26,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "errors.h"
+#include "mpi_impl.h"
+#include "route.h"
 #include "transport.h"
 #include "transport_mpi.h"
 
@@ -181,7 +184,7 @@ int kvs_transport_mpi_open(mpikvs_t *kvs)
     kvs->tp = &mpi_transport;
     /* On one node the lock-free mode reads and writes shared memory only:
      * no window, and none of the one-sided components' troubles. */
-    if (kvs->nnodes == 1 && kvs->mode == KVSHM_MODE_LOCKFREE)
+    if (!kvs_routes_need_transport(kvs))
         return MPIKVS_OK;
     if ((rc = kvs_check_osc(kvs)) != MPIKVS_OK)
         return rc;

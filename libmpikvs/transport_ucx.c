@@ -67,6 +67,8 @@
 
 #include <ucp/api/ucp.h>
 
+#include "errors.h"
+#include "route.h"
 #include "transport_ucx_state.h"
 #include "transport_ucx.h"
 #include "transport_ucx_mem.h"
@@ -824,7 +826,7 @@ int kvs_transport_ucx_open(mpikvs_t *kvs)
     kvs->tp_state = s;
     kvs->tp = &ucx_transport;
     /* On one node the lock-free mode reads and writes shared memory only */
-    if (kvs->nnodes == 1 && kvs->mode == KVSHM_MODE_LOCKFREE)
+    if (!kvs_routes_need_transport(kvs))
         return MPIKVS_OK;
     if ((rc = agree_secret(kvs, s)) != MPIKVS_OK)
         return rc;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "transport_ucx_state.h"
 #include "transport_ucx_mem.h"
 #include "transport_ucx_wait.h"

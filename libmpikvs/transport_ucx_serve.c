@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "key.h"
+#include "route.h"
 #include "slot.h"
 #include "transport_ucx_state.h"
 #include "transport_ucx_serve.h"
@@ -126,7 +128,7 @@ int ucx_serving_open(mpikvs_t *kvs, struct ucx_transport *s)
 {
     ucs_status_t st;
 
-    if (kvs->mode != KVSHM_MODE_LOCKFREE)
+    if (!kvs_routes_may_ship(kvs))
         return MPIKVS_OK;
     if (!(s->serving = calloc(1, sizeof(*s->serving))))
         return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");

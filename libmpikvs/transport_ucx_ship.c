@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
+#include "route.h"
 #include "slot.h"
 #include "transport_ucx_state.h"
 #include "transport_ucx_ship.h"
@@ -80,10 +82,10 @@ int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
         (rc = ucx_ship_flush(kvs)) != MPIKVS_OK)
         return rc;
     q->queue[q->nqueued] = (struct ship_entry){k->node, out, status};
-    memcpy(q->payload + q->nqueued * stride, k->bytes, kvs->key_size);
+    memcpy(q->payload + q->nqueued * stride, k->bytes, kvs->tab.key_size);
     if (kind != KVS_SHIP_GET)
-        memcpy(q->payload + q->nqueued * stride + kvs->key_size, in,
-               kvs->value_size);
+        memcpy(q->payload + q->nqueued * stride + kvs->tab.key_size, in,
+               kvs->tab.value_size);
     q->queued = kind;
     q->nqueued++;
     return MPIKVS_OK;
@@ -278,8 +280,8 @@ static ucs_status_t take_answer(void *arg, const void *header,
                          (h.kind == KVS_SHIP_PUT_ABSENT &&
                           st == SLOT_PRESENT)))
             memcpy(e->value,
-                   d + h.count * sizeof(st) + i * kvs->value_size,
-                   kvs->value_size);
+                   d + h.count * sizeof(st) + i * kvs->tab.value_size,
+                   kvs->tab.value_size);
     }
     return UCS_OK;
 }
@@ -310,7 +312,7 @@ void ucx_shipping_choose(mpikvs_t *kvs, struct ucx_transport *s)
 {
     for (uint32_t n = 0; n < kvs->nnodes; n++) {
         struct ucx_node *nd = &s->nodes[n];
-        nd->ships = kvs->mode == KVSHM_MODE_LOCKFREE && nd->ep &&
+        nd->ships = kvs_routes_may_ship(kvs) && nd->ep &&
                     !nd->direct && !s->rma;
     }
 }

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "errors.h"
 #include "transport_ucx_state.h"
 #include "transport_ucx_wait.h"
 

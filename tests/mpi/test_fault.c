@@ -80,8 +80,8 @@ static bool slot_of(mpikvs_t *kvs, const unsigned char *key, struct at *a)
     struct kvs_key k;
 
     kvs_key_make(kvs, key, &k);
-    a->bucket = kvs->buckets + k.bucket * kvs->bucket_size;
-    for (a->i = 0; a->i < kvs->slots; a->i++)
+    a->bucket = kvs->tab.buckets + k.bucket * kvs->tab.bucket_size;
+    for (a->i = 0; a->i < kvs->tab.slots; a->i++)
         if (memcmp(kvs_slot_at(&kvs->tab, a->bucket, a->i) +
                        KVSHM_SLOT_KV_OFFSET,
                    key, KS) == 0)
@@ -99,7 +99,7 @@ static bool newest_in_bucket(mpikvs_t *kvs, const struct at *a)
 {
     uint32_t mine = kvshm_meta_stamp(meta_of(a));
 
-    for (uint64_t i = 0; i < kvs->slots; i++) {
+    for (uint64_t i = 0; i < kvs->tab.slots; i++) {
         uint64_t m = *kvs_meta_at(a->bucket, i);
         if (kvshm_meta_live(m) &&
             (int32_t)(kvshm_meta_stamp(m) - mine) > 0)
@@ -325,16 +325,16 @@ static unsigned live_copies(mpikvs_t *kvs, const unsigned char *key,
     unsigned n = 0;
 
     kvs_key_make(kvs, key, &k);
-    b = kvs->buckets + k.bucket * kvs->bucket_size;
+    b = kvs->tab.buckets + k.bucket * kvs->tab.bucket_size;
     *verified = true;
-    for (uint64_t i = 0; i < kvs->slots; i++) {
+    for (uint64_t i = 0; i < kvs->tab.slots; i++) {
         uint64_t meta = *kvs_meta_at(b, i), ver;
         if (!kvshm_meta_live(meta) ||
             memcmp(kvs_slot_at(&kvs->tab, b, i), key, KS) != 0)
             continue;
         n++;
         if (kvshm_slot_read(meta, kvs_slot_at(&kvs->tab, b, i),
-                            kvs->slot_size, KS, VS, true, key, k.seed,
+                            kvs->tab.slot_size, KS, VS, true, key, k.seed,
                             value) !=
                 KVSHM_SLOT_READ_VERIFIED ||
             !mt_value_ok(key, KS, value, VS, &ver))

@@ -20,8 +20,10 @@
 
 #include <mpi.h>
 
+#include "env.h"
 #include "handle.h"
 #include "mpitest.h"
+#include "nodes.h"
 
 enum naming { NAMES_NONE, NAMES_REVERSE, NAMES_PERMUTED, NAMES_LONG, NNAMINGS };
 static const char *const naming_text[NNAMINGS] = {

@@ -120,18 +120,18 @@ static void table_make(struct table *t, uint64_t bytes, unsigned slots)
         mpikvs_t *k = &t->kvs[i];
         memset(k, 0, sizeof(*k));
         k->mode = KVSHM_MODE_LOCKFREE;
-        k->key_size = KS;
-        k->value_size = VS;
-        k->slots = c->slots_per_bucket;
-        k->slot_size = c->slot_size;
-        k->bucket_size = c->bucket_size;
-        k->nbuckets = c->nbuckets;
-        k->buckets = t->region + c->buckets_offset;
-        k->stats = (struct kvshm_rank_stats *)(t->region +
+        k->tab.key_size = KS;
+        k->tab.value_size = VS;
+        k->tab.slots = c->slots_per_bucket;
+        k->tab.slot_size = c->slot_size;
+        k->tab.bucket_size = c->bucket_size;
+        k->tab.nbuckets = c->nbuckets;
+        k->tab.buckets = t->region + c->buckets_offset;
+        k->tab.stats = (struct kvshm_rank_stats *)(t->region +
                                                KVSHM_DATA_STATS_OFFSET) + i;
         k->nnodes = 1;
         k->node = 0;
-        k->pid = (uint32_t)getpid();
+        k->tab.pid = (uint32_t)getpid();
         /* no transport: one node, its buckets in shared memory */
         if (kvs_routes_set(k) != MPIKVS_OK) {
             fprintf(stderr, "tsan_slots: %s\n", mpikvs_last_error(k));
@@ -145,7 +145,7 @@ static uint64_t table_sum(const struct table *t, size_t field)
     uint64_t sum = 0;
 
     for (unsigned i = 0; i < THREADS; i++)
-        sum += *(const uint64_t *)((const char *)t->kvs[i].stats + field);
+        sum += *(const uint64_t *)((const char *)t->kvs[i].tab.stats + field);
     return sum;
 }
 
@@ -194,10 +194,10 @@ static int scanned_entry(const void *key, const void *value, void *arg)
  * that find it torn invalidate it (the word is one the readers load). */
 static void damage(mpikvs_t *kvs, uint64_t r)
 {
-    uint64_t b = (r >> 8) % kvs->nbuckets, i = (r >> 24) % kvs->slots;
-    unsigned char *slot = kvs->buckets + b * kvs->bucket_size +
-                          kvshm_bucket_slot_offset(kvs->slots,
-                                                   kvs->slot_size, i);
+    uint64_t b = (r >> 8) % kvs->tab.nbuckets, i = (r >> 24) % kvs->tab.slots;
+    unsigned char *slot = kvs->tab.buckets + b * kvs->tab.bucket_size +
+                          kvshm_bucket_slot_offset(kvs->tab.slots,
+                                                   kvs->tab.slot_size, i);
 
     __atomic_fetch_xor((uint64_t *)(slot + kvshm_align8(
                                                kvshm_slot_value_offset(KS))),
@@ -280,8 +280,8 @@ static void hot_phase(uint64_t ops)
            "%llu entries scanned; checksum retries %llu, invalidations "
            "%llu, evictions %llu\n",
            THREADS, (unsigned long long)ops, HOT,
-           (unsigned long long)t.kvs[0].nbuckets,
-           (unsigned long long)t.kvs[0].slots, (unsigned long long)hits,
+           (unsigned long long)t.kvs[0].tab.nbuckets,
+           (unsigned long long)t.kvs[0].tab.slots, (unsigned long long)hits,
            (unsigned long long)misses, (unsigned long long)present,
            (unsigned long long)scanned,
            (unsigned long long)table_sum(
@@ -389,7 +389,7 @@ static void once_phase(unsigned rounds)
 
 /* Slot k.preferred of key's bucket claimed for key's tag by owner, as a
  * writer's compare-and-swap leaves it.  (Not inlined: GCC then takes
- * xxhash's reads of a key of kvs->key_size bytes for reads past the
+ * xxhash's reads of a key of kvs->tab.key_size bytes for reads past the
  * caller's array.) */
 static __attribute__((noinline)) void
 forge_claim(mpikvs_t *kvs, const unsigned char *key, uint32_t owner)
@@ -399,7 +399,7 @@ forge_claim(mpikvs_t *kvs, const unsigned char *key, uint32_t owner)
     uint64_t meta;
 
     kvs_key_make(kvs, key, &k);
-    b = kvs->buckets + k.bucket * kvs->bucket_size;
+    b = kvs->tab.buckets + k.bucket * kvs->tab.bucket_size;
     meta = KVSHM_SLOT_OCCUPIED | (uint64_t)k.tag << KVSHM_SLOT_TAG_SHIFT;
     __atomic_store_n(kvs_meta_at(b, k.preferred), kvs_slot_claim(meta, owner),
                      __ATOMIC_RELEASE);
