@@ -513,8 +513,8 @@ int main(int argc, char **argv)
             (unsigned long long)seed);
     if (rank_ == 0)
         for (uint64_t id = 1; id < nkeys_all(); id++) {
-            /* kvs_key_make hashes kvs->key_size bytes, which the compiler
-             * cannot bound: room for its widest read */
+            /* kvs_key_make hashes kvs->tab.key_size bytes, which the
+             * compiler cannot bound: room for its widest read */
             unsigned char key[128] = { 0 };
             struct kvs_key k;
 
