@@ -10,13 +10,12 @@
 # UCX_TLS=tcp,self, as across hosts without RDMA, the lock-free mode
 # both with its keys shipped whole (the default there) and with
 # MPIKVS_UCX_OPS=rma.  Each run has a hard time limit
-# (MPITEST_TIMEOUT seconds, default 300); a run that times out fails.
+# (MPITEST_TIMEOUT seconds, default 600); a run that times out fails.
 # The limit is for hangs: in the lock modes and over the mpi transport
 # every operation waits for the target rank's progress, so a run's time
 # is its round trips times the scheduler's latency.  Beside two
-# CPU-bound processes per core, test_basic (today most of test_areas) in
-# fine-lock mode at np 3 took 87 s (2 to 3 s on an idle machine), and
-# over 110 s beside another test as well.
+# CPU-bound processes per core, test_tier in fine-lock mode at np 3 took
+# 152 s and test_areas 128 s (a few seconds on an idle machine).
 # Prints one line per run, the output of each failed run, and a summary;
 # exits nonzero on any failure, and also when a run left a file in the
 # regions' directory: a private one under /dev/shm (MPIKVS_SHM_DIR), so
@@ -53,7 +52,8 @@ LC_ALL=C
 export LC_ALL
 bindir="${top_builddir:-.}/tests/mpi"
 mpirun="${MPIRUN:-mpirun}"
-limit="${MPITEST_TIMEOUT:-300}"
+limit="${MPITEST_TIMEOUT:-600}"
+cores=$(nproc 2>/dev/null) || cores=1
 # test_areas is test_open, test_getput, test_batch and test_absent in one
 # job (a job's start costs about a second; see test_areas.c)
 programs="${MPITEST_ONLY:-test_areas test_tier test_torture}"
@@ -221,13 +221,19 @@ run() {
 # Over ucx the torture does a fifth of the operations: each remote one
 # waits for the target node's progress helper, a thread that four ranks
 # on two cores leave little room (25 to 45 s for the full count at np=4).
+# So do the lock modes over the mpi transport with more ranks than
+# cores: each locked operation waits for the target rank itself to run
+# (osc pt2pt), about 10 ms beside two busy processes per core, where
+# the full count at np 3 took 292 s.  The full count runs at np 1 and 2.
 run_programs() {
     for prog in $programs; do
         case $prog in
         test_torture)
             if [ "$3" = lockfree ]; then ops=$torture_ops
             else ops=$lock_ops; fi
-            if [ "$tp" = ucx ]; then
+            if [ "$tp" = ucx ] ||
+                { [ "$3" != lockfree ] && [ "$tp" = mpi ] &&
+                  [ "$1" -gt "$cores" ]; }; then
                 ops=$((ops / 5))
                 [ "$ops" -ge 1000 ] || ops=1000
             fi
@@ -286,13 +292,10 @@ ucx_tls=
 # under the mpi transport.  Its passive-target locks over TCP are
 # emulated with messages that the lock holder must progress; four ranks
 # on two cores made 25000 locked operations per rank take 55 to 110 s
-# (the limit) under load.  This pass is about the component, which a
-# fifth of them exercises as well; the pt2pt pass above does the full
-# count.
+# under load: np 4 on two cores, the torture does a fifth of them
+# (run_programs), as at np 3 and 4 in the pt2pt pass above.
 tp=mpi
 osc=ucx
-lock_ops=$((torture_lock_ops / 5))
-[ "$lock_ops" -ge 1000 ] || lock_ops=1000
 if [ "${MPI_FAMILY:-openmpi}" = openmpi ]; then
     for mode in $modes; do
         run_programs 4 2 "$mode"
