@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async.h"
 #include "batch.h"
 #include "errors.h"
 #include "ops.h"

@@ -52,10 +52,4 @@ static inline int kvs_first_error(int rc, int next)
     return rc != MPIKVS_OK ? rc : next;
 }
 
-/* Batches in flight (async.c): complete every one (mpikvs_fence,
- * mpikvs_tier_invalidate); at close, also let go of them all, returning
- * how many were never waited for. */
-void kvs_async_complete(mpikvs_t *kvs);
-unsigned kvs_async_close(mpikvs_t *kvs);
-
 #endif /* MPIKVS_BATCH_H */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "batch.h"
+#include "async.h"
 #include "clock.h"
 #include "close.h"
 #include "errors.h"

@@ -4,7 +4,7 @@
  * (async.c): a remote hit enters the node tier before the barrier that
  * publishes it, and before the tier is emptied, never after.
  */
-#include "batch.h"
+#include "async.h"
 #include "errors.h"
 #include "mpi_impl.h"
 #include "node_tier.h"

@@ -7,6 +7,7 @@ lib_LTLIBRARIES += libmpikvs/libmpikvs.la
 libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/absent.c \
 	libmpikvs/async.c \
+	libmpikvs/async.h \
 	libmpikvs/batch.c \
 	libmpikvs/batch.h \
 	libmpikvs/bounded_comm.c \

@@ -42,7 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "batch.h"
+#include "async.h"
 #include "bounded_comm.h"
 #include "errors.h"
 #include "key_hash.h"
