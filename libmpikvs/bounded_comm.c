@@ -57,8 +57,8 @@ static int test_all(int n, MPI_Request *reqs, int *done)
 
 /* Wait for n requests, or give up after kvs->timeout seconds (of this
  * rank's looking: clock.h): spin for a while (a step is quick), then
- * nap.  A give-up cancels the receives
- * still posted, so that no later message lands in them. */
+ * nap.  A give-up cancels the receives still posted, so that no later
+ * message lands in them. */
 static int wait_bounded(struct kvs_bcomm *b, int n, const char *what)
 {
     mpikvs_t *kvs = b->kvs;

@@ -11,7 +11,6 @@
 #include "clock.h"
 #include "close.h"
 #include "errors.h"
-#include "errors_internal.h"
 #include "handle.h"
 #include "locks.h"
 #include "mpi_impl.h"

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "errors.h"
-#include "errors_internal.h"
 #include "handle.h"
 #include "open_env.h"
 #include "populate.h"
+
 /* A whole number of seconds from the environment variable name (value v,
  * or NULL for dflt) into *secs; what: what it bounds, for the error. */
 static int set_seconds(mpikvs_t *kvs, const char *name, const char *v,

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "errors.h"
-#include "errors_internal.h"
 #include "handle.h"
 #include "open_resolve.h"
 

@@ -23,8 +23,8 @@
 #include <stdlib.h>
 
 #include "bucket_far.h"
-#include "route.h"
 #include "errors.h"
+#include "route.h"
 
 bool kvs_routes_need_transport(const mpikvs_t *kvs)
 {
