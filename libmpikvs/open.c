@@ -20,7 +20,6 @@
 #include "close.h"
 #include "describe.h"
 #include "errors.h"
-#include "errors_internal.h"
 #include "handle.h"
 #include "locks.h"
 #include "mpi_impl.h"
