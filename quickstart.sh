@@ -25,13 +25,16 @@ top=$(pwd)
 # python3: the history checker, tests/history/check-history.py (its
 # standard library only); man-db: tests/install.sh reads every installed
 # man page with man -l; g++: include/mpikvs.h compiles as C++
-# (tests/api/header-cxx.sh)
+# (tests/api/header-cxx.sh); gfortran: the Fortran module (fortran/);
+# python3-dev, python3-mpi4py, python3-numpy, python3-pytest: the Python
+# module (python/) and its tests
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev
           libopenmpi-dev openmpi-bin g++ libslurm-dev libjansson-dev
           libxxhash-dev libucx-dev check groff-base libsundials-dev gnuplot-nox
           slurmctld slurmd slurm-client munge gdb libcoarrays-openmpi-dev
           libfiu-dev fiu-utils python3 libmpich-dev mpich
-          libcoarrays-mpich-dev cmake man-db"
+          libcoarrays-mpich-dev cmake man-db gfortran python3-dev
+          python3-mpi4py python3-numpy python3-pytest"
 
 # The second MPI of `test`: Debian's MPICH installs beside Open MPI
 # without changing the default mpicc.

@@ -1,0 +1,5 @@
+##
+# tests/python/: the Python module and its example under mpirun.
+##
+if MPIKVS_PYTHON
+endif
