@@ -145,7 +145,7 @@ test)
     shm_before=$(mktemp)
     trap 'rm -f "$shm_before"' EXIT
     shm_ours >"$shm_before"
-    build build --enable-werror
+    build build --enable-werror --enable-fortran --enable-python
     check_in build "check"
     say "include paths: each program and library sees only what it uses"
     if ! tests/include-paths.sh build >build/include-paths.log; then
@@ -164,7 +164,7 @@ test)
     # MPICH, whose launcher, PMI and RMA differ from Open MPI's.
     say "make distcheck, built with MPICH ($MPICH_CC)"
     rc=0
-    make -C build -s distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror \
+    make -C build -s distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-fortran \
         --quiet MPICC=$MPICH_CC" >build/distcheck.log 2>&1 || rc=$?
     # its tree is gone when it passed: the tally comes from its output
     grep -E '^(SKIP|FAIL|ERROR): |^# (TOTAL|PASS|SKIP|FAIL|ERROR): ' \
@@ -176,7 +176,8 @@ test)
         exit 1
     fi
     say "distcheck (MPICH) passed"
-    build build-asan --enable-sanitizers --enable-werror
+    build build-asan --enable-sanitizers --enable-werror --enable-fortran \
+        --enable-python
     check_in build-asan "asan"
     leak_check "$shm_before"
     ;;

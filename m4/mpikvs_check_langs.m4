@@ -44,7 +44,7 @@ AC_DEFUN([MPIKVS_CHECK_FORTRAN], [
    [test -z "$FC" || test "x$FC" = xno],
     [fortran_why="no Fortran wrapper $MPIFC"],
     [AC_LANG_PUSH([Fortran])
-     AC_FC_SRCEXT([f90], [], [fortran_why="$FC cannot compile .f90 files"])
+     AC_FC_SRCEXT([f90], [], [fortran_why="$FC cannot compile .f90 files (install gfortran, or name the MPI's Fortran wrapper with MPIFC=)"])
      AS_IF([test -z "$fortran_why"],
        [AC_MSG_CHECKING([whether $FC compiles use mpi_f08 and use mpi])
         AC_COMPILE_IFELSE([AC_LANG_SOURCE([[

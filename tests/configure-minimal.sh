@@ -1,7 +1,8 @@
 #!/bin/sh
 #
 # configure-minimal.sh - the build of a site that has neither Check nor
-# SUNDIALS nor UCX, and what an installed libmpikvs gives a user:
+# SUNDIALS nor UCX nor a Fortran compiler, and does not want Python, and
+# what an installed libmpikvs gives a user:
 #
 #   - configure with an MPICC that is no MPI wrapper, is missing, or
 #     links no MPI program fails, naming it and what to install; with
@@ -14,11 +15,11 @@
 #     ucx*.pc, and the cache variable ac_cv_header_cvode_cvode_h=no)
 #     says what it leaves out, and `make`
 #     builds the library, the plugin and the tools but not the demo,
-#     and each of them sees only the source directories it uses
+#     the Fortran module or the Python module, and each of them sees only the source directories it uses
 #     (include-paths.sh);
 #   - `make check` and `make dist` then fail, saying to install check;
 #   - configure --enable-demo without SUNDIALS fails, saying what to
-#     install;
+#     install, and so does --enable-fortran without a Fortran compiler;
 #   - `make install`: the headers installed are exactly include/*.h, each
 #     compiles alone; mpikvs.pc is valid and enough on its own (no other
 #     .pc file), a program links with `pkg-config --cflags --libs mpikvs`
@@ -152,10 +153,12 @@ rc=$?
 check "configure fails (exit $rc)" [ "$rc" -ne 0 ]
 check "configure says to install libucx-dev or give --without-ucx" \
     has "$work/noucx.out" "install libucx-dev, or configure --without-ucx"
-echo "# configure --without-ucx, without Check and SUNDIALS"
+echo "# configure --without-ucx, without Check, SUNDIALS, Fortran and Python"
+# MPIFC: a Fortran wrapper that is not there stands for a site without
+# gfortran, whose mpifort (Debian's) is there but compiles nothing.
 (cd "$build" && "$top_srcdir/configure" --cache-file="$work/config.cache" \
-    --prefix="$inst" --enable-werror --without-ucx \
-    ac_cv_header_cvode_cvode_h=no) \
+    --prefix="$inst" --enable-werror --without-ucx --disable-python \
+    MPIFC=no-such-mpifort ac_cv_header_cvode_cvode_h=no) \
     >"$work/configure.out" 2>"$work/configure.err"
 rc=$?
 check "configure succeeds (exit $rc)" [ "$rc" -eq 0 ]
@@ -170,6 +173,12 @@ check "configure's summary: no make check" \
     has "$work/configure.out" "make check:   no"
 check "configure's summary: no UCX" \
     has "$work/configure.out" "ucx:          no"
+check "configure warns that the Fortran module is left out, saying to install gfortran" \
+    sh -c "grep 'the Fortran module is not built: no-such-mpifort' '$work/configure.err' | grep -q 'install gfortran'"
+check "configure's summary: no Fortran, and why" \
+    has "$work/configure.out" "fortran:      no (no-such-mpifort "
+check "configure's summary: no Python, --disable-python" \
+    has "$work/configure.out" "python:       no (--disable-python)"
 
 echo "# make"
 make -C "$build" -s -j2 >"$work/make.out" 2>&1
@@ -208,6 +217,16 @@ rc=$?
 check "configure --enable-demo fails (exit $rc)" [ "$rc" -ne 0 ]
 check "configure --enable-demo says what to install" has "$work/demo.out" \
     "error: --enable-demo: SUNDIALS CVODE not found; install libsundials-dev"
+
+echo "# configure --enable-fortran without a Fortran compiler"
+mkdir "$work/fortran"
+(cd "$work/fortran" && "$top_srcdir/configure" --cache-file="$work/config.cache" \
+    --prefix="$inst" --enable-fortran --without-ucx MPIFC=no-such-mpifort \
+    ac_cv_header_cvode_cvode_h=no) >"$work/fortran.out" 2>&1
+rc=$?
+check "configure --enable-fortran fails (exit $rc)" [ "$rc" -ne 0 ]
+check "configure --enable-fortran says what to install" sh -c \
+    "grep 'error: --enable-fortran: no-such-mpifort' '$work/fortran.out' | grep -q 'install gfortran'"
 
 echo "# make install: headers and mpikvs.pc"
 make -C "$build" -s install >"$work/install.out" 2>&1

@@ -15,10 +15,16 @@
 #   - the example programs are installed beside the example configs
 #     ($(docdir)/examples), compile against the installed header, and
 #     mpikvs(3) names where they are;
+#   - where the build has them, the Fortran examples (use mpi_f08 and
+#     use mpi) build against the install with the MPI's Fortran wrapper
+#     and `pkg-config --cflags --libs mpikvs-fortran`, as
+#     mpikvs_fortran(3) says, and the Python example imports the
+#     installed module (mpikvs_python(3)); each runs at np 2 on the
+#     example config and prints its hit rate;
 #   - `make uninstall` leaves no file behind.
 #
 # Environment: top_builddir, top_srcdir (make check sets them), MPICC,
-# KEEP=1 keeps the scratch directory.  Needs man (man-db).
+# MPIRUN, KEEP=1 keeps the scratch directory.  Needs man (man-db).
 
 LC_ALL=C
 export LC_ALL
@@ -29,10 +35,14 @@ mpicc=${MPICC:-mpicc}
 command -v man >/dev/null 2>&1 ||
     { echo "FAIL: man not found (Debian: apt-get install man-db)"; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/mpikvs-install.XXXXXX") || exit 1
+# the regions of the example jobs
+MPIKVS_SHM_DIR=$(mktemp -d /dev/shm/kvinstall.XXXXXX) || exit 1
+export MPIKVS_SHM_DIR
 if [ "${KEEP:-}" = 1 ]; then
     echo "scratch directory: $work"
+    trap 'rm -rf "$MPIKVS_SHM_DIR"' EXIT
 else
-    trap 'rm -rf "$work"' EXIT
+    trap 'rm -rf "$work" "$MPIKVS_SHM_DIR"' EXIT
 fi
 trap 'exit 130' INT TERM
 
@@ -43,9 +53,13 @@ tally_name=install
 # flags, jobserver or TESTS.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 # dir VAR: make's value of an installation directory, fully expanded
-printf 'print-var:\n\t@echo $(%s)\n' '$(VAR)' >"$work/print.mk"
+printf 'print-var:\n\t@echo "$(%s)"\n' '$(VAR)' >"$work/print.mk"
 dir() {
     make -s -C "$top_builddir" -f Makefile -f "$work/print.mk" print-var VAR="$1"
+}
+# built LANG: configure built the module of LANG (fortran, python)
+built() {
+    [ -z "$(dir "MPIKVS_$(echo "$1" | tr a-z A-Z)_TRUE")" ]
 }
 mandir=$(dir mandir)
 libdir=$(dir libdir)
@@ -112,6 +126,76 @@ for f in surrogate.c batches.c warm-start.c rmacache-get.c; do
 done
 check "mpikvs(3) points at them, in $docdir/examples" \
     grep -qF "ex=$docdir/examples" "$dest$mandir/man3/mpikvs.3"
+
+# run_installed OUT PROGRAM ARGS...: PROGRAM of the install at np 2,
+# finding the installed libraries (DESTDIR moved them from their rpath);
+# in a sanitizer build the ASan runtime is preloaded, as the program
+# (a Python, or one mpifort linked) does not load it first
+run_installed() {
+    ri_out=$1
+    shift
+    ri_asan=$(ldd "$dest$libdir/libmpikvs.so" | awk '/libasan/ {print $3}')
+    ri_x="-x LD_LIBRARY_PATH=$dest$libdir -x MPIKVS_SHM_DIR"
+    [ -n "${PYTHONPATH:-}" ] && ri_x="$ri_x -x PYTHONPATH"
+    if [ -n "$ri_asan" ]; then
+        ri_x="$ri_x -x LD_PRELOAD=$ri_asan -x ASAN_OPTIONS=detect_leaks=0"
+    fi
+    # shellcheck disable=SC2086
+    timeout -k 5 120 "$mpirun" --oversubscribe $ri_x -np 2 "$@" \
+        >"$ri_out" 2>&1 </dev/null
+}
+# hit_rate OUT NAME: OUT has NAME's line of gets and hits, 9 in 10 hits
+hit_rate() {
+    set -- $(sed -n "s/^$2: gets \([0-9]*\), hits \([0-9]*\) .*/\1 \2/p" "$1")
+    [ -n "${1:-}" ] && [ "$1" -gt 0 ] && [ $(($2 * 10)) -ge $(($1 * 9)) ]
+}
+mpirun=${MPIRUN:-mpirun}
+if [ "$(id -u)" = 0 ]; then
+    OMPI_ALLOW_RUN_AS_ROOT=1
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+fi
+unset SLURM_JOB_ID SLURM_STEP_ID MPIKVS_CONFIG MPIKVS_TRANSPORT MPIKVS_VIRTUAL_NODES
+ex=$dest$docdir/examples
+
+if built fortran; then
+    echo "# the Fortran examples, built against the install (mpikvs_fortran(3))"
+    fc=$(dir FC)
+    fflags=$(PKG_CONFIG_PATH=$dest$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest \
+        pkg-config --cflags --libs mpikvs-fortran)
+    check "pkg-config --cflags --libs mpikvs-fortran ($fflags)" [ -n "$fflags" ]
+    for f in surrogate-f08 surrogate-mpi; do
+        # shellcheck disable=SC2086
+        check "$f.f90 builds: $fc $f.f90 \$(pkg-config ... mpikvs-fortran)" \
+            "$fc" -o "$work/$f" "$ex/$f.f90" $fflags
+        if run_installed "$work/$f.out" "$work/$f" "$ex/chemistry.json" &&
+            hit_rate "$work/$f.out" "$f"; then
+            ok "$f runs at np 2 and 9 in 10 of its gets hit"
+        else
+            fail "$f runs at np 2 and 9 in 10 of its gets hit"
+            sed 's/^/  | /' "$work/$f.out"
+        fi
+    done
+fi
+
+if built python; then
+    echo "# the Python example, on the installed module (mpikvs_python(3))"
+    python=$(dir PYTHON)
+    PYTHONPATH=$dest$(dir pyexecdir)
+    export PYTHONPATH
+    check "the module is installed in $(dir pyexecdir)" \
+        sh -c "ls '$PYTHONPATH'/mpikvs*.so >/dev/null"
+    if run_installed "$work/py.out" "$python" "$ex/surrogate.py" "$ex/chemistry.json" &&
+        hit_rate "$work/py.out" surrogate.py; then
+        ok "surrogate.py runs at np 2 and 9 in 10 of its gets hit"
+    else
+        fail "surrogate.py runs at np 2 and 9 in 10 of its gets hit"
+        sed 's/^/  | /' "$work/py.out"
+    fi
+    unset PYTHONPATH
+fi
+left=$(ls -A "$MPIKVS_SHM_DIR")
+check "the example jobs left no region ($(echo $left))" [ -z "$left" ]
 
 echo "# make uninstall"
 make -s -C "$top_builddir" uninstall DESTDIR="$dest" >"$work/uninstall.out" 2>&1
