@@ -69,6 +69,11 @@ end program t]])],
        [AC_CHECK_HEADER([ISO_Fortran_binding.h], [],
          [fortran_why="no ISO_Fortran_binding.h for $CC (install gfortran)"])])])
   AS_IF([test -z "$fortran_why"], [have_fortran=yes])
+  # where make install puts mpikvs.mod: beside the MPIs' module files in
+  # Debian's layout (module format 15: gfortran 8 to 14); said once here
+  # for fortran/local.mk and fortran/mpikvs-fortran.pc
+  AC_ARG_VAR([fmoddir], [where the Fortran module file mpikvs.mod is installed (default: LIBDIR/fortran/gfortran-mod-15/mpikvs)])
+  AS_IF([test -z "$fmoddir"], [fmoddir='${libdir}/fortran/gfortran-mod-15/mpikvs'])
   AS_CASE([$enable_fortran:$have_fortran],
     [yes:no], [AC_MSG_ERROR([--enable-fortran: $fortran_why])],
     [auto:no], [AC_MSG_WARN([the Fortran module is not built: $fortran_why])])

@@ -1,0 +1,200 @@
+! check_fortran.f90 - the Fortran module mpikvs under mpirun, good input
+! and bad: a miss on a key never put, a put then a get of its value,
+! scalars and arrays of any type as keys and values, batches and started
+! batches, put_if_absent, statistics; and each bad argument a return
+! code with a last_error text that names it, never a read or write past
+! an array: a wrong-size key or value, a non-contiguous section, a short
+! status array, a closed handle, an unknown option, MPI_COMM_NULL.
+! Each rank prints its failures and "check_fortran: rank R: P passed,
+! F failed"; it exits 1 on a failure.
+program check_fortran
+  use, intrinsic :: iso_fortran_env, only: int32, int64, real64
+  use mpi_f08
+  use mpikvs
+  implicit none
+
+  integer, parameter :: N = 4
+  type(mpikvs_t) :: kvs, never
+  type(mpikvs_options) :: opt
+  type(mpikvs_request) :: req
+  type(mpikvs_stats) :: st
+  integer(int64) :: key, keys(N)
+  integer(int64), asynchronous :: akeys(2 * N)
+  integer(int32) :: small_key
+  real(real64) :: v(2), w(2), v3(3), big(4), values(2, N), present(2)
+  real(real64), asynchronous :: avalues(2, N)
+  integer :: status(N), short_status(N - 1), rank, rc, i, pass = 0, fail = 0
+  integer, asynchronous :: astatus(N)
+  logical :: done
+  character(len=:), allocatable :: text
+  character(len=8) :: ckey
+
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+
+  ! open without a config: 8-byte keys, 16-byte values
+  opt%key_size = 8
+  opt%value_size = 16
+  rc = mpikvs_open(MPI_COMM_WORLD, kvs, opt)
+  call expect(rc == MPIKVS_OK, 'open key_size=8 value_size=16: ' // &
+       mpikvs_strerror(rc) // ': ' // mpikvs_last_error(kvs))
+  if (rc /= MPIKVS_OK) call finish()
+  call expect(mpikvs_key_size(kvs) == 8 .and. mpikvs_value_size(kvs) == 16, &
+       'key_size 8, value_size 16')
+
+  ! a miss on a key never put; a scalar key
+  key = 987654321_int64
+  v = -1
+  rc = mpikvs_get(kvs, key, v)
+  call expect(rc == MPIKVS_MISS .and. all(v == -1), &
+       'get of a key never put: MPIKVS_MISS, value untouched')
+
+  ! put then get, the same key on both ranks, after a fence
+  key = 42
+  v = [1.5_real64, -2.25_real64]
+  call expect(mpikvs_put(kvs, key, v) == MPIKVS_OK, 'put of key 42')
+  call expect(mpikvs_fence(kvs) == MPIKVS_OK, 'fence')
+  w = 0
+  rc = mpikvs_get(kvs, key, w)
+  call expect(rc == MPIKVS_OK .and. all(w == v), 'get of key 42: its value')
+
+  ! any type: an 8-character string as a key (a variable: gfortran 12
+  ! describes a character constant as of length 1, which is refused)
+  ckey = 'abcdefgh'
+  rc = mpikvs_put(kvs, ckey, v)
+  w = 0
+  if (rc == MPIKVS_OK) rc = mpikvs_get(kvs, ckey, w)
+  call expect(rc == MPIKVS_OK .and. all(w == v), 'a character(8) key: ' // &
+       mpikvs_strerror(rc) // ': ' // mpikvs_last_error(kvs))
+
+  ! wrong sizes: the argument named, the sizes said
+  small_key = 42
+  rc = mpikvs_get(kvs, small_key, w)
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'mpikvs_get: key: 4 bytes') > 0 &
+       .and. index(text, '8 bytes') > 0, 'a 4-byte key: ' // text)
+  rc = mpikvs_get(kvs, key, v3)
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'value: 24 bytes') > 0 &
+       .and. index(text, '16 bytes') > 0, 'a 24-byte value: ' // text)
+  rc = mpikvs_put(kvs, key, v3(1:1))
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'mpikvs_put: value: 8 bytes') > 0, &
+       'put of an 8-byte value: ' // text)
+
+  ! a section with a stride: refused, nothing read or written
+  big = 7
+  rc = mpikvs_get(kvs, key, big(1:4:2))
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'value: not contiguous') > 0 &
+       .and. all(big == 7), 'a strided value: ' // text)
+
+  ! the library's last error again after a good call
+  rc = mpikvs_get(kvs, key, w)
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_OK .and. index(text, 'not contiguous') == 0, &
+       'after a good call last_error is no more the binding''s: ' // text)
+
+  ! batches
+  keys = [(100_int64 + i, i = 1, N)]
+  values = reshape([(real(i, real64), i = 1, 2 * N)], [2, N])
+  call expect(mpikvs_put_batch(kvs, N, keys, values) == MPIKVS_OK, 'put_batch')
+  call expect(mpikvs_fence(kvs) == MPIKVS_OK, 'fence')
+  values = 0
+  status = -99
+  rc = mpikvs_get_batch(kvs, N, keys, values, status)
+  call expect(rc == MPIKVS_OK .and. all(status == MPIKVS_OK) .and. &
+       all(values == reshape([(real(i, real64), i = 1, 2 * N)], [2, N])), &
+       'get_batch of 4 put keys: their values')
+  rc = mpikvs_get_batch(kvs, N, keys, values, short_status)
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'mpikvs_get_batch: status:') > 0 &
+       .and. index(text, 'short of n = 4') > 0, 'a status of 3 for n = 4: ' // text)
+  rc = mpikvs_get_batch(kvs, N, keys(1:N - 1), values, status)
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'keys: 24 bytes') > 0, &
+       'keys of 3 for n = 4: ' // text)
+  rc = mpikvs_put_batch(kvs, -1, keys, values)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(mpikvs_last_error(kvs), 'n: -1') > 0, &
+       'n = -1: ' // mpikvs_last_error(kvs))
+
+  ! started: a strided key array refused before anything starts
+  akeys = [(100_int64 + i, i = 1, 2 * N)]
+  rc = mpikvs_get_batch_start(kvs, N, akeys(1:2 * N:2), avalues, astatus, req)
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'keys: not contiguous') > 0, &
+       'a strided started batch: ' // text)
+  ! and a good one, polled until done
+  avalues = 0
+  astatus = -99
+  rc = mpikvs_get_batch_start(kvs, N, akeys, avalues, astatus, req)
+  do i = 1, 1000000
+     if (rc /= MPIKVS_OK) exit
+     rc = mpikvs_test(kvs, req, done)
+     if (done) exit
+  end do
+  call expect(rc == MPIKVS_OK .and. done .and. all(astatus == MPIKVS_OK) .and. &
+       avalues(2, N) == 2 * N, 'started get_batch, tested until done')
+
+  ! put_if_absent: the value present
+  present = 0
+  rc = mpikvs_put_if_absent(kvs, key, [9.0_real64, 9.0_real64], present)
+  call expect(rc == MPIKVS_PRESENT .and. all(present == v), &
+       'put_if_absent of key 42: MPIKVS_PRESENT and its value')
+
+  rc = mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, st)
+  call expect(rc == MPIKVS_OK .and. st%gets >= 5 .and. st%hits >= 4 .and. &
+       st%misses >= 1 .and. st%puts >= 5, 'stats of the rank')
+
+  ! closed: every call an error naming the handle
+  call expect(mpikvs_close(kvs) == MPIKVS_OK, 'close')
+  rc = mpikvs_get(kvs, key, w)
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'mpikvs_get: kvs: not an open handle') > 0, &
+       'get on a closed handle: ' // text)
+  call expect(mpikvs_close(kvs) == MPIKVS_ERR_INVAL, 'close of a closed handle')
+  call expect(mpikvs_fence(never) == MPIKVS_ERR_INVAL, 'fence of a handle never opened')
+
+  ! bad options
+  opt%mode = 'bogus'
+  rc = mpikvs_open(MPI_COMM_WORLD, kvs, opt)
+  text = mpikvs_last_error(kvs)
+  call expect(rc < 0 .and. index(text, 'bogus') > 0, "mode='bogus': " // &
+       mpikvs_strerror(rc) // ': ' // text)
+  opt%mode = ''
+  opt%key_size = -8
+  rc = mpikvs_open(MPI_COMM_WORLD, kvs, opt)
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'options%key_size: negative') > 0, &
+       'key_size=-8: ' // text)
+  rc = mpikvs_open(MPI_COMM_NULL, kvs)
+  text = mpikvs_last_error(kvs)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(text, 'comm: not a communicator') > 0, &
+       'MPI_COMM_NULL: ' // text)
+
+  call expect(mpikvs_strerror(MPIKVS_MISS) == 'not found' .and. &
+       mpikvs_strerror(MPIKVS_ERR_INVAL) == 'invalid argument', 'strerror')
+  call finish()
+
+contains
+
+  subroutine expect(cond, what)
+    logical, intent(in) :: cond
+    character(len=*), intent(in) :: what
+
+    if (cond) then
+       pass = pass + 1
+    else
+       fail = fail + 1
+       write (*, '(a,i0,2a)') 'FAIL rank ', rank, ': ', what
+    end if
+  end subroutine expect
+
+  subroutine finish()
+    write (*, '(a,i0,a,i0,a,i0,a)') 'check_fortran: rank ', rank, ': ', &
+         pass, ' passed, ', fail, ' failed'
+    call MPI_Finalize()
+    if (fail > 0) stop 1
+    stop
+  end subroutine finish
+end program check_fortran
