@@ -20,6 +20,10 @@ python_mpikvs_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared
 
 python_installed = $(DESTDIR)$(pyexecdir)/mpikvs
 
+# the example, beside the C ones (etc/local.mk's examplesdir)
+pyexamplesdir = $(docdir)/examples
+dist_pyexamples_DATA = examples/surrogate.py
+
 man_MANS += man/mpikvs_python.3
 endif
 # Nor a libtool archive beside it in Python's directory; libtool's
