@@ -248,12 +248,88 @@ void doubles_release(doubles_t *d)
     PyMem_Free(d->copy);
 }
 
+/* Row i, a sequence of exactly fields floats, into out */
+static int doubles_row(PyObject *row, double *out, Py_ssize_t fields,
+                       Py_ssize_t i, const char *arg)
+{
+    PyObject *seq = PySequence_Fast(row, "a sequence of floats is required");
+    Py_ssize_t m;
+
+    if (seq == NULL)
+        return -1;
+    m = PySequence_Fast_GET_SIZE(seq);
+    if (m != fields) {
+        Py_DECREF(seq);
+        errors_inval("%s: row %zd has %zd values, row 0 %zd", arg, i, m,
+                     fields);
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        out[j] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, j));
+        if (out[j] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* a list or tuple of floats (one row), or of rows of them */
+static int doubles_from_sequence(PyObject *obj, doubles_t *d, const char *arg)
+{
+    PyObject *seq, *first;
+    Py_ssize_t n, fields = 1;
+    int nested;
+
+    seq = PySequence_Fast(obj, "a sequence of floats is required");
+    if (seq == NULL)
+        return -1;
+    n = PySequence_Fast_GET_SIZE(seq);
+    first = n > 0 ? PySequence_Fast_GET_ITEM(seq, 0) : NULL;
+    nested = first != NULL && (PyList_Check(first) || PyTuple_Check(first));
+    if (nested)
+        fields = PySequence_Size(first);
+    if (fields < 0 || (size_t)fields > PY_SSIZE_T_MAX / sizeof(double) /
+                                           ((size_t)n + 1)) {
+        Py_DECREF(seq);
+        return fields < 0 ? -1 : (PyErr_NoMemory(), -1);
+    }
+    d->copy = PyMem_Malloc(((size_t)n * (size_t)fields + 1) * sizeof(double));
+    if (d->copy == NULL) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+
+        if (nested) {
+            if (doubles_row(item, d->copy + i * fields, fields, i, arg) < 0)
+                goto fail;
+        } else {
+            d->copy[i] = PyFloat_AsDouble(item);
+            if (d->copy[i] == -1.0 && PyErr_Occurred())
+                goto fail;
+        }
+    }
+    Py_DECREF(seq);
+    d->in = d->copy;
+    d->n = (size_t)(n * fields);
+    d->rows = nested ? (size_t)n : 1;
+    return 0;
+fail:
+    Py_DECREF(seq);
+    return -1;
+}
+
 int doubles_get(PyObject *obj, doubles_t *d, const char *arg)
 {
-    PyObject *seq;
-    Py_ssize_t n;
-
     memset(d, 0, sizeof *d);
+    /* lists and tuples directly: NumPy's conversion costs more than a
+     * key of ten fields */
+    if (PyList_Check(obj) || PyTuple_Check(obj))
+        return doubles_from_sequence(obj, d, arg);
     if (PyObject_CheckBuffer(obj) && !PyBytes_Check(obj) &&
         !PyByteArray_Check(obj)) {
         if (doubles_from_buffer(obj, d, arg) == 0)
@@ -272,28 +348,7 @@ int doubles_get(PyObject *obj, doubles_t *d, const char *arg)
         return doubles_from_buffer(d->array, d, arg);
     if (PyErr_Occurred())
         return -1;
-    seq = PySequence_Fast(obj, "a sequence of floats is required");
-    if (seq == NULL)
-        return -1;
-    n = PySequence_Fast_GET_SIZE(seq);
-    d->copy = PyMem_Malloc(((size_t)n + 1) * sizeof(double));
-    if (d->copy == NULL) {
-        Py_DECREF(seq);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        d->copy[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
-        if (d->copy[i] == -1.0 && PyErr_Occurred()) {
-            Py_DECREF(seq);
-            return -1;
-        }
-    }
-    Py_DECREF(seq);
-    d->in = d->copy;
-    d->n = (size_t)n;
-    d->rows = 1;
-    return 0;
+    return doubles_from_sequence(obj, d, arg);
 }
 
 PyDoc_STRVAR(round_key_doc,

@@ -70,10 +70,11 @@ int handle_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                 const char *fname, const char *const *names, int nnames,
                 int nrequired, PyObject **out);
 
-/* handle.c: the doubles of obj (n of them, in rows of n / rows): a
- * C-contiguous float64 buffer as it is (rows: its first dimension when
- * it has two), anything else through NumPy when it imports, else a
- * sequence of floats (one row).  Release with doubles_release. */
+/* handle.c: the doubles of obj (n of them, in rows of n / rows): a list
+ * or tuple of floats (one row) or of rows of them, copied; a C-contiguous
+ * float64 buffer as it is (rows: its first dimension when it has two);
+ * anything else through NumPy when it imports, else as a sequence.
+ * Release with doubles_release. */
 typedef struct doubles {
     double *in;
     size_t n, rows;
