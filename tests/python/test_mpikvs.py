@@ -9,6 +9,7 @@ sees (for save and load).
 """
 import os
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -297,6 +298,40 @@ def test_counters(kvs):
     with pytest.raises(mpikvs.InvalError):
         kvs.counter_add(99, 1)
     assert "99" in kvs.last_error
+
+
+def test_one_thread_at_a_time(kvs):
+    """A second thread's call while the first is in one (the GIL
+    released) raises InvalError rather than racing it in the library."""
+    n = 65536
+    keys = np.zeros((n, KS), np.uint8)
+    batches_done = threading.Event()
+
+    def batches():
+        done = 0
+        try:
+            while done < 20:
+                try:
+                    kvs.get_batch(keys)
+                    done += 1
+                except mpikvs.InvalError:   # the main thread's turn
+                    pass
+        finally:
+            batches_done.set()
+
+    thread = threading.Thread(target=batches)
+    refused = served = 0
+    thread.start()
+    while not batches_done.is_set():
+        try:
+            kvs.get(key(RANK, 1))
+            served += 1
+        except mpikvs.InvalError as e:
+            assert "in use by another thread" in str(e)
+            refused += 1
+    thread.join()
+    assert refused > 0
+    assert kvs.get(key(RANK, 1)) is None    # the handle is fine after
 
 
 def test_errors_from_return_codes():
