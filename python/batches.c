@@ -13,6 +13,7 @@
  */
 #include "mpikvs_py.h"
 
+#include <sched.h>
 #include <string.h>
 
 typedef struct request_object {
@@ -413,9 +414,24 @@ static PyMethodDef request_methods[] = {
 
 static void request_dealloc(request_object *r)
 {
-    /* dropped in flight: the library still writes its buffers */
-    if (r->in_flight)
+    /* Dropped in flight: the library still writes its buffers; wait.
+     * Another thread in a call of the handle (the GIL released) is let
+     * finish first; this thread's own call (the drop came from inside
+     * it, a garbage collection) is not in the library now. */
+    if (r->in_flight) {
+        handle_object *h = r->handle;
+        unsigned long me = PyThread_get_thread_ident(), owner;
+
+        while (h->busy != 0 && h->busy != me) {
+            Py_BEGIN_ALLOW_THREADS
+            sched_yield();
+            Py_END_ALLOW_THREADS
+        }
+        owner = h->busy;
+        h->busy = me;
         request_wait(r);
+        h->busy = owner;
+    }
     Py_XDECREF(r->handle);
     Py_XDECREF(r->values_obj);
     PyMem_Free(r->status);

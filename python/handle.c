@@ -23,7 +23,7 @@ int handle_enter(handle_object *h)
                      "is used by one thread at a time)");
         return -1;
     }
-    h->busy = 1;
+    h->busy = PyThread_get_thread_ident();
     return 0;
 }
 
@@ -443,7 +443,7 @@ static PyObject *handle_close(handle_object *h, PyObject *unused)
     /* the batches' buffers belong to the library until complete */
     if (batches_complete_all(h) < 0)
         PyErr_Clear();          /* their own result; close all the same */
-    h->busy = 1;
+    h->busy = PyThread_get_thread_ident();
     Py_BEGIN_ALLOW_THREADS
     rc = mpikvs_close(&h->kvs);
     Py_END_ALLOW_THREADS

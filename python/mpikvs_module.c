@@ -91,7 +91,7 @@ static PyObject *module_open(PyObject *self, PyObject *args, PyObject *kw)
     if (h == NULL)
         goto done;
     h->kvs = NULL;
-    h->busy = 1;
+    h->busy = PyThread_get_thread_ident();
     h->inflight = NULL;
     Py_BEGIN_ALLOW_THREADS
     rc = mpikvs_open(comm, &opt, &kvs);

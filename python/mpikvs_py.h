@@ -16,14 +16,15 @@
 
 struct request_object;
 
-/* mpikvs.Handle: an open cache.  busy is set (under the GIL) while a
- * call runs, so that a second thread gets an error instead of racing
- * the first inside the library, which takes one thread at a time. */
+/* mpikvs.Handle: an open cache.  busy is the thread in a call (its
+ * PyThread_get_thread_ident, set and cleared under the GIL; 0: none),
+ * so that a second thread gets an error instead of racing the first
+ * inside the library, which takes one thread at a time. */
 typedef struct handle_object {
     PyObject_HEAD
     mpikvs_t *kvs;                      /* NULL once closed */
     size_t key_size, value_size;
-    int busy;
+    unsigned long busy;
     struct request_object *inflight;    /* started batches not complete */
 } handle_object;
 
