@@ -440,10 +440,10 @@ static PyObject *handle_close(handle_object *h, PyObject *unused)
     if (h->busy)
         return errors_inval("the handle is in use by another thread (a "
                             "handle is used by one thread at a time)");
+    h->busy = PyThread_get_thread_ident();
     /* the batches' buffers belong to the library until complete */
     if (batches_complete_all(h) < 0)
         PyErr_Clear();          /* their own result; close all the same */
-    h->busy = PyThread_get_thread_ident();
     Py_BEGIN_ALLOW_THREADS
     rc = mpikvs_close(&h->kvs);
     Py_END_ALLOW_THREADS
