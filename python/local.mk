@@ -7,6 +7,7 @@ pyexec_LTLIBRARIES = python/mpikvs.la
 python_mpikvs_la_SOURCES = \
 	python/batches.c \
 	python/buffers.c \
+	python/call.c \
 	python/comm.c \
 	python/errors.c \
 	python/handle.c \
@@ -15,8 +16,11 @@ python_mpikvs_la_SOURCES = \
 python_mpikvs_la_CPPFLAGS = $(PYTHON_CPPFLAGS) $(MPI4PY_CPPFLAGS) -I$(top_srcdir)/include
 python_mpikvs_la_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 python_mpikvs_la_LIBADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
-# a module Python opens by name: mpikvs.so, no version, no archive
-python_mpikvs_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared
+# a module Python opens by name: mpikvs.so, no version, no archive,
+# nothing exported but its entry point
+python_mpikvs_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
+	-export-symbols-regex '^PyInit_mpikvs$$'
+
 
 python_installed = $(DESTDIR)$(pyexecdir)/mpikvs
 

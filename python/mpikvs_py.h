@@ -2,8 +2,9 @@
  * mpikvs_py.h - what the files of the Python module mpikvs share
  * (mpikvs_python(3)).  One concern a file: mpikvs_module.c the module,
  * comm.c mpi4py's communicators, errors.c the exceptions, buffers.c the
- * buffers and NumPy, handle.c the handle's single calls, batches.c the
- * batches, their requests and the rounding of many keys.
+ * buffers and NumPy, call.c the arguments and thread guard of a call,
+ * handle.c the handle's single calls, batches.c the batches, their
+ * requests and the rounding of many keys.
  */
 #ifndef MPIKVS_PY_H
 #define MPIKVS_PY_H
@@ -60,18 +61,18 @@ PyObject *buffer_hits(const int *status, size_t n);
  * set when NumPy is not there. */
 PyObject *buffer_as_doubles(PyObject *obj);
 
-/* handle.c: take the handle for a call (open, not busy) and give it back */
+/* call.c: take the handle for a call (open, not busy) and give it back */
 int handle_enter(handle_object *h);
 void handle_leave(handle_object *h);
 
-/* handle.c: parse fast-call arguments: names[0..nnames-1] positional
+/* call.c: parse fast-call arguments: names[0..nnames-1] positional
  * or by keyword, the first nrequired required, into out (the others
  * left as they are); fname names the method in errors. */
 int handle_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                 const char *fname, const char *const *names, int nnames,
                 int nrequired, PyObject **out);
 
-/* handle.c: the doubles of obj (n of them, in rows of n / rows): a list
+/* buffers.c: the doubles of obj (n of them, in rows of n / rows): a list
  * or tuple of floats (one row) or of rows of them, copied; a C-contiguous
  * float64 buffer as it is (rows: its first dimension when it has two);
  * anything else through NumPy when it imports, else as a sequence.
