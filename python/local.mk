@@ -21,7 +21,6 @@ python_mpikvs_la_LIBADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 python_mpikvs_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-export-symbols-regex '^PyInit_mpikvs$$'
 
-
 python_installed = $(DESTDIR)$(pyexecdir)/mpikvs
 
 # the example, beside the C ones (etc/local.mk's examplesdir)
