@@ -1,0 +1,353 @@
+"""test_mpikvs.py - the Python module mpikvs under pytest, on every rank
+of an MPI job (tests/python/pytest.sh starts it at np 2 through
+run_pytest.py).  The tests run in file order on every rank, so their
+collective calls (open, close, fence, save, load, stats('job')) meet.
+
+Environment: MPIKVS_TEST_SRCDIR, the source tree (for the example config
+and the statistics' header); MPIKVS_TEST_SCRATCH, a directory every rank
+sees (for save and load).
+"""
+import os
+import re
+import threading
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import mpikvs
+
+COMM = MPI.COMM_WORLD
+RANK, SIZE = COMM.rank, COMM.size
+KS, VS = 16, 24
+SRCDIR = os.environ.get("MPIKVS_TEST_SRCDIR", ".")
+SCRATCH = os.environ.get("MPIKVS_TEST_SCRATCH", "/tmp")
+CHEMISTRY = os.path.join(SRCDIR, "etc", "examples", "chemistry.json")
+
+
+def key(rank, i):
+    """A key of KS bytes only rank puts: its rank and i."""
+    return bytes([rank, 0xAA]) + i.to_bytes(KS - 2, "little")
+
+
+def value(rank, i):
+    """The value rank puts under key(rank, i)."""
+    return bytes([rank, 0x55]) + i.to_bytes(VS - 2, "little")
+
+
+def keys_array(rank, n, start=0):
+    """n keys of rank as an n x KS uint8 array"""
+    return np.frombuffer(b"".join(key(rank, i) for i in range(start, start + n)),
+                         np.uint8).reshape(n, KS)
+
+
+def values_array(rank, n, start=0):
+    return np.frombuffer(b"".join(value(rank, i) for i in range(start, start + n)),
+                         np.uint8).reshape(n, VS)
+
+
+@pytest.fixture
+def kvs():
+    with mpikvs.open(COMM, key_size=KS, value_size=VS) as handle:
+        yield handle
+
+
+def test_hit_miss_none(kvs):
+    assert (kvs.key_size, kvs.value_size) == (KS, VS)
+    assert kvs.transport in ("ucx", "mpi")
+    kvs.put(key(RANK, 1), value(RANK, 1))
+    kvs.fence()
+    for r in range(SIZE):       # own and other ranks' keys
+        assert kvs.get(key(r, 1)) == value(r, 1)
+    assert kvs.get(key(RANK, 2)) is None        # never put
+    # any buffer: bytearray, memoryview, NumPy
+    assert kvs.get(bytearray(key(RANK, 1))) == value(RANK, 1)
+    assert kvs.get(memoryview(key(RANK, 1))) == value(RANK, 1)
+    assert kvs.get(np.frombuffer(key(RANK, 1), np.uint8)) == value(RANK, 1)
+
+
+def test_out_buffer(kvs):
+    kvs.put(key(RANK, 3), value(RANK, 3))
+    out = bytearray(VS)
+    assert kvs.get(key(RANK, 3), out=out) is out
+    assert bytes(out) == value(RANK, 3)
+    arr = np.zeros(VS, np.uint8)
+    assert kvs.get(key(RANK, 3), arr) is arr
+    assert arr.tobytes() == value(RANK, 3)
+    assert kvs.get(key(RANK, 4), out=out) is None
+    with pytest.raises(mpikvs.InvalError, match="out: a C-contiguous, writable"):
+        kvs.get(key(RANK, 3), out=bytes(VS))        # read-only
+    with pytest.raises(mpikvs.InvalError, match="out: 5 bytes"):
+        kvs.get(key(RANK, 3), out=bytearray(5))
+
+
+def test_put_if_absent(kvs):
+    k = key(RANK, 5)
+    assert kvs.put_if_absent(k, value(RANK, 5)) is True
+    present = bytearray(VS)
+    assert kvs.put_if_absent(k, value(RANK, 6), present=present) is False
+    assert bytes(present) == value(RANK, 5)
+    assert kvs.get(k) == value(RANK, 5)
+
+
+def test_wrong_sizes(kvs):
+    with pytest.raises(mpikvs.InvalError) as e:
+        kvs.put(b"abc", value(RANK, 1))
+    assert "key: 3 bytes, but the handle's key_size is %d" % KS in str(e.value)
+    assert e.value.code == mpikvs.ERR_INVAL
+    assert "key: 3 bytes" in e.value.text
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(mpikvs.InvalError, match="value: %d bytes, but the handle's value_size is %d" % (VS + 1, VS)):
+        kvs.put(key(RANK, 1), b"v" * (VS + 1))
+    with pytest.raises(mpikvs.InvalError, match="key: 17 bytes"):
+        kvs.get(b"k" * 17)
+    with pytest.raises(TypeError, match="key: a bytes-like object is required, not 'str'"):
+        kvs.get("a string")
+
+
+def test_non_contiguous(kvs):
+    keys = np.zeros((KS, 2), np.uint8)[:, 0]        # every other byte
+    assert not keys.flags.c_contiguous
+    with pytest.raises(mpikvs.InvalError, match="key: a C-contiguous buffer is required"):
+        kvs.get(keys)
+    batch = np.zeros((4, 2 * KS), np.uint8)[:, :KS]
+    with pytest.raises(mpikvs.InvalError, match="keys: a C-contiguous buffer is required"):
+        kvs.get_batch(batch)
+
+
+def test_not_a_comm():
+    with pytest.raises(TypeError, match="comm: an mpi4py.MPI.Comm is required, not 'int'"):
+        mpikvs.open(42, key_size=KS, value_size=VS)
+    with pytest.raises(TypeError, match="comm: .* not 'str'"):
+        mpikvs.open("world")
+    with pytest.raises(TypeError, match="bogus"):
+        mpikvs.open(COMM, key_size=KS, value_size=VS, bogus=1)
+    with pytest.raises(TypeError):
+        mpikvs.open(COMM, KS, VS)       # options are keyword-only
+
+
+def test_unknown_mode():
+    with pytest.raises(mpikvs.InvalError) as e:
+        mpikvs.open(COMM, key_size=KS, value_size=VS, mode="bogus")
+    assert "bogus" in e.value.text
+    assert e.value.text in str(e.value)
+    assert str(e.value).startswith("mpikvs_open: invalid argument: ")
+
+
+def test_closed_handle():
+    h = mpikvs.open(COMM, key_size=KS, value_size=VS)
+    assert not h.closed
+    h.close()
+    assert h.closed
+    h.close()                   # again: nothing
+    for call in (lambda: h.get(key(RANK, 1)),
+                 lambda: h.put(key(RANK, 1), value(RANK, 1)),
+                 lambda: h.get_batch(keys_array(RANK, 2)),
+                 lambda: h.fence(), lambda: h.stats(), lambda: h.key_size):
+        with pytest.raises(mpikvs.InvalError, match="the handle is closed"):
+            call()
+
+
+def test_context_manager():
+    with mpikvs.open(COMM, key_size=KS, value_size=VS) as h:
+        assert isinstance(h, mpikvs.Handle)
+        h.put(key(RANK, 1), value(RANK, 1))
+    assert h.closed
+    with pytest.raises(KeyError):
+        with mpikvs.open(COMM, key_size=KS, value_size=VS) as h:
+            raise KeyError("closes on the way out")
+    assert h.closed
+
+
+def test_batches_numpy(kvs):
+    n = 1000
+    kvs.put_batch(keys_array(RANK, n), values_array(RANK, n))
+    kvs.fence()
+    other = (RANK + 1) % SIZE
+    # own keys, the other rank's, and keys never put
+    keys = np.concatenate([keys_array(RANK, n), keys_array(other, n),
+                           keys_array(RANK, n, start=10 * n)])
+    values, hits = kvs.get_batch(keys)
+    assert values.shape == (3 * n, VS) and values.dtype == np.uint8
+    assert hits.dtype == np.bool_ and hits.shape == (3 * n,)
+    assert hits[:2 * n].all() and not hits[2 * n:].any()
+    assert (values[:n] == values_array(RANK, n)).all()
+    assert (values[n:2 * n] == values_array(other, n)).all()
+    # the caller's buffer, filled in place
+    mine = np.zeros((n, VS), np.uint8)
+    got, hits = kvs.get_batch(keys_array(other, n), mine)
+    assert got is mine and hits.all()
+    assert (mine == values_array(other, n)).all()
+    with pytest.raises(mpikvs.InvalError, match="keys: %d bytes, not a multiple of the handle's key_size %d" % (KS + 1, KS)):
+        kvs.get_batch(np.zeros(KS + 1, np.uint8))
+    with pytest.raises(mpikvs.InvalError, match="values: "):
+        kvs.put_batch(keys_array(RANK, 2), np.zeros((3, VS), np.uint8))
+    # an empty batch
+    values, hits = kvs.get_batch(np.zeros((0, KS), np.uint8))
+    assert len(hits) == 0
+
+
+def test_started_batches(kvs):
+    n = 500
+    req = kvs.put_batch_start(keys_array(RANK, n), values_array(RANK, n))
+    assert isinstance(req, mpikvs.Request)
+    assert req.wait() is None and req.done
+    kvs.fence()
+    keys = keys_array((RANK + 1) % SIZE, n)
+    req = kvs.get_batch_start(keys)
+    if not req.done:
+        with pytest.raises(mpikvs.InvalError, match="in flight"):
+            req.result()
+    for _ in range(10_000_000):     # bounded poll
+        if req.test():
+            break
+    assert req.done
+    values, hits = req.result()
+    assert hits.all() and (values == values_array((RANK + 1) % SIZE, n)).all()
+    assert req.wait()[1].all()      # complete: the same result again
+    # dropped in flight: waited for in its dealloc, the buffers kept
+    req = kvs.get_batch_start(keys)
+    del req
+    # in flight at close: close completes it first
+    req2 = kvs.get_batch_start(keys)
+    kvs.close()
+    assert req2.done and req2.result()[1].all()
+
+
+def test_round_key():
+    with mpikvs.open(COMM, config=CHEMISTRY, table="chemistry") as kvs:
+        x = [1e-3 * (f + 1) for f in range(9)] + [60.0]
+        k = kvs.round_key(x)
+        assert isinstance(k, bytes) and len(k) == kvs.key_size
+        # the ninth digit is rounded away
+        assert kvs.round_key([v * (1 + 1e-9) for v in x[:9]] + [60.0]) == k
+        assert kvs.round_key(np.array(x)) == k
+        rows = np.array([x, [2 * v for v in x]])
+        keys = kvs.round_keys(rows)
+        assert keys.shape == (2, kvs.key_size) and keys.dtype == np.uint8
+        assert keys[0].tobytes() == k and keys[1].tobytes() != k
+        assert (kvs.round_keys([x, x]) == keys[[0, 0]]).all()    # lists
+        with pytest.raises(mpikvs.InvalError):
+            kvs.round_key(x[:9])                # not the field count
+        with pytest.raises(mpikvs.InvalError):
+            kvs.round_key(x[:9] + [float("nan")])
+        values, hits = kvs.get_batch(keys)
+        assert not hits.any()
+
+
+def statistic_names():
+    """The names of mpikvs_statistics.h's X-macro lines, in order."""
+    with open(os.path.join(SRCDIR, "include", "mpikvs_statistics.h")) as f:
+        return re.findall(r"^\s*X\((\w+),", f.read(), re.M)
+
+
+def test_stats(kvs):
+    names = statistic_names()
+    assert len(names) >= 20
+    kvs.put(key(RANK, 7), value(RANK, 7))
+    kvs.get(key(RANK, 7))
+    kvs.get(key(RANK, 8))
+    st = kvs.stats(since="open")
+    assert list(st) == names
+    assert (st["gets"], st["hits"], st["misses"], st["puts"]) == (2, 1, 1, 1)
+    job = kvs.stats(scope="job", since="open")
+    assert (job["gets"], job["hits"]) == (2 * SIZE, SIZE)
+    assert kvs.stats("node")["gets"] >= 2
+    with pytest.raises(mpikvs.InvalError, match="scope: 'bogus'"):
+        kvs.stats(scope="bogus")
+    with pytest.raises(mpikvs.InvalError, match="since: 'never'"):
+        kvs.stats(since="never")
+
+
+def test_save_load():
+    n = 100
+    path = os.path.join(SCRATCH, "save.kvs")
+    with mpikvs.open(COMM, key_size=KS, value_size=VS) as kvs:
+        kvs.put_batch(keys_array(RANK, n), values_array(RANK, n))
+        kvs.fence()
+        kvs.save(path)
+    assert os.path.getsize(path) > 0
+    with mpikvs.open(COMM, key_size=KS, value_size=VS) as kvs:
+        report = kvs.load(path)
+        assert report == {"entries": n * SIZE, "loaded": n * SIZE,
+                          "not_fitting": 0}
+        for r in range(SIZE):
+            values, hits = kvs.get_batch(keys_array(r, n))
+            assert hits.all() and (values == values_array(r, n)).all()
+        with pytest.raises(mpikvs.NotemptyError) as e:
+            kvs.load(path)
+        assert e.value.code == mpikvs.ERR_NOTEMPTY and e.value.text
+        assert kvs.load(path, merge=True)["entries"] == n * SIZE
+        with pytest.raises(mpikvs.Error):
+            kvs.load(os.path.join(SCRATCH, "no-such-file"))
+
+
+def test_counters(kvs):
+    assert kvs.counters == 4
+    before = kvs.counter_add(0, 1)
+    assert 0 <= before < SIZE
+    COMM.Barrier()
+    assert kvs.counter_add(0, 0) == SIZE
+    if RANK == 0:
+        assert kvs.counter_cas(1, 0, 42) == 0
+    COMM.Barrier()
+    assert kvs.counter_add(1, 0) == 42
+    assert kvs.counter_cas(1, 7, 8) == 42       # not 7: nothing stored
+    COMM.Barrier()
+    assert kvs.counter_add(1, 0) == 42
+    with pytest.raises(mpikvs.InvalError):
+        kvs.counter_add(99, 1)
+    assert "99" in kvs.last_error
+
+
+def test_one_thread_at_a_time(kvs):
+    """A second thread's call while the first is in one (the GIL
+    released) raises InvalError rather than racing it in the library."""
+    n = 4096
+    keys = keys_array(RANK, n)
+    batches_done = threading.Event()
+
+    def batches():
+        done = 0
+        try:
+            while done < 5:
+                try:
+                    kvs.get_batch(keys)
+                    done += 1
+                except mpikvs.InvalError:   # the main thread's turn
+                    pass
+        finally:
+            batches_done.set()
+
+    thread = threading.Thread(target=batches)
+    refused = served = 0
+    thread.start()
+    while not batches_done.is_set():
+        try:
+            kvs.get(key(RANK, 1))
+            served += 1
+        except mpikvs.InvalError as e:
+            assert "in use by another thread" in str(e)
+            refused += 1
+    thread.join()
+    assert refused > 0
+    assert kvs.get(key(RANK, 1)) is None    # the handle is fine after
+    # over the mpi transport a get needs its target in MPI: stay there
+    # until the other rank's gets are done
+    COMM.Barrier()
+
+
+def test_errors_from_return_codes():
+    assert issubclass(mpikvs.Error, Exception)
+    assert issubclass(mpikvs.InvalError, ValueError)
+    assert issubclass(mpikvs.ErrnoError, OSError)
+    assert (mpikvs.OK, mpikvs.MISS, mpikvs.PRESENT) == (0, 1, 2)
+    errs = [n for n in dir(mpikvs) if n.startswith("ERR_")]
+    assert "ERR_STALLED" in errs and len(errs) >= 21
+    for n in errs:
+        cls = getattr(mpikvs, "".join(w.capitalize() for w in n[4:].split("_")) + "Error")
+        assert issubclass(cls, mpikvs.Error)
+        assert cls.__doc__ == mpikvs.strerror(getattr(mpikvs, n))
+    assert mpikvs.StalledError.__name__ == "StalledError"
+    assert mpikvs.strerror(mpikvs.OK) == "success"
+    assert mpikvs.version == mpikvs.__version__
