@@ -35,9 +35,9 @@ endif
 # python_installed is empty and they do nothing.)
 install-exec-hook: install-exec-python
 install-exec-python:
-	if test -n "$(python_installed)"; then rm -f "$(python_installed).la"; fi
+	@if test -n "$(python_installed)"; then rm -f "$(python_installed).la"; fi
 uninstall-hook: uninstall-python
 uninstall-python:
-	if test -n "$(python_installed)"; then rm -f "$(python_installed).so"; fi
+	@if test -n "$(python_installed)"; then rm -f "$(python_installed).so"; fi
 EXTRA_DIST += \
 	man/mpikvs_python.3.in

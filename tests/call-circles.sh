@@ -6,8 +6,8 @@
 # split wrongly.  Run on a built tree (quickstart.sh test runs it).
 set -eu
 build=${1:?usage: call-circles.sh BUILD}
-dirs="common shm libmpikvs rmacache spank mpikvs-config mpikvs-stat mpikvs-bench
-examples/reactive-transport"
+dirs="common shm libmpikvs fortran python rmacache spank mpikvs-config mpikvs-stat
+mpikvs-bench examples/reactive-transport"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0

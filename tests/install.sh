@@ -185,6 +185,7 @@ if built python; then
     export PYTHONPATH
     check "the module is installed in $(dir pyexecdir)" \
         sh -c "ls '$PYTHONPATH'/mpikvs*.so >/dev/null"
+    check "and no libtool archive beside it" [ ! -e "$PYTHONPATH/mpikvs.la" ]
     if run_installed "$work/py.out" "$python" "$ex/surrogate.py" "$ex/chemistry.json" &&
         hit_rate "$work/py.out" surrogate.py; then
         ok "surrogate.py runs at np 2 and 9 in 10 of its gets hit"

@@ -10,6 +10,7 @@ sees (for save and load).
 import os
 import re
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -302,35 +303,28 @@ def test_counters(kvs):
 
 def test_one_thread_at_a_time(kvs):
     """A second thread's call while the first is in one (the GIL
-    released) raises InvalError rather than racing it in the library."""
-    n = 4096
-    keys = keys_array(RANK, n)
-    batches_done = threading.Event()
-
-    def batches():
-        done = 0
-        try:
-            while done < 5:
-                try:
-                    kvs.get_batch(keys)
-                    done += 1
-                except mpikvs.InvalError:   # the main thread's turn
-                    pass
-        finally:
-            batches_done.set()
-
-    thread = threading.Thread(target=batches)
-    refused = served = 0
-    thread.start()
-    while not batches_done.is_set():
-        try:
-            kvs.get(key(RANK, 1))
-            served += 1
-        except mpikvs.InvalError as e:
-            assert "in use by another thread" in str(e)
-            refused += 1
-    thread.join()
-    assert refused > 0
+    released) raises InvalError rather than racing it in the library.
+    Rank 0's thread waits in a fence that rank 1 joins only once rank 0's
+    main thread was refused, so the refusal does not depend on timing."""
+    if RANK == 0:
+        fenced = []
+        thread = threading.Thread(target=lambda: fenced.append(kvs.fence()))
+        thread.start()
+        refused = None
+        deadline = time.monotonic() + 60
+        while refused is None and time.monotonic() < deadline:
+            try:
+                kvs.get(key(RANK, 1))       # served until the fence began
+            except mpikvs.InvalError as e:
+                refused = str(e)
+        for r in range(1, SIZE):            # now the others join the fence
+            COMM.send(True, dest=r)
+        thread.join()
+        assert refused is not None and "in use by another thread" in refused
+        assert fenced == [None]
+    else:
+        COMM.recv(source=0)
+        kvs.fence()
     assert kvs.get(key(RANK, 1)) is None    # the handle is fine after
     # over the mpi transport a get needs its target in MPI: stay there
     # until the other rank's gets are done
