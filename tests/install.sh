@@ -57,9 +57,11 @@ printf 'print-var:\n\t@echo "$(%s)"\n' '$(VAR)' >"$work/print.mk"
 dir() {
     make -s -C "$top_builddir" -f Makefile -f "$work/print.mk" print-var VAR="$1"
 }
-# built LANG: configure built the module of LANG (fortran, python)
+# built VAR: configure built what VAR installs, a variable its local.mk
+# sets only then (fmod_DATA: the Fortran module; pyexec_LTLIBRARIES: the
+# Python one)
 built() {
-    [ -z "$(dir "MPIKVS_$(echo "$1" | tr a-z A-Z)_TRUE")" ]
+    [ -n "$(dir "$1")" ]
 }
 mandir=$(dir mandir)
 libdir=$(dir libdir)
@@ -158,7 +160,7 @@ fi
 unset SLURM_JOB_ID SLURM_STEP_ID MPIKVS_CONFIG MPIKVS_TRANSPORT MPIKVS_VIRTUAL_NODES
 ex=$dest$docdir/examples
 
-if built fortran; then
+if built fmod_DATA; then
     echo "# the Fortran examples, built against the install (mpikvs_fortran(3))"
     fc=$(dir FC)
     fflags=$(PKG_CONFIG_PATH=$dest$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest \
@@ -178,7 +180,7 @@ if built fortran; then
     done
 fi
 
-if built python; then
+if built pyexec_LTLIBRARIES; then
     echo "# the Python example, on the installed module (mpikvs_python(3))"
     python=$(dir PYTHON)
     PYTHONPATH=$dest$(dir pyexecdir)
