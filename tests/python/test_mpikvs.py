@@ -7,6 +7,7 @@ Environment: MPIKVS_TEST_SRCDIR, the source tree (for the example config
 and the statistics' header); MPIKVS_TEST_SCRATCH, a directory every rank
 sees (for save and load).
 """
+import ctypes
 import os
 import re
 import threading
@@ -328,6 +329,61 @@ def test_one_thread_at_a_time(kvs):
     assert kvs.get(key(RANK, 1)) is None    # the handle is fine after
     # over the mpi transport a get needs its target in MPI: stay there
     # until the other rank's gets are done
+    COMM.Barrier()
+
+
+class SizedOptions(ctypes.Structure):
+    """mpikvs_options_t as a binding declares it (mpikvs(3)): the first
+    sized version's fields, up to transport."""
+    _fields_ = [("size", ctypes.c_size_t), ("key_size", ctypes.c_size_t),
+                ("value_size", ctypes.c_size_t),
+                ("size_per_node", ctypes.c_size_t),
+                ("mode", ctypes.c_char_p), ("config", ctypes.c_char_p),
+                ("table", ctypes.c_char_p),
+                ("slots_per_bucket", ctypes.c_uint),
+                ("transport", ctypes.c_char_p)]
+
+
+def test_ctypes_sized_options():
+    """mpikvs(3)'s rule for a binding that declares the options itself
+    (ctypes, ISO_C_BINDING): size is its own declaration's size and the
+    library takes the default of every field past it; a size below the
+    first sized version's, or a larger one with bytes past the library's
+    struct that are not 0, is refused."""
+    path = next(line.split()[-1] for line in open("/proc/self/maps")
+                if "/libmpikvs.so" in line)     # the one the module loaded
+    lib = ctypes.CDLL(path)
+    comm_t = (ctypes.c_void_p if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_void_p)
+              else ctypes.c_int)
+    lib.mpikvs_open.argtypes = [comm_t, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    for f in ("mpikvs_put", "mpikvs_get"):
+        getattr(lib, f).argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    lib.mpikvs_fence.argtypes = [ctypes.c_void_p]
+    lib.mpikvs_close.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    lib.mpikvs_last_error.argtypes = [ctypes.c_void_p]
+    lib.mpikvs_last_error.restype = ctypes.c_char_p
+    comm = comm_t(MPI._handleof(COMM))
+
+    def open_with(size, tail=b""):
+        """mpikvs_open with SizedOptions of size bytes, tail after them"""
+        buf = ctypes.create_string_buffer(bytes(SizedOptions(size, KS, VS)) + tail)
+        handle = ctypes.c_void_p()
+        return lib.mpikvs_open(comm, buf, ctypes.byref(handle)), handle
+
+    rc, h = open_with(ctypes.sizeof(SizedOptions))
+    assert rc == mpikvs.OK, lib.mpikvs_last_error(None)
+    assert lib.mpikvs_put(h, key(RANK, 7), value(RANK, 7)) == mpikvs.OK
+    assert lib.mpikvs_fence(h) == mpikvs.OK
+    out = ctypes.create_string_buffer(VS)
+    for r in range(SIZE):
+        assert lib.mpikvs_get(h, key(r, 7), out) == mpikvs.OK
+        assert out.raw == value(r, 7)
+    assert lib.mpikvs_close(ctypes.byref(h)) == mpikvs.OK
+    rc, _ = open_with(ctypes.sizeof(SizedOptions) - 8)
+    assert rc == mpikvs.ERR_INVAL
+    assert b"smaller than the first sized options" in lib.mpikvs_last_error(None)
+    rc, _ = open_with(ctypes.sizeof(SizedOptions) + 4096, b"\0" * 4095 + b"\1")
+    assert rc == mpikvs.ERR_INVAL
     COMM.Barrier()
 
 
