@@ -1,7 +1,8 @@
 ! check_fortran.f90 - the Fortran module mpikvs under mpirun, good input
 ! and bad: a miss on a key never put, a put then a get of its value,
 ! scalars and arrays of any type as keys and values, batches and started
-! batches, put_if_absent, statistics; and each bad argument a return
+! batches (tested and waited for), put_if_absent, statistics, the tier's
+! invalidation, counters, save and load; and each bad argument a return
 ! code with a last_error text that names it, never a read or write past
 ! an array: a wrong-size key or value, a non-contiguous section, a short
 ! status array, a closed handle, an unknown option, MPI_COMM_NULL.
@@ -18,6 +19,11 @@ program check_fortran
   type(mpikvs_options) :: opt
   type(mpikvs_request) :: req
   type(mpikvs_stats) :: st
+  type(mpikvs_load_report) :: report
+  integer(int64) :: seen
+  integer :: ranks, unit
+  character(len=1024) :: dir
+  character(len=:), allocatable :: path
   integer(int64) :: key, keys(N)
   integer(int64), asynchronous :: akeys(2 * N)
   integer(int32) :: small_key
@@ -31,6 +37,7 @@ program check_fortran
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_size(MPI_COMM_WORLD, ranks)
 
   ! open without a config: 8-byte keys, 16-byte values
   opt%key_size = 8
@@ -141,6 +148,54 @@ program check_fortran
   rc = mpikvs_put_if_absent(kvs, key, [9.0_real64, 9.0_real64], present)
   call expect(rc == MPIKVS_PRESENT .and. all(present == v), &
        'put_if_absent of key 42: MPIKVS_PRESENT and its value')
+
+  ! a started put batch, then a get batch completed by wait
+  rc = mpikvs_put_batch_start(kvs, N, akeys, avalues, req)
+  if (rc == MPIKVS_OK) rc = mpikvs_wait(kvs, req)
+  call expect(rc == MPIKVS_OK, 'started put_batch, waited for')
+  avalues = 0
+  rc = mpikvs_get_batch_start(kvs, N, akeys, avalues, astatus, req)
+  if (rc == MPIKVS_OK) rc = mpikvs_wait(kvs, req)
+  call expect(rc == MPIKVS_OK .and. all(astatus == MPIKVS_OK) .and. &
+       avalues(2, N) == 2 * N, 'started get_batch, waited for: the values')
+  call expect(mpikvs_wait(kvs, req) == MPIKVS_ERR_INVAL, 'a second wait')
+
+  call expect(mpikvs_tier_invalidate(kvs) == MPIKVS_OK, 'tier_invalidate')
+
+  ! counters: every rank adds 1 to counter 0; rank 0 sets counter 1
+  call expect(mpikvs_counters(kvs) == 4, 'four counters by default')
+  call expect(mpikvs_counter_add(kvs, 0, 1_int64) == MPIKVS_OK, 'counter_add')
+  if (rank == 0) then
+     rc = mpikvs_counter_cas(kvs, 1, 0_int64, 42_int64, seen)
+     call expect(rc == MPIKVS_OK .and. seen == 0, 'counter_cas 0 -> 42')
+  end if
+  call MPI_Barrier(MPI_COMM_WORLD)
+  rc = mpikvs_counter_add(kvs, 0, 0_int64, seen)
+  call expect(rc == MPIKVS_OK .and. seen == ranks, 'counter 0: one add a rank')
+  rc = mpikvs_counter_cas(kvs, 1, 0_int64, 7_int64, seen)
+  call expect(rc == MPIKVS_OK .and. seen == 42, 'counter_cas 0 -> 7 sees 42')
+  rc = mpikvs_counter_add(kvs, 99, 1_int64)
+  call expect(rc == MPIKVS_ERR_INVAL .and. index(mpikvs_last_error(kvs), '99') > 0, &
+       'counter 99: ' // mpikvs_last_error(kvs))
+  call MPI_Barrier(MPI_COMM_WORLD)
+
+  ! save, then load into the table that holds the entries: refused
+  ! without MPIKVS_LOAD_MERGE, with it every entry put again
+  call get_environment_variable('MPIKVS_SHM_DIR', dir)
+  if (len_trim(dir) == 0) dir = '/tmp'
+  path = trim(dir) // '/check_fortran.kvs'
+  rc = mpikvs_save(kvs, path)
+  call expect(rc == MPIKVS_OK, 'save: ' // mpikvs_last_error(kvs))
+  rc = mpikvs_load(kvs, path, 0)
+  call expect(rc == MPIKVS_ERR_NOTEMPTY, 'load into a table with entries: refused')
+  rc = mpikvs_load(kvs, path, MPIKVS_LOAD_MERGE, report)
+  call expect(rc == MPIKVS_OK .and. report%entries >= N + 2 .and. &
+       report%loaded == report%entries, 'load with MPIKVS_LOAD_MERGE: all loaded')
+  call MPI_Barrier(MPI_COMM_WORLD)
+  if (rank == 0) then
+     open (newunit=unit, file=path, status='old', iostat=rc)
+     if (rc == 0) close (unit, status='delete')
+  end if
 
   rc = mpikvs_stats(kvs, MPIKVS_SCOPE_RANK, st)
   call expect(rc == MPIKVS_OK .and. st%gets >= 5 .and. st%hits >= 4 .and. &
