@@ -401,3 +401,20 @@ def test_errors_from_return_codes():
     assert mpikvs.StalledError.__name__ == "StalledError"
     assert mpikvs.strerror(mpikvs.OK) == "success"
     assert mpikvs.version == mpikvs.__version__
+
+
+def test_docstrings():
+    """Every function, class, method and property of the module says
+    what it does (mpikvs_python(3) sends the reader to help(mpikvs))."""
+    missing = []
+    for name in dir(mpikvs):
+        obj = getattr(mpikvs, name)
+        if name.startswith("_") or isinstance(obj, (int, str)):
+            continue
+        if not (obj.__doc__ or "").strip():
+            missing.append(name)
+        if isinstance(obj, type) and not issubclass(obj, BaseException):
+            for attr, member in vars(obj).items():
+                if not attr.startswith("_") and not (member.__doc__ or "").strip():
+                    missing.append(name + "." + attr)
+    assert not missing
