@@ -11,13 +11,16 @@
  *     MPI's launcher, is refused at open with the mismatch named;
  *   - a failed MPI call's message, with the remedy of a failed window
  *     call under Open MPI (OMPI_MCA_osc);
- *   - whether the fine-lock mode can run: Open MPI's rdma one-sided
- *     component emulates MPI_Compare_and_swap and MPI_Fetch_and_op
- *     through the shared-memory transport and crashes on the own rank;
+ *   - whether MPI's atomics can be used (the fine-lock mode's lock
+ *     words, the global counters over the mpi transport): Open MPI's rdma
+ *     one-sided component emulates MPI_Compare_and_swap and
+ *     MPI_Fetch_and_op through the shared-memory transport and crashes
+ *     on them (on the own rank, and on another node of the same host);
  *     Debian's openmpi-mca-params.conf excludes the ucx and pt2pt
  *     components, so rdma is what a user gets unless OMPI_MCA_osc says
  *     otherwise.  We read the component selection through the MPI tool
- *     interface and refuse the mode with a remedy instead of crashing.
+ *     interface and refuse the mode, or the counter call, with a remedy
+ *     instead of crashing.
  *     MPICH's one-sided atomics work on every rank (ch4: the netmod's or
  *     active messages the target applies), so there is nothing to refuse.
  */
@@ -266,25 +269,23 @@ static bool ucx_self_excluded(void)
                          : strstr(tls, "self") == NULL;
 }
 
-int kvs_check_osc(mpikvs_t *kvs)
+int kvs_check_osc(mpikvs_t *kvs, const char *need)
 {
     char sel[256];
 
-    if (kvs->mode != KVSHM_MODE_FINE_LOCK ||
-        kvs_mpi_family() != KVS_MPI_OPENMPI ||
+    if (kvs_mpi_family() != KVS_MPI_OPENMPI ||
         !osc_selection(sel, sizeof(sel)))
         return MPIKVS_OK;
     if (strcmp(sel, "ucx") == 0 && !ucx_self_excluded())
         return kvs_fail(kvs, MPIKVS_ERR_MPI,
-                        "the fine-lock mode over OMPI_MCA_osc=ucx needs "
-                        "UCX_TLS=^self (UCX's self transport breaks atomics "
-                        "on the own rank), or use OMPI_MCA_osc=pt2pt");
+                        "%s over OMPI_MCA_osc=ucx needs UCX_TLS=^self "
+                        "(UCX's self transport breaks atomics on the own "
+                        "rank), or use OMPI_MCA_osc=pt2pt", need);
     if (allows_atomics(sel))
         return MPIKVS_OK;
     return kvs_fail(kvs, MPIKVS_ERR_MPI,
-                    "the fine-lock mode needs MPI atomics on every rank, "
-                    "which Open MPI's one-sided component selection '%s' "
-                    "cannot give (its rdma component crashes on the own "
-                    "rank): set OMPI_MCA_osc=pt2pt or ucx",
-                    sel);
+                    "%s needs MPI atomics on every rank, which Open MPI's "
+                    "one-sided component selection '%s' cannot give (its "
+                    "rdma component crashes on them): set "
+                    "OMPI_MCA_osc=pt2pt or ucx", need, sel);
 }

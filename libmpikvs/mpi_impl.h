@@ -19,7 +19,8 @@ int kvs_check_mpi_impl(void);
 /* A failed MPI call: its error string in kvs->err, with this MPI's
  * remedy where there is one, MPIKVS_ERR_MPI. */
 int kvs_mpi_fail(mpikvs_t *kvs, const char *what, int mpi_rc);
-/* MPIKVS_ERR_MPI, with the remedy, when this MPI cannot run kvs->mode. */
-int kvs_check_osc(mpikvs_t *kvs);
+/* MPIKVS_ERR_MPI, with the remedy, when this MPI's one-sided atomics
+ * cannot be used; need says what needs them ("the fine-lock mode"). */
+int kvs_check_osc(mpikvs_t *kvs, const char *need);
 
 #endif /* MPIKVS_MPI_IMPL_H */

@@ -35,6 +35,9 @@
 struct mpi_transport {
     MPI_Win win;         /* MPI_WIN_NULL: no node is ever remote */
     bool    locked_all;  /* the handle-long epoch is open */
+    bool    atomics_ok;  /* kvs_check_osc passed: at open for the
+                          * fine-lock mode, else at the first atomic
+                          * (a counter's) */
 };
 
 static struct mpi_transport *state(const mpikvs_t *kvs)
@@ -95,6 +98,21 @@ static int mpi_flush(mpikvs_t *kvs, uint32_t node)
     return MPIKVS_OK;
 }
 
+/* Whether this MPI's atomics can be used, checked once: a counter call
+ * under a one-sided component that crashes on them is refused, with the
+ * remedy, instead. */
+static int atomics_usable(mpikvs_t *kvs)
+{
+    struct mpi_transport *s = state(kvs);
+    int rc;
+
+    if (s->atomics_ok)
+        return MPIKVS_OK;
+    rc = kvs_check_osc(kvs, "the global counters over the mpi transport");
+    s->atomics_ok = rc == MPIKVS_OK;
+    return rc;
+}
+
 /* The atomics complete before they return: their callers (the bucket
  * locks) need the word they saw at once, and MPI needs the operand
  * buffers until completion. */
@@ -102,10 +120,13 @@ static int mpi_cas64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                      uint64_t expect, uint64_t desired, uint64_t *seen)
 {
     int64_t e = (int64_t)expect, w = (int64_t)desired, got = 0;
-    int rc = PMPI_Compare_and_swap(&w, &e, &got, MPI_INT64_T,
-                                  target(kvs, node), (MPI_Aint)disp,
-                                  state(kvs)->win);
+    int rc = atomics_usable(kvs);
 
+    *seen = 0;
+    if (rc != MPIKVS_OK)
+        return rc;
+    rc = PMPI_Compare_and_swap(&w, &e, &got, MPI_INT64_T, target(kvs, node),
+                               (MPI_Aint)disp, state(kvs)->win);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_flush(target(kvs, node), state(kvs)->win);
     *seen = (uint64_t)got;
@@ -116,10 +137,14 @@ static int mpi_fetch_add64(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                            int64_t add, uint64_t *before)
 {
     int64_t got = 0;
-    int rc = PMPI_Fetch_and_op(&add, &got, MPI_INT64_T, target(kvs, node),
-                              (MPI_Aint)disp, add ? MPI_SUM : MPI_NO_OP,
-                              state(kvs)->win);
+    int rc = atomics_usable(kvs);
 
+    *before = 0;
+    if (rc != MPIKVS_OK)
+        return rc;
+    rc = PMPI_Fetch_and_op(&add, &got, MPI_INT64_T, target(kvs, node),
+                           (MPI_Aint)disp, add ? MPI_SUM : MPI_NO_OP,
+                           state(kvs)->win);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_flush(target(kvs, node), state(kvs)->win);
     *before = (uint64_t)got;
@@ -186,8 +211,11 @@ int kvs_transport_mpi_open(mpikvs_t *kvs)
      * no window, and none of the one-sided components' troubles. */
     if (!kvs_routes_need_transport(kvs))
         return MPIKVS_OK;
-    if ((rc = kvs_check_osc(kvs)) != MPIKVS_OK)
-        return rc;
+    if (kvs->mode == KVSHM_MODE_FINE_LOCK) {
+        if ((rc = kvs_check_osc(kvs, "the fine-lock mode")) != MPIKVS_OK)
+            return rc;
+        s->atomics_ok = true;
+    }
     rc = PMPI_Win_create(kvs->local_rank == 0 ? kvs->region->base : NULL,
                         kvs->local_rank == 0 ? (MPI_Aint)kvs->region->size
                                              : 0,

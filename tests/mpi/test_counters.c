@@ -4,7 +4,9 @@
  * (lockfree | fine-lock | coarse-lock): N ranks x M increments (argv[2],
  * default 300) by add on three counters and by compare-and-swap on the
  * fourth, each counter N x M after; a counter beyond the last refused;
- * one winner of a race of compare-and-swaps from one value.
+ * one winner of a race of compare-and-swaps from one value.  argv[2]
+ * "refused": under Open MPI's osc rdma every counter call is refused
+ * with the remedy, and a put and a get work.
  *
  * run-counters-test.sh runs it over the mpi and ucx transports, on one
  * node and two.  See mpitest.h for the output, mt_table.h for what the
@@ -77,6 +79,34 @@ out:
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Open MPI's rdma one-sided component, which crashes on atomics: each
+ * counter call refused with the remedy, a put and a get working. */
+static void check_refused(mpikvs_t *kvs)
+{
+    unsigned char k[32] = {7}, v[64] = {9}, got[64];
+    uint64_t seen;
+    int rc;
+
+    for (unsigned c = 0; c < mpikvs_counters(kvs); c++) {
+        rc = mpikvs_counter_add(kvs, c, 1, NULL);
+        EXPECT(rc == MPIKVS_ERR_MPI &&
+                   strstr(mpikvs_last_error(kvs), "OMPI_MCA_osc=pt2pt or ucx"),
+               "add to counter %u under osc rdma: %s: %s", c,
+               mpikvs_strerror(rc), mpikvs_last_error(kvs));
+        rc = mpikvs_counter_cas(kvs, c, 0, 1, &seen);
+        EXPECT(rc == MPIKVS_ERR_MPI, "cas of counter %u under osc rdma: %s",
+               c, mpikvs_strerror(rc));
+    }
+    k[1] = (unsigned char)T.rank;
+    EXPECT(mpikvs_put(kvs, k, v) == MPIKVS_OK, "a put under osc rdma");
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT(mpikvs_fence(kvs) == MPIKVS_OK, "a fence under osc rdma");
+    rc = mpikvs_get(kvs, k, got);
+    EXPECT(rc == MPIKVS_OK && !memcmp(got, v, sizeof v),
+           "a get under osc rdma: %s", mpikvs_strerror(rc));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     mpikvs_options_t o;
@@ -86,9 +116,11 @@ int main(int argc, char **argv)
     /* the table of the counters' old home, test_persist */
     o = opts(32, 64, 1u << 20, T.mode);
     kvs = open_ok(&o, "counters: open");
-    if (kvs) {
+    if (kvs && argc > 2 && strcmp(argv[2], "refused") == 0)
+        check_refused(kvs);
+    else if (kvs)
         check_counters(kvs, argc > 2 ? atoi(argv[2]) : 300);
+    if (kvs)
         close_ok(&kvs, "counters: close");
-    }
     return table_test_finish();
 }
