@@ -16,6 +16,7 @@ endif
 EXTRA_DIST += \
 	tests/python/bench.py \
 	tests/python/examples.sh \
+	tests/python/no_numpy.py \
 	tests/python/pytest.sh \
 	tests/python/python-env.sh \
 	tests/python/run_pytest.py \

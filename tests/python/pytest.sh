@@ -4,8 +4,10 @@
 # on each rank of a plain mpirun job at np 2 (run_pytest.py: each rank's
 # report in its own file), on one node and on two virtual nodes (the
 # other rank's keys remote) over MPIKVS_TRANSPORT=ucx and mpi; every rank's
-# report must say it passed, and nothing may be left in the shm
-# directory.  Without pytest for configure's Python: SKIP.
+# report must say it passed; tests/python/no_numpy.py, the batches and
+# round_keys where NumPy cannot be imported, passes on both ranks; and
+# nothing may be left in the shm directory.  Without pytest for
+# configure's Python: SKIP.
 
 LC_ALL=C
 export LC_ALL
@@ -66,6 +68,15 @@ MPIKVS_VIRTUAL_NODES=2 MPIKVS_TRANSPORT=mpi run virtual-nodes-mpi \
     -x MPIKVS_VIRTUAL_NODES=2 -x MPIKVS_TRANSPORT=mpi -x OMPI_MCA_osc=ucx \
     -x UCX_TLS=^self
 grep -h ' passed in ' "$tmp"/*/rank.* | sed 's/^/  /'
+
+echo "# np 2, one node, without NumPy (no_numpy.py)"
+# shellcheck disable=SC2086
+timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs -np 2 "$python" \
+    "$srcdir/tests/python/no_numpy.py" "$srcdir/etc/examples/chemistry.json" \
+    >"$tmp/no_numpy" 2>&1 </dev/null
+st=$?
+if [ "$st" -eq 0 ] && [ "$(grep -c '^no_numpy: rank [01]: ok$' "$tmp/no_numpy")" = 2 ]; then ok
+else bad "no_numpy.py: exit $st, or a rank not ok" "$tmp/no_numpy"; fi
 
 left=$(ls -A "$MPIKVS_SHM_DIR")
 if [ -z "$left" ]; then ok; else bad "left in $MPIKVS_SHM_DIR: $(echo $left)"; fi
