@@ -88,6 +88,16 @@ AC_DEFUN([MPIKVS_CHECK_PYTHON], [
     [], [enable_python=auto])
   have_python=no
   python_why=
+  # A Python first in PATH (pyenv's, a virtualenv's) often has no
+  # mpi4py while the system's has: without PYTHON=, take the first of
+  # PATH's and the system's that imports mpi4py, else AM_PATH_PYTHON's.
+  AS_IF([test "x$enable_python" != xno && test -z "$PYTHON"], [
+    AC_MSG_CHECKING([for a Python 3 with mpi4py])
+    for mpikvs_py in python3 python /usr/bin/python3; do
+      AS_IF([$mpikvs_py -c 'import sys, mpi4py; sys.exit(sys.version_info < (3, 7))' >/dev/null 2>&1],
+        [PYTHON=`command -v $mpikvs_py`; break])
+    done
+    AC_MSG_RESULT([${PYTHON:-none}])])
   AS_IF([test "x$enable_python" = xno],
     [python_why="--disable-python"; PYTHON=:],
     [AM_PATH_PYTHON([3.7], [], [:])])
