@@ -58,10 +58,21 @@
     X(load_unfit, "unfit",                                                  \
       "puts of a load that evicted an entry: entries that did not fit")
 
+/* What remote lookups moved: the bytes a get of another node's key
+ * brought here (a whole bucket, a slot's header, key, checksum and value,
+ * or a shipped value), and the times its value was copied on this rank,
+ * the transfer into this rank's memory included (mpikvs(7): the two
+ * read paths). */
+#define MPIKVS_STATISTICS_TRANSFER(X)                                       \
+    X(moved, "moved", "bytes remote lookups brought to this rank")          \
+    X(copies, "copies",                                                     \
+      "copies of a value remote lookups made on this rank, the "            \
+      "transfer included")
+
 /* All of them, in the order of mpikvs_stats_t. */
 #define MPIKVS_STATISTICS(X)                                                \
     MPIKVS_STATISTICS_DHT(X) MPIKVS_STATISTICS_TIER(X)                      \
-    MPIKVS_STATISTICS_PERSIST(X)
+    MPIKVS_STATISTICS_PERSIST(X) MPIKVS_STATISTICS_TRANSFER(X)
 
 /* How many there are. */
 #define MPIKVS_STATISTIC_ONE_(name, label, text) +1

@@ -90,10 +90,26 @@ static const struct stat_counter_group persist_group = {
     .mpi_rank = dht_mpi_rank,
 };
 
+/* What remote lookups moved: bytes brought here, and copies of values
+ * made here (the transfer included). */
+static const struct stat_counter transfer_counters[] = {
+    MPIKVS_STATISTICS_TRANSFER(COUNTER)
+};
+
+static const struct stat_counter_group transfer_group = {
+    .key = "transfer",
+    .title = "remote lookups' transfers",
+    .counters = transfer_counters,
+    .ncounters = sizeof(transfer_counters) / sizeof(transfer_counters[0]),
+    .block = dht_block,   /* the same block of the rank */
+    .mpi_rank = dht_mpi_rank,
+};
+
 const struct stat_counter_group *const stat_counter_groups[] = {
     &dht_group,
     &tier_group,
     &persist_group,
+    &transfer_group,
 };
 
 const size_t stat_ncounter_groups =
