@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "bucket_far.h"
 #include "errors.h"
 #include "ops.h"
 #include "slot.h"
@@ -31,7 +32,7 @@
 
 static int batch_room(mpikvs_t *kvs, size_t buckets)
 {
-    if (buckets * kvs->tab.bucket_size <= kvs->batch_len)
+    if (buckets * kvs->copy_size <= kvs->batch_len)
         return MPIKVS_OK;
     return kvs_fail(kvs, MPIKVS_ERR_INVAL, "a batch chunk of %zu buckets "
                                            "exceeds the buffer", buckets);
@@ -50,7 +51,16 @@ int kvs_batch_args(mpikvs_t *kvs, const char *call, size_t n,
 static unsigned char *copy_of(const mpikvs_t *kvs,
                               const struct kvs_chunk *c, size_t copy)
 {
-    return c->copies + copy * kvs->tab.bucket_size;
+    return c->copies + copy * kvs->copy_size;
+}
+
+/* Issue a get's read of k's bucket into its copy: the whole bucket, or
+ * (the slot path) its header, then its slot (read_slots). */
+static int read_copy(mpikvs_t *kvs, const struct kvs_key *k,
+                     unsigned char *copy)
+{
+    return kvs->far_slot ? kvs_read_header(kvs, k, copy)
+                         : kvs_read_bucket(kvs, k, copy);
 }
 
 /* Always inlined: see kvs_bucket_prefetch. */
@@ -107,21 +117,71 @@ static void get_issue(mpikvs_t *kvs, struct kvs_chunk *c)
         rc = p->shipped
                  ? kvs->tp->ship(kvs, &key, KVS_SHIP_GET, NULL,
                                  v + i * kvs->tab.value_size, &c->status[i])
-                 : kvs_read_bucket(kvs, &key, copy_of(kvs, c, p->copy));
+                 : read_copy(kvs, &key, copy_of(kvs, c, p->copy));
         c->nremote++;
     }
     c->rc = rc;
+}
+
+/* The slot path's second round: for each key read by its header, the
+ * first slot of its tag, key and checksum into the probe and the value
+ * straight into the caller's array, all with one flush. */
+static int read_slots(mpikvs_t *kvs, struct kvs_chunk *c)
+{
+    bool issued = false;
+    int rc = MPIKVS_OK;
+
+    for (size_t j = 0; j < c->nremote && rc == MPIKVS_OK; j++) {
+        struct pending *p = &c->remote[j];
+        unsigned char *probe = copy_of(kvs, c, p->copy);
+        if (p->shipped)
+            continue;
+        KVS_COUNT(&kvs->tab, moved, kvshm_bucket_header_size(kvs->tab.slots));
+        p->slot = kvs_probe_next(kvs, probe, &p->key, 0);
+        if (p->slot == kvs->tab.slots)
+            continue;
+        rc = kvs_read_slot_parts(kvs, &p->key, p->slot, probe,
+                                 c->values + p->index * kvs->tab.value_size);
+        issued = true;
+    }
+    return issued ? kvs_first_error(rc, kvs->tp->flush(kvs, KVS_ALL_NODES))
+                  : rc;
+}
+
+/* What a remote key's copy says (after read_slots on the slot path):
+ * SLOT_TORN also where the one slot read was another key's, which the
+ * single path looks past. */
+static enum slot_found found_in_copy(mpikvs_t *kvs, struct kvs_chunk *c,
+                                     const struct pending *p, void *value)
+{
+    uint64_t torn, meta;
+    unsigned char *copy = copy_of(kvs, c, p->copy);
+    enum slot_found f;
+
+    if (!kvs->far_slot) {
+        f = kvs_slot_find(&kvs->tab, copy, false, &p->key, value, &torn,
+                          &meta);
+        kvs_count_bucket_read(kvs, f == SLOT_HIT);
+        return f;
+    }
+    if (p->slot == kvs->tab.slots)
+        return SLOT_MISS;
+    return kvs_probe_verify(kvs, copy, &p->key, value) ==
+                   KVSHM_SLOT_READ_VERIFIED
+               ? SLOT_HIT
+               : SLOT_TORN;
 }
 
 static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
 {
     int rc = c->rc;
 
+    if (rc == MPIKVS_OK && kvs->far_slot && c->nremote)
+        rc = read_slots(kvs, c);
     for (size_t j = 0; j < c->nremote && rc == MPIKVS_OK; j++) {
         const struct pending *p = &c->remote[j];
         int *status = &c->status[p->index];
         unsigned char *value = c->values + p->index * kvs->tab.value_size;
-        uint64_t torn, meta;
         enum slot_found f;
 
         if (p->shipped) {   /* its home answered *status */
@@ -130,8 +190,7 @@ static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
             rc = *status < 0 ? *status : MPIKVS_OK;
             continue;
         }
-        f = kvs_slot_find(&kvs->tab, copy_of(kvs, c, p->copy), false, &p->key,
-                          value, &torn, &meta);
+        f = found_in_copy(kvs, c, p, value);
         if (f == SLOT_TORN) {
             /* The single path retries, with time for a writer between. */
             KVS_COUNT(&kvs->tab, checksum_retries, 1);
@@ -184,7 +243,8 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
         struct kvs_access a = {&kvs->tab, kvs_route(kvs, p[j].key.node)->io,
                                &p[j].key, kvs, 0, 0, false};
         int choice;
-        if (!a.io->cas) {
+        /* the slot path writes no images: a key at a time as well */
+        if (!a.io->cas && !kvs->far_slot) {
             p[np++] = p[j];
             continue;
         }

@@ -17,7 +17,9 @@ struct pending {
     size_t         index;    /* in the caller's arrays */
     struct kvs_key key;
     size_t         copy;     /* the bucket copy it reads (puts: shared by
-                              * keys of one bucket) */
+                              * keys of one bucket), or its probe */
+    uint64_t       slot;     /* the slot path: the slot read, or the
+                              * table's slots for none */
     bool           shipped;  /* sent whole to its home (transport.h) */
 };
 

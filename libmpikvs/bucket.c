@@ -100,6 +100,7 @@ const struct kvs_bucket_io kvs_shared_io = {
     .shared = true,
     .locked = false,
     .bucket = shared_bucket,
+    .find = NULL,
     .cas = shared_cas,
     .write = shared_write,
     .invalidate = shared_invalidate};
@@ -120,13 +121,16 @@ get(struct kvs_access *a, const struct kvs_bucket_io *io, void *value)
 
     for (int attempt = 0;; attempt++) {
         uint64_t torn = 0, meta = 0;
-        unsigned char *b;
+        unsigned char *b = NULL;
         enum slot_found f;
-        int rc = io->bucket(a, &b);
+        int rc = io->find ? io->find(a, value, &torn, &meta)
+                          : io->bucket(a, &b);
 
-        if (rc != MPIKVS_OK)
+        if (rc < 0)
             return rc;
-        f = kvs_slot_find(a->t, b, io->shared, a->k, value, &torn, &meta);
+        f = io->find ? (enum slot_found)rc
+                     : kvs_slot_find(a->t, b, io->shared, a->k, value,
+                                     &torn, &meta);
         if (f == SLOT_HIT)
             return MPIKVS_OK;
         if (f == SLOT_MISS)

@@ -51,8 +51,17 @@ struct kvs_bucket_io {
     /* Nobody else writes the bucket meanwhile (a lock modes' lock is
      * held): no claim is waited for, a torn slot is read again at once. */
     bool locked;
-    /* The bucket as it is now: in place, or a fresh copy. */
+    /* The bucket as it is now: in place, or a fresh copy (where the I/O
+     * reads single slots, a copy of its header and of the slots of the
+     * key's tag: all that a pick or a look reads). */
     int (*bucket)(struct kvs_access *a, unsigned char **b);
+    /* The get's look-up of the key (enum slot_found, or an error), its
+     * value into value as kvs_slot_find does; NULL: find it in the
+     * bucket (above).  Where the I/O reads single slots, only the
+     * header and the slots of the key's tag travel, the value straight
+     * into value. */
+    int (*find)(struct kvs_access *a, void *value, uint64_t *torn_slot,
+                uint64_t *torn_meta);
     /* Compare-and-swap of slot i's meta word, completed; *seen: the word
      * before; fence: also a full fence after it (put-if-absent's next
      * look must come after its claim).  NULL where it would not be

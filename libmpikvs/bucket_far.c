@@ -23,14 +23,114 @@
  * they are the CPU's; a put of the key overwrites the slot, and a reader
  * on the home node invalidates it.  Under a lock, meta is still as read,
  * and one write of the meta word marks the slot invalid.
+ *
+ * Two read paths (kvs->far_slot, chosen at open: kvs_far_slot_choose).
+ * Bucket: a get reads the whole bucket, one transfer, into the scratch
+ * copy, and copies the value from there.  Slot: it reads the bucket's
+ * header, then only the key, value and checksum of a slot of the key's
+ * tag, the value straight into the caller's buffer, where it is
+ * verified; a put writes key, value and checksum from where they are,
+ * with no slot image.  The first is one round trip for all the slots'
+ * bytes, the second two round trips for one slot's: slot sizes decide.
+ * Either way a torn slot is told by its checksum, as the transport's
+ * bytes come in no order (slot_read.h).
  */
+#include <string.h>
+
 #include "bucket_far.h"
 #include "slot.h"
+
+/* The read path of a table whose slots are slot_size bytes, where the
+ * config asks for far_read (auto: by size). */
+bool kvs_far_slot_choose(int far_read, uint64_t slot_size)
+{
+    if (far_read == KVS_FAR_READ_BUCKET)
+        return false;
+    if (far_read == KVS_FAR_READ_SLOT)
+        return true;
+    return slot_size >= KVS_FAR_SLOT_MIN;
+}
+
+void kvs_count_bucket_read(mpikvs_t *kvs, bool hit)
+{
+    /* the bucket's transfer, and a hit's copy out of it */
+    KVS_COUNT(&kvs->tab, moved, kvs->tab.bucket_size);
+    KVS_COUNT(&kvs->tab, copies, hit ? 2 : 1);
+}
+
+/* The header and the slots of k's tag that it names, into the scratch
+ * copy at their places (after one flush each): what a pick and a look
+ * read of a bucket (slot.h), and nothing else. */
+static int fetch_sparse(mpikvs_t *kvs, const struct kvs_key *k,
+                        unsigned char *into)
+{
+    uint64_t header = kvshm_bucket_header_size(kvs->tab.slots);
+    int rc = kvs->tp->read(kvs, k->node, kvs_bucket_disp(kvs, k->bucket),
+                           into, header);
+
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->flush(kvs, k->node);
+    for (uint64_t i = 0; i < kvs->tab.slots && rc == MPIKVS_OK; i++) {
+        uint64_t meta = kvshm_meta_load(into, i, false);
+        if (kvshm_meta_live(meta) && kvshm_meta_tag(meta) == k->tag)
+            rc = kvs->tp->read(kvs, k->node, kvs_slot_disp(kvs, k->bucket, i),
+                               kvs_slot_at(&kvs->tab, into, i),
+                               kvs->tab.slot_size);
+    }
+    return rc == MPIKVS_OK ? kvs->tp->flush(kvs, k->node) : rc;
+}
 
 static int far_bucket(struct kvs_access *a, unsigned char **b)
 {
     *b = a->kvs->scratch;
-    return kvs_fetch_bucket(a->kvs, a->k, a->kvs->scratch);
+    return a->kvs->far_slot ? fetch_sparse(a->kvs, a->k, a->kvs->scratch)
+                            : kvs_fetch_bucket(a->kvs, a->k,
+                                               a->kvs->scratch);
+}
+
+/* The get's look-up: the whole bucket, or its header and then each slot
+ * of k's tag until one verifies (the first that is k's key and does not
+ * verify is torn: the protocol reads again). */
+static int far_find(struct kvs_access *a, void *value, uint64_t *torn,
+                    uint64_t *meta)
+{
+    mpikvs_t *kvs = a->kvs;
+    const struct kvs_key *k = a->k;
+    unsigned char *probe = kvs->scratch;
+    uint64_t i = 0;
+    int rc;
+
+    if (!kvs->far_slot || !value) {
+        if ((rc = kvs_fetch_bucket(kvs, k, kvs->scratch)) != MPIKVS_OK)
+            return rc;
+        enum slot_found f = kvs_slot_find(&kvs->tab, kvs->scratch, false,
+                                          k, value, torn, meta);
+        kvs_count_bucket_read(kvs, f == SLOT_HIT);
+        return (int)f;
+    }
+    if ((rc = kvs_read_header(kvs, k, probe)) == MPIKVS_OK)
+        rc = kvs->tp->flush(kvs, k->node);
+    if (rc != MPIKVS_OK)
+        return rc;
+    KVS_COUNT(&kvs->tab, moved, kvshm_bucket_header_size(kvs->tab.slots));
+    while ((i = kvs_probe_next(kvs, probe, k, i)) < kvs->tab.slots) {
+        enum kvshm_slot_read r;
+        if ((rc = kvs_read_slot_parts(kvs, k, i, probe, value)) ==
+            MPIKVS_OK)
+            rc = kvs->tp->flush(kvs, k->node);
+        if (rc != MPIKVS_OK)
+            return rc;
+        r = kvs_probe_verify(kvs, probe, k, value);
+        if (r == KVSHM_SLOT_READ_VERIFIED)
+            return SLOT_HIT;
+        if (r == KVSHM_SLOT_READ_TORN) {
+            *torn = i;
+            *meta = kvshm_meta_load(probe, i, false);
+            return SLOT_TORN;
+        }
+        i++;
+    }
+    return SLOT_MISS;
 }
 
 /* The target's CPU runs the compare-and-swap (transport.h, cpu_atomic),
@@ -59,11 +159,20 @@ static int far_write(struct kvs_access *a, unsigned char *b, uint64_t i,
     int rc;
 
     (void)b;
-    kvs_slot_image(&kvs->tab, k, value, kvs->slot_image);
-    rc = meta ? kvs_write_slot(kvs, k, i, meta, kvs->slot_image)
-              : kvs->tp->write(kvs, k->node,
-                               kvs_slot_disp(kvs, k->bucket, i),
-                               kvs->slot_image, kvs->tab.slot_size);
+    if (kvs->far_slot) {   /* no image: key, value and checksum as they are */
+        rc = meta ? kvs->tp->write(kvs, k->node,
+                                   kvs_meta_disp(kvs, k->bucket, i), meta,
+                                   sizeof(*meta))
+                  : MPIKVS_OK;
+        if (rc == MPIKVS_OK)
+            rc = kvs_write_slot_parts(kvs, k, i, value, &kvs->put_sum);
+    } else {
+        kvs_slot_image(&kvs->tab, k, value, kvs->slot_image);
+        rc = meta ? kvs_write_slot(kvs, k, i, meta, kvs->slot_image)
+                  : kvs->tp->write(kvs, k->node,
+                                   kvs_slot_disp(kvs, k->bucket, i),
+                                   kvs->slot_image, kvs->tab.slot_size);
+    }
     return rc == MPIKVS_OK ? kvs->tp->flush(kvs, k->node) : rc;
 }
 
@@ -97,6 +206,7 @@ const struct kvs_bucket_io kvs_far_claimed_io = {
     .shared = false,
     .locked = false,
     .bucket = far_bucket,
+    .find = far_find,
     .cas = far_cas,
     .write = far_write,
     .invalidate = leave_torn};
@@ -105,6 +215,7 @@ const struct kvs_bucket_io kvs_far_unclaimed_io = {
     .shared = false,
     .locked = false,
     .bucket = far_bucket,
+    .find = far_find,
     .cas = NULL,
     .write = far_write,
     .invalidate = leave_torn};
@@ -113,6 +224,7 @@ const struct kvs_bucket_io kvs_far_locked_io = {
     .shared = false,
     .locked = true,
     .bucket = far_bucket,
+    .find = far_find,
     .cas = NULL,
     .write = far_write,
     .invalidate = invalidate_locked};
@@ -143,4 +255,97 @@ int kvs_fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,
 
     /* The bucket must be in our buffer before we read it. */
     return rc == MPIKVS_OK ? kvs->tp->flush(kvs, k->node) : rc;
+}
+
+int kvs_read_header(mpikvs_t *kvs, const struct kvs_key *k,
+                    unsigned char *probe)
+{
+    return kvs->tp->read(kvs, k->node, kvs_bucket_disp(kvs, k->bucket), probe,
+                         kvshm_bucket_header_size(kvs->tab.slots));
+}
+
+uint64_t kvs_probe_next(const mpikvs_t *kvs, const unsigned char *probe,
+                        const struct kvs_key *k, uint64_t from)
+{
+    for (; from < kvs->tab.slots; from++) {
+        uint64_t meta = kvshm_meta_load(probe, from, false);
+        if (kvshm_meta_live(meta) && kvshm_meta_tag(meta) == k->tag)
+            break;
+    }
+    return from;
+}
+
+/* Where a probe keeps a slot's key and checksum: after the header. */
+static unsigned char *probe_key(const mpikvs_t *kvs, unsigned char *probe)
+{
+    return probe + kvshm_bucket_header_size(kvs->tab.slots);
+}
+
+static unsigned char *probe_sum(const mpikvs_t *kvs, unsigned char *probe)
+{
+    return probe_key(kvs, probe) + kvshm_align8(kvs->tab.key_size);
+}
+
+uint64_t kvs_probe_size(const mpikvs_t *kvs)
+{
+    return kvshm_bucket_header_size(kvs->tab.slots) +
+           kvshm_align8(kvs->tab.key_size) + KVSHM_SLOT_CHECKSUM_SIZE;
+}
+
+int kvs_read_slot_parts(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
+                        unsigned char *probe, void *value)
+{
+    uint64_t slot = kvs_slot_disp(kvs, k->bucket, i);
+    int rc = kvs->tp->read(kvs, k->node, slot + KVSHM_SLOT_KV_OFFSET,
+                           probe_key(kvs, probe), kvs->tab.key_size);
+
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->read(kvs, k->node,
+                           slot + kvshm_slot_value_offset(kvs->tab.key_size),
+                           value, kvs->tab.value_size);
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->read(kvs, k->node,
+                           slot + kvshm_slot_checksum_offset(
+                                      kvs->tab.slot_size),
+                           probe_sum(kvs, probe), KVSHM_SLOT_CHECKSUM_SIZE);
+    KVS_COUNT(&kvs->tab, moved,
+              kvs->tab.key_size + kvs->tab.value_size +
+                  KVSHM_SLOT_CHECKSUM_SIZE);
+    KVS_COUNT(&kvs->tab, copies, 1);
+    return rc;
+}
+
+enum kvshm_slot_read kvs_probe_verify(mpikvs_t *kvs, unsigned char *probe,
+                                      const struct kvs_key *k,
+                                      const void *value)
+{
+    uint64_t sum;
+
+    KVS_COUNT(&kvs->tab, probes, 1);
+    if (memcmp(probe_key(kvs, probe), k->bytes, kvs->tab.key_size) != 0)
+        return KVSHM_SLOT_READ_OTHER;
+    memcpy(&sum, probe_sum(kvs, probe), sizeof(sum));
+    return kvshm_slot_checksum(value, kvs->tab.value_size, k->seed) == sum
+               ? KVSHM_SLOT_READ_VERIFIED
+               : KVSHM_SLOT_READ_TORN;
+}
+
+int kvs_write_slot_parts(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
+                         const void *value, uint64_t *sum)
+{
+    uint64_t slot = kvs_slot_disp(kvs, k->bucket, i);
+    int rc = kvs->tp->write(kvs, k->node, slot + KVSHM_SLOT_KV_OFFSET,
+                            k->bytes, kvs->tab.key_size);
+
+    *sum = kvshm_slot_checksum(value, kvs->tab.value_size, k->seed);
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->write(kvs, k->node,
+                            slot + kvshm_slot_value_offset(kvs->tab.key_size),
+                            value, kvs->tab.value_size);
+    if (rc == MPIKVS_OK)
+        rc = kvs->tp->write(kvs, k->node,
+                            slot + kvshm_slot_checksum_offset(
+                                       kvs->tab.slot_size),
+                            sum, sizeof(*sum));
+    return rc;
 }

@@ -56,4 +56,40 @@ int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
 int kvs_fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,
                      unsigned char *into);
 
+/* The read paths (bucket_far.c says why two).  The config's far_read
+ * (job_config.h): bucket, slot, or auto, which reads single slots where
+ * a slot is KVS_FAR_SLOT_MIN bytes or more (mpikvs-bench dht
+ * --value-size: at 4 KiB a slot's two round trips cost no more than
+ * the other slots' bytes of one, on the mapped path and over tcp). */
+#define KVS_FAR_SLOT_MIN 4096u
+enum { KVS_FAR_READ_AUTO, KVS_FAR_READ_BUCKET, KVS_FAR_READ_SLOT };
+bool kvs_far_slot_choose(int far_read, uint64_t slot_size);
+
+/* The slot path's pieces, for a get and for a batch's gets.  A probe
+ * (kvs_probe_size bytes) holds a bucket's header, then the key and the
+ * checksum of one slot.  Issue the read of k's bucket header into it;
+ * the next slot from from on that the header says may hold k (slots: none);
+ * issue the reads of slot i's key and checksum into the probe and its
+ * value into value; after the flush, what the slot holds (VERIFIED,
+ * OTHER for another key, TORN). */
+uint64_t kvs_probe_size(const mpikvs_t *kvs);
+int kvs_read_header(mpikvs_t *kvs, const struct kvs_key *k,
+                    unsigned char *probe);
+uint64_t kvs_probe_next(const mpikvs_t *kvs, const unsigned char *probe,
+                        const struct kvs_key *k, uint64_t from);
+int kvs_read_slot_parts(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
+                        unsigned char *probe, void *value);
+enum kvshm_slot_read kvs_probe_verify(mpikvs_t *kvs, unsigned char *probe,
+                                      const struct kvs_key *k,
+                                      const void *value);
+
+/* Count a get's whole-bucket read in moved and copies: the transfer,
+ * and a hit's copy of the value out of the bucket. */
+void kvs_count_bucket_read(mpikvs_t *kvs, bool hit);
+
+/* Issue the writes of slot i's key (k's bytes), value (from value) and
+ * checksum (into *sum first, which must stay until the flush). */
+int kvs_write_slot_parts(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
+                         const void *value, uint64_t *sum);
+
 #endif /* MPIKVS_BUCKET_FAR_H */

@@ -90,9 +90,16 @@ struct mpikvs {
     uint64_t                  lease;       /* the leader: the lease it holds */
 
     /* scratch for remote buckets and slot images */
+    bool                      far_slot;    /* the slot read path
+                                            * (bucket_far.c), else the
+                                            * bucket's */
     unsigned char            *scratch;     /* one bucket */
     unsigned char            *slot_image;
-    unsigned char            *batch;       /* buckets of a batch */
+    uint64_t                  put_sum;     /* a put's checksum in flight
+                                            * (the slot path) */
+    size_t                    copy_size;   /* a batch's copy of a bucket:
+                                            * whole, or a probe */
+    unsigned char            *batch;       /* BATCH_CHUNK copies */
     size_t                    batch_len;
     unsigned char            *batch_images;/* BATCH_CHUNK slot images */
     struct kvs_async         *async;       /* batches in flight (async.c),

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "bucket_far.h"
 #include "close.h"
 #include "describe.h"
 #include "errors.h"
@@ -53,6 +54,21 @@ const char *mpikvs_transport(const mpikvs_t *kvs)
 
 /* Every node must have the same buckets, or homes would disagree; then
  * the transport to the other nodes' regions. */
+/* The table's far_read (its config's; auto without one).  TEMPORARY
+ * until the config key lands: MPIKVS_FAR_READ=bucket|slot. */
+#include <string.h>
+static int far_read_asked(const mpikvs_t *kvs)
+{
+    const char *e = getenv("MPIKVS_FAR_READ");
+
+    (void)kvs;
+    if (e && strcmp(e, "bucket") == 0)
+        return KVS_FAR_READ_BUCKET;
+    if (e && strcmp(e, "slot") == 0)
+        return KVS_FAR_READ_SLOT;
+    return KVS_FAR_READ_AUTO;
+}
+
 static int open_transport(mpikvs_t *kvs)
 {
     uint64_t mine[2], lo[2], hi[2];
@@ -163,13 +179,21 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, kvs_locks_open(kvs));
     if (rc == MPIKVS_OK) {
+        /* the slot path's batches copy probes, not buckets, and write
+         * no images */
+        kvs->far_slot = kvs_far_slot_choose(far_read_asked(kvs),
+                                            kvs->tab.slot_size);
+        kvs->copy_size = kvs->far_slot ? kvs_probe_size(kvs)
+                                       : kvs->tab.bucket_size;
         kvs->scratch = malloc(kvs->tab.bucket_size);
         kvs->slot_image = malloc(kvs->tab.slot_size);
-        kvs->batch_len = BATCH_CHUNK * kvs->tab.bucket_size;
+        kvs->batch_len = BATCH_CHUNK * kvs->copy_size;
         kvs->batch = malloc(kvs->batch_len);
-        kvs->batch_images = malloc(BATCH_CHUNK * kvs->tab.slot_size);
+        kvs->batch_images = kvs->far_slot
+                                ? NULL
+                                : malloc(BATCH_CHUNK * kvs->tab.slot_size);
         rc = kvs_agree(kvs, kvs->scratch && kvs->slot_image && kvs->batch &&
-                                kvs->batch_images
+                                (kvs->far_slot || kvs->batch_images)
                             ? MPIKVS_OK
                             : kvs_fail(kvs, -ENOMEM, "out of memory"));
     }

@@ -30,25 +30,23 @@ enum slot_found kvs_slot_find(const struct kvs_table *t, unsigned char *bucket,
                               void *value, uint64_t *torn_slot,
                               uint64_t *torn_meta)
 {
-    unsigned char copy[t->value_size];
-
     for (uint64_t i = 0; i < t->slots; i++) {
         uint64_t meta = kvshm_meta_load(bucket, i, shared);
 
         if (!kvshm_meta_live(meta) || kvshm_meta_tag(meta) != k->tag)
             continue;
         KVS_COUNT(t, probes, 1);
+        /* straight into value, verified there (mpikvs(3): its content
+         * is undefined unless the get hits) */
         switch (kvshm_slot_read(meta, kvs_slot_at(t, bucket, i),
                                 t->slot_size, t->key_size,
                                 t->value_size, shared, k->bytes, k->seed,
-                                copy)) {
+                                value)) {
         case KVSHM_SLOT_READ_FREE:
         case KVSHM_SLOT_READ_INVALID:
         case KVSHM_SLOT_READ_OTHER:
             continue;
         case KVSHM_SLOT_READ_VERIFIED:
-            if (value)
-                memcpy(value, copy, t->value_size);
             return SLOT_HIT;
         case KVSHM_SLOT_READ_TORN:
             *torn_slot = i;
@@ -265,7 +263,6 @@ enum absent_step kvs_slot_absent_step(const struct kvs_table *t,
                                       void *present, uint64_t *wait_slot,
                                       uint64_t *wait_meta)
 {
-    unsigned char copy[t->value_size];
     enum absent_step step = ABSENT_WRITE;
 
     for (uint64_t i = 0; i < t->slots; i++) {
@@ -292,12 +289,9 @@ enum absent_step kvs_slot_absent_step(const struct kvs_table *t,
         /* written, or a dead owner's claim: the key if it verifies */
         if (kvshm_slot_read(meta, kvs_slot_at(t, bucket, i),
                             t->slot_size, t->key_size, t->value_size,
-                            shared, k->bytes, k->seed, copy) ==
-            KVSHM_SLOT_READ_VERIFIED) {
-            if (present)
-                memcpy(present, copy, t->value_size);
+                            shared, k->bytes, k->seed, present) ==
+            KVSHM_SLOT_READ_VERIFIED)
             return ABSENT_PRESENT;
-        }
     }
     return step;
 }

@@ -85,14 +85,13 @@ static ucs_status_t serve_keys(void *arg, const void *header,
     memcpy(&h, header, sizeof(h));
     if (!ucx_secret_ok(s, h.secret))
         return UCS_OK;
-    if (h.count > BATCH_CHUNK)
+    if (h.count > ucx_ship_capacity(&v->table))
         h.count = 0;   /* answered with a length the sender refuses */
     if (h.kind > KVS_SHIP_PUT_ABSENT)
         h.count = 0;   /* answered with a length the sender refuses */
     size_t stride = ucx_ship_stride(&v->table, h.kind);
     size_t len = ucx_ship_answer_len(&v->table, h.count, h.kind);
-    /* zeroed: a miss's value goes out too, and must not carry old heap */
-    if (!(answer = calloc(1, sizeof(h) + len)))
+    if (!(answer = malloc(sizeof(h) + len)))
         return UCS_OK;
     memcpy(answer, &h, sizeof(h));
     values = answer + sizeof(h) + h.count * sizeof(int32_t);
@@ -108,6 +107,13 @@ static ucs_status_t serve_keys(void *arg, const void *header,
                              d + i * stride + v->table.key_size,
                              values + i * v->table.value_size);
         }
+        /* a value that is not an answer goes out zeroed: no old heap,
+         * and no torn slot's bytes */
+        if (h.kind != KVS_SHIP_PUT &&
+            !(st == MPIKVS_OK && h.kind == KVS_SHIP_GET) &&
+            !(st == SLOT_PRESENT && h.kind == KVS_SHIP_PUT_ABSENT))
+            memset(values + i * v->table.value_size, 0,
+                   v->table.value_size);
         memcpy(answer + sizeof(h) + i * sizeof(st), &st, sizeof(st));
     }
     ucp_request_param_t p = {

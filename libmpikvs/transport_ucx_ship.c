@@ -78,7 +78,8 @@ int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
         return ucx_node_lost(kvs, k->node);
     /* one kind per flush, and at most a chunk: send what is queued */
     if (q->nqueued &&
-        (q->nqueued == BATCH_CHUNK || q->queued != kind || q->sent) &&
+        (q->nqueued == ucx_ship_capacity(&kvs->tab) || q->queued != kind ||
+         q->sent) &&
         (rc = ucx_ship_flush(kvs)) != MPIKVS_OK)
         return rc;
     q->queue[q->nqueued] = (struct ship_entry){k->node, out, status};
@@ -143,7 +144,7 @@ int ucx_ship_post(mpikvs_t *kvs)
     stride = ucx_ship_stride(&kvs->tab, q->queued);
     /* the last one given up on (below) is UCX's */
     if (!q->outbox &&
-        !(q->outbox = malloc(BATCH_CHUNK *
+        !(q->outbox = malloc(ucx_ship_capacity(&kvs->tab) *
                              ucx_ship_stride(&kvs->tab, KVS_SHIP_PUT)))) {
         rc = kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
         for (size_t e = 0; e < q->nqueued; e++)
@@ -269,6 +270,8 @@ static ucs_status_t take_answer(void *arg, const void *header,
         m->garbled = true;
         return UCS_OK;
     }
+    if (h.kind == KVS_SHIP_GET)
+        KVS_COUNT(&kvs->tab, moved, length);
     for (uint32_t i = 0; i < h.count; i++) {
         const struct ship_entry *e = &q->queue[q->order[m->first + i]];
         int32_t st;
@@ -278,10 +281,14 @@ static ucs_status_t take_answer(void *arg, const void *header,
             m->refused = st;
         if (e->value && ((h.kind == KVS_SHIP_GET && st == MPIKVS_OK) ||
                          (h.kind == KVS_SHIP_PUT_ABSENT &&
-                          st == SLOT_PRESENT)))
+                          st == SLOT_PRESENT))) {
             memcpy(e->value,
                    d + h.count * sizeof(st) + i * kvs->tab.value_size,
                    kvs->tab.value_size);
+            /* UCX's receive of it, and this copy out */
+            if (h.kind == KVS_SHIP_GET)
+                KVS_COUNT(&kvs->tab, copies, 2);
+        }
     }
     return UCS_OK;
 }
@@ -296,8 +303,8 @@ int ucx_shipping_open(mpikvs_t *kvs, struct ucx_transport *s)
     size_t full = ucx_ship_stride(&kvs->tab, KVS_SHIP_PUT);
 
     if (!(s->ship = q) ||
-        !(q->payload = malloc(BATCH_CHUNK * full)) ||
-        !(q->outbox = malloc(BATCH_CHUNK * full)))
+        !(q->payload = malloc(ucx_ship_capacity(&kvs->tab) * full)) ||
+        !(q->outbox = malloc(ucx_ship_capacity(&kvs->tab) * full)))
         return kvs_fail(kvs, -ENOMEM, "out of memory for UCX");
     st = ucx_set_am_handler(s->caller, UCX_AM_SHIP_ANSWER, take_answer, s);
     if (st != UCS_OK)

@@ -44,6 +44,18 @@ static inline size_t ucx_ship_answer_len(const struct kvs_table *t,
                     (kind != KVS_SHIP_PUT ? t->value_size : 0));
 }
 
+/* Keys a shipment holds at most: a chunk's, or fewer where values are
+ * large, so that a message (and the buffers of both sides for it) stays
+ * within UCX_SHIP_BYTES whatever the value size; at least one. */
+#define UCX_SHIP_BYTES (UINT64_C(4) << 20)
+static inline uint32_t ucx_ship_capacity(const struct kvs_table *t)
+{
+    size_t one = sizeof(int32_t) + t->key_size + t->value_size;
+    size_t n = UCX_SHIP_BYTES / one;
+
+    return n < 1 ? 1 : n > BATCH_CHUNK ? BATCH_CHUNK : (uint32_t)n;
+}
+
 bool ucx_ships(const mpikvs_t *kvs, uint32_t node);
 int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
              const void *in, void *out, int *status);

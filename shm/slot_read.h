@@ -147,6 +147,30 @@ static inline bool kvshm_slot_equal(const unsigned char *slot, size_t from,
     return true;
 }
 
+/* The checksum of a slot's value (kvshm_slot_checksum) hashed from
+ * pieces of it copied as readers copy them: what a lookup that keeps no
+ * copy of the value verifies with. */
+#define KVSHM_SLOT_PIECE 256u
+static inline uint64_t kvshm_slot_checksum_pieces(const unsigned char *slot,
+                                                  size_t key_size,
+                                                  size_t value_size,
+                                                  bool shared, uint64_t seed)
+{
+    XXH3_state_t state;
+    unsigned char piece[KVSHM_SLOT_PIECE];
+    size_t from = kvshm_slot_value_offset(key_size);
+
+    XXH3_INITSTATE(&state);   /* what reset leaves unset when the seed is 0 */
+    XXH3_64bits_reset_withSeed(&state, seed);
+    for (size_t done = 0; done < value_size; done += KVSHM_SLOT_PIECE) {
+        size_t n = value_size - done < KVSHM_SLOT_PIECE ? value_size - done
+                                                        : KVSHM_SLOT_PIECE;
+        kvshm_slot_copy(piece, slot, from + done, n, shared);
+        XXH3_64bits_update(&state, piece, n);
+    }
+    return XXH3_64bits_digest(&state);
+}
+
 /* What one read of a slot found. */
 enum kvshm_slot_read {
     KVSHM_SLOT_READ_FREE,       /* never written */
@@ -167,7 +191,9 @@ enum kvshm_slot_read {
  * value_size bytes) and the seed comes from the copied key.  The checksum
  * is loaded with acquire in shared memory, plainly in a private copy;
  * the value is hashed in the copy, as the bytes in the slot may change
- * while the hash runs.  Never writes the slot.
+ * while the hash runs.  With a key and copy NULL (a lookup that wants no
+ * value), the value is hashed in pieces copied to the stack, so that a
+ * large value needs no buffer of its size.  Never writes the slot.
  */
 static inline enum kvshm_slot_read kvshm_slot_read(
     uint64_t meta, const unsigned char *slot, uint64_t slot_size,
@@ -177,6 +203,7 @@ static inline enum kvshm_slot_read kvshm_slot_read(
     const uint64_t *sum_at =
         (const uint64_t *)(slot + kvshm_slot_checksum_offset(slot_size));
     uint64_t sum;
+    bool verified;
 
     if (!(meta & KVSHM_SLOT_OCCUPIED))
         return KVSHM_SLOT_READ_FREE;
@@ -195,9 +222,15 @@ static inline enum kvshm_slot_read kvshm_slot_read(
                    ? KVSHM_SLOT_READ_VERIFIED
                    : KVSHM_SLOT_READ_TORN;
     }
-    kvshm_slot_copy(copy, slot, kvshm_slot_value_offset(key_size),
-                    value_size, shared);
-    if (kvshm_slot_checksum(copy, value_size, seed) == sum &&
+    if (copy) {
+        kvshm_slot_copy(copy, slot, kvshm_slot_value_offset(key_size),
+                        value_size, shared);
+        verified = kvshm_slot_checksum(copy, value_size, seed) == sum;
+    } else {
+        verified = kvshm_slot_checksum_pieces(slot, key_size, value_size,
+                                              shared, seed) == sum;
+    }
+    if (verified &&
         kvshm_slot_equal(slot, KVSHM_SLOT_KV_OFFSET, key_size, key, shared))
         return KVSHM_SLOT_READ_VERIFIED;
     return KVSHM_SLOT_READ_TORN;
