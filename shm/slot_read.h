@@ -149,12 +149,12 @@ static inline bool kvshm_slot_equal(const unsigned char *slot, size_t from,
 
 /* The checksum of a slot's value (kvshm_slot_checksum) hashed from
  * pieces of it copied as readers copy them: what a lookup that keeps no
- * copy of the value verifies with. */
+ * copy of the value verifies with.  Out of line: the rare path, kept out
+ * of the get's, which inlines kvshm_slot_read. */
 #define KVSHM_SLOT_PIECE 256u
-static inline uint64_t kvshm_slot_checksum_pieces(const unsigned char *slot,
-                                                  size_t key_size,
-                                                  size_t value_size,
-                                                  bool shared, uint64_t seed)
+static __attribute__((noinline, unused)) uint64_t
+kvshm_slot_checksum_pieces(const unsigned char *slot, size_t key_size,
+                           size_t value_size, bool shared, uint64_t seed)
 {
     XXH3_state_t state;
     unsigned char piece[KVSHM_SLOT_PIECE];
@@ -195,7 +195,8 @@ enum kvshm_slot_read {
  * value), the value is hashed in pieces copied to the stack, so that a
  * large value needs no buffer of its size.  Never writes the slot.
  */
-static inline enum kvshm_slot_read kvshm_slot_read(
+static inline __attribute__((always_inline)) enum kvshm_slot_read
+kvshm_slot_read(
     uint64_t meta, const unsigned char *slot, uint64_t slot_size,
     size_t key_size, size_t value_size, bool shared, const void *key,
     uint64_t seed, unsigned char *copy)
