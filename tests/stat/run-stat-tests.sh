@@ -197,6 +197,11 @@ else
         [ "$(jget totals.0.table <<<"$last")" = kvs ] &&
         [ "$total" = "$(sum_of nodes.0.tables.0.counters.dht.node.gets \
             nodes.1.tables.0.counters.dht.node.gets <<<"$last")" ]'
+    moved=$(jget totals.0.counters.transfer.moved <<<"$last")
+    check "the job's remote gets moved bytes and copied values ($moved)" cond '
+        [ "$moved" -gt 0 ] &&
+        [ "$(jget totals.0.counters.transfer.copies <<<"$last")" -gt 0 ] ||
+        [ "$(jget totals.0.counters.dht.remote <<<"$last")" = 0 ]'
     why=$(rates_agree "$work/watch.json")
     check "--watch --json: rates per second of each interval, none in the first report $why" \
         [ -z "$why" ]
@@ -234,10 +239,12 @@ else
     check "the watched run printed the same as the unwatched one" \
         [ "$watched" = "$baseline" ]
     [ "$watched" = "$baseline" ] || printf '    unwatched: %s\n    watched:   %s\n' "$baseline" "$watched"
+    # two printings of a job row per counter group (DHT, tier, save and
+    # load, transfers), the second with the rates
     check "text --watch: the rates of the interval, from the second printing" cond '
-        [ "$(grep -c "^ *job  *[0-9]" "$work/watch.text")" = 6 ] &&
-        [ "$(grep -c "^ */s ([0-9.]*s)  *[0-9]" "$work/watch.text")" = 3 ]'
-    [ "$(grep -c "^ */s (" "$work/watch.text")" = 3 ] || sed 's/^/    /' "$work/watch.text" | grep -A3 "^    job total"
+        [ "$(grep -c "^ *job  *[0-9]" "$work/watch.text")" = 8 ] &&
+        [ "$(grep -c "^ */s ([0-9.]*s)  *[0-9]" "$work/watch.text")" = 4 ]'
+    [ "$(grep -c "^ */s (" "$work/watch.text")" = 4 ] || sed 's/^/    /' "$work/watch.text" | grep -A3 "^    job total"
     expect "after the job: no such job" 1 "no regions of job $jobid" -- \
         "$stat_bin" -d "$shm" "$jobid"
 fi
