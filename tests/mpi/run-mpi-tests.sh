@@ -269,6 +269,22 @@ for vnodes in 1 2; do
     done
 done
 
+# Values of 1 MiB, the largest, through the node tier (test_tier
+# --value-size alone runs its large phase): across 2 virtual nodes over
+# each transport, mapped and over TCP, in the lock-free and a lock mode.
+if echo " $programs " | grep -q ' test_tier '; then
+    for mode in lockfree fine-lock; do
+        echo " $modes " | grep -q " $mode " || continue
+        for tp in mpi ucx; do
+            run 2 2 "$mode" test_tier --value-size 1048576
+        done
+    done
+    tp=ucx
+    ucx_tls=tcp,self
+    run 2 2 lockfree test_tier --value-size 1048576
+    ucx_tls=
+fi
+
 # The ucx transport as across hosts without RDMA: TCP only.  (With
 # shared memory, as above, it maps a node of the same host and needs no
 # UCX to reach it; this is its UCX path.)  There the lock-free mode ships
