@@ -118,6 +118,7 @@ start=$(date +%s)
 run() {
     np=$1 vnodes=$2 mode=$3 prog=$4
     shift 4
+    args="$*"   # the label's, test_tier's --value-size
     set -- "$bindir/$prog" "$mode" "$@"
     xs="-x OMPI_MCA_btl -x MPIKVS_SHM_DIR"
     unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES UCX_TLS MPIKVS_TRANSPORT \
@@ -166,7 +167,7 @@ run() {
     label="$label osc=$osc"
     [ -n "$ucx_tls" ] && label="$label MPIKVS_UCX_TLS=$ucx_tls"
     [ -n "$ucx_ops" ] && label="$label MPIKVS_UCX_OPS=$ucx_ops"
-    label="$label $prog"
+    label="$label $prog${args:+ $args}"
     if { [ "$tp" = mpi ] || [ "$mode" = coarse-lock ]; } &&
         plain_mpirun_window_starves "$np"; then
         skip=$((skip + 1))
