@@ -21,7 +21,6 @@
 
 #define PATH_MAX_LEN      256
 #define MAX_FIELDS        1024u
-#define MAX_RECORD_BYTES  65536u
 #define DEFAULT_TIER_SHARE 0.25
 
 struct ctx {
@@ -266,8 +265,19 @@ static bool get_share(struct ctx *c, const char *path, json_t *v,
 
 /* ---- layouts ---- */
 
-static bool parse_type(const char *s, enum kvshm_field_type *type,
-                       uint32_t *bytes)
+/* The limit of a key or a value (job_config.h), and what it limits. */
+static uint32_t record_max(bool is_key)
+{
+    return is_key ? KVSHM_KEY_SIZE_MAX : KVSHM_VALUE_SIZE_MAX;
+}
+
+static const char *record_noun(bool is_key)
+{
+    return is_key ? "key" : "value";
+}
+
+static bool parse_type(const char *s, uint32_t max,
+                       enum kvshm_field_type *type, uint32_t *bytes)
 {
     unsigned long n;
     char *end;
@@ -283,7 +293,7 @@ static bool parse_type(const char *s, enum kvshm_field_type *type,
     if (strncmp(s, "bytes[", 6) != 0 || s[6] < '1' || s[6] > '9')
         return false;
     n = strtoul(s + 6, &end, 10);
-    if (strcmp(end, "]") != 0 || n < 1 || n > MAX_RECORD_BYTES)
+    if (strcmp(end, "]") != 0 || n < 1 || n > max)
         return false;
     *type = KVSHM_FIELD_BYTES;
     *bytes = (uint32_t)n;
@@ -347,10 +357,12 @@ static void parse_field(struct ctx *c, const char *path, json_t *v,
         problem(c, sub, "missing (double, int64 or bytes[N])");
     else if (!json_is_string(type))
         wrong_type(c, sub, type, "a string");
-    else if (!parse_type(json_string_value(type), &f->type, &f->bytes))
+    else if (!parse_type(json_string_value(type), record_max(rules->is_key),
+                         &f->type, &f->bytes))
         problem(c, sub, "'%s' is not a type (double, int64 or bytes[N] "
-                        "with N from 1 to %u)",
-                json_string_value(type), MAX_RECORD_BYTES);
+                        "with N from 1 to %u, the largest %s)",
+                json_string_value(type), record_max(rules->is_key),
+                record_noun(rules->is_key));
 
     if (!rules->is_key || f->type != KVSHM_FIELD_DOUBLE) {
         if (rules->is_key && f->type && digits) {
@@ -428,7 +440,12 @@ static void parse_layout(struct ctx *c, const char *path, json_t *v,
     }
 
     join(sub, path, size_key);
-    if (size && get_uint(c, sub, size, 1, MAX_RECORD_BYTES, &n))
+    if (size && json_is_integer(size) &&
+        json_integer_value(size) > (json_int_t)record_max(is_key))
+        problem(c, sub, "%s is more than the largest %s, %u bytes",
+                shown(size, buf, sizeof(buf)), record_noun(is_key),
+                record_max(is_key));
+    else if (size && get_uint(c, sub, size, 1, record_max(is_key), &n))
         given = n;
     if (!size && !fields) {
         problem(c, path, "give %s or fields", size_key);
@@ -480,10 +497,10 @@ static void parse_layout(struct ctx *c, const char *path, json_t *v,
     }
     out->size = offset;
     join(sub, path, size_key);
-    if (offset > MAX_RECORD_BYTES)
-        problem(c, path, "the fields take %zu bytes, more "
-                                         "than %u",
-                offset, MAX_RECORD_BYTES);
+    if (offset > record_max(is_key))
+        problem(c, path, "the fields take %zu bytes, more than the largest "
+                         "%s, %u bytes",
+                offset, record_noun(is_key), record_max(is_key));
     else if (size && given && given != offset)
         problem(c, sub, "%s contradicts the fields, which take %zu bytes",
                 shown(size, buf, sizeof(buf)), offset);
@@ -585,8 +602,8 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
 {
     static const char *const keys[] = {"size", "key", "value",
                                        "slots_per_bucket", "mode",
-                                       "transport", "tier", "counters",
-                                       "persist", NULL};
+                                       "transport", "far_read", "tier",
+                                       "counters", "persist", NULL};
     char sub[PATH_MAX_LEN];
     json_t *x;
     uint64_t n;
@@ -600,6 +617,7 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     t->slots_per_bucket = KVSHM_SLOTS_DEFAULT;
     t->mode = KVSHM_MODE_LOCKFREE;
     t->transport = KVSHM_TRANSPORT_AUTO;
+    t->far_read = KVSHM_FAR_READ_AUTO;
     t->tier.caching = KVSHM_CACHING_ALWAYS;
     t->counters = KVSHM_COUNTERS_DEFAULT;
     if (!json_is_object(v)) {
@@ -633,6 +651,10 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     if ((x = json_object_get(v, "transport")) &&
         (i = get_enum(c, sub, x, &kvshm_transport_names)) >= 0)
         t->transport = (enum kvshm_transport)i;
+    join(sub, path, "far_read");
+    if ((x = json_object_get(v, "far_read")) &&
+        (i = get_enum(c, sub, x, &kvshm_far_read_names)) >= 0)
+        t->far_read = (enum kvshm_far_read)i;
     join(sub, path, "tier");
     if ((x = json_object_get(v, "tier")))
         parse_tier(c, sub, x, t);
@@ -884,6 +906,8 @@ char *kvshm_config_dump(const struct kvshm_config *cfg)
         json_object_set_new(jt, "mode", json_string(kvshm_mode_name(t->mode)));
         json_object_set_new(jt, "transport",
                             json_string(kvshm_transport_name(t->transport)));
+        json_object_set_new(jt, "far_read",
+                            json_string(kvshm_far_read_name(t->far_read)));
         json_object_set_new(tier, "enabled", json_boolean(t->tier.enabled));
         if (t->tier.size.bytes || t->tier.size.fraction > 0)
             json_object_set_new(tier, "size", share_json(&t->tier.size));

@@ -3,10 +3,11 @@
  *
  * One JSON file names the job's tables and, for each, its share of the
  * node's DHT memory, its key and value layouts, its bucket shape, its
- * consistency mode and its read-only tier.  Parsing is strict: every
- * problem found is reported, each as one line that names the JSON path
- * and the value ("tables.chemistry.key.fields[3].digits: 19 is out of
- * range 1..17"), syntax errors with line and column.  The text is what
+ * consistency mode, how remote gets read its buckets (far_read) and its
+ * read-only tier.  Parsing is strict: every problem found is reported,
+ * each as one line that names the JSON path and the value
+ * ("tables.chemistry.key.fields[3].digits: 19 is out of range 1..17"),
+ * syntax errors with line and column.  The text is what
  * the SPANK plugin shows at sbatch time and what mpikvs-config prints.
  */
 #ifndef MPIKVS_SHM_JOB_CONFIG_H
@@ -31,6 +32,12 @@
 #define KVSHM_COUNTERS_DEFAULT    4u      /* global counters of a table */
 #define KVSHM_COUNTERS_MAX        16u     /* what a data region holds (format.h) */
 #define KVSHM_PERSIST_PATH_MAX    1024u   /* terminator included */
+
+/* The largest key and value of an entry, in bytes: the config's key_size
+ * and value_size, its bytes[N] fields, mpikvs_options_t's key_size and
+ * value_size and the data region's layout are all bounded by these. */
+#define KVSHM_KEY_SIZE_MAX        65536u
+#define KVSHM_VALUE_SIZE_MAX      1048576u   /* 1 MiB */
 
 /* The SPANK plugin carries the validated config (JSON) and the path it
  * came from in the job's environment under these names, which Slurm
@@ -60,6 +67,8 @@ struct kvshm_table_config {
     uint32_t            slots_per_bucket;
     enum kvshm_mode     mode;
     enum kvshm_transport transport;  /* AUTO unless given */
+    enum kvshm_far_read far_read;    /* how a remote get reads a bucket;
+                                      * AUTO unless given */
     struct {
         bool               enabled;
         struct kvshm_share size;     /* of the table's size */

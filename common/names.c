@@ -24,6 +24,11 @@ static const char *const cachings[] = {
     [KVSHM_CACHING_ALWAYS] = "always",
     [KVSHM_CACHING_USER]   = "user",
 };
+static const char *const far_reads[] = {
+    [KVSHM_FAR_READ_AUTO]   = "auto",
+    [KVSHM_FAR_READ_BUCKET] = "bucket",
+    [KVSHM_FAR_READ_SLOT]   = "slot",
+};
 
 _Static_assert(sizeof(modes) / sizeof(modes[0]) == KVSHM_NMODES,
                "every mode has its name");
@@ -32,10 +37,13 @@ _Static_assert(sizeof(transports) / sizeof(transports[0]) ==
                "every transport has its name");
 _Static_assert(sizeof(cachings) / sizeof(cachings[0]) == KVSHM_NCACHINGS,
                "every caching setting has its name");
+_Static_assert(sizeof(far_reads) / sizeof(far_reads[0]) == KVSHM_NFAR_READS,
+               "every far read has its name");
 
 const struct kvshm_names kvshm_mode_names = TABLE(modes);
 const struct kvshm_names kvshm_transport_names = TABLE(transports);
 const struct kvshm_names kvshm_caching_names = TABLE(cachings);
+const struct kvshm_names kvshm_far_read_names = TABLE(far_reads);
 
 const char *kvshm_names_name(const struct kvshm_names *t, unsigned long v)
 {
@@ -85,3 +93,4 @@ const char *kvshm_names_list(const struct kvshm_names *t, char *buf,
 TYPED(mode, enum kvshm_mode, kvshm_mode_names)
 TYPED(transport, enum kvshm_transport, kvshm_transport_names)
 TYPED(caching, enum kvshm_caching, kvshm_caching_names)
+TYPED(far_read, enum kvshm_far_read, kvshm_far_read_names)

@@ -1,6 +1,7 @@
 /*
  * names.h - the names of the job config's enums, one table each: the
- * consistency modes, the transports and the tier's caching settings.
+ * consistency modes, the transports, the tier's caching settings and the
+ * far reads.
  *
  * The config, the environment (MPIKVS_TRANSPORT), mpikvs_options_t, the
  * library's messages and the tools' output all spell them from here.
@@ -38,6 +39,18 @@ enum kvshm_caching {
     KVSHM_NCACHINGS
 };
 
+/* How a remote get reads another node's bucket (the table setting
+ * far_read, mpikvs.json(5)): AUTO lets the library choose by the size of
+ * a slot (mpikvs(7)); BUCKET reads the whole bucket in one transfer;
+ * SLOT reads the bucket's header line, then only the matching slot's
+ * key, checksum and value, the value straight into the caller's buffer. */
+enum kvshm_far_read {
+    KVSHM_FAR_READ_AUTO = 0,
+    KVSHM_FAR_READ_BUCKET,
+    KVSHM_FAR_READ_SLOT,
+    KVSHM_NFAR_READS
+};
+
 /* A table of names, indexed by an enum's values 0..count-1. */
 struct kvshm_names {
     const char *const *names;
@@ -47,6 +60,7 @@ struct kvshm_names {
 extern const struct kvshm_names kvshm_mode_names;
 extern const struct kvshm_names kvshm_transport_names;
 extern const struct kvshm_names kvshm_caching_names;
+extern const struct kvshm_names kvshm_far_read_names;
 
 /* The generic three over any table; *out is the index. */
 const char *kvshm_names_name(const struct kvshm_names *t, unsigned long v);
@@ -66,5 +80,9 @@ const char *kvshm_transport_list(char *buf, size_t len);
 const char *kvshm_caching_name(enum kvshm_caching caching);
 int kvshm_caching_parse(const char *s, enum kvshm_caching *out);
 const char *kvshm_caching_list(char *buf, size_t len);
+
+const char *kvshm_far_read_name(enum kvshm_far_read far_read);
+int kvshm_far_read_parse(const char *s, enum kvshm_far_read *out);
+const char *kvshm_far_read_list(char *buf, size_t len);
 
 #endif /* MPIKVS_COMMON_NAMES_H */

@@ -213,9 +213,10 @@ static int load_config(mpikvs_t *kvs, const mpikvs_options_t *opt,
 }
 
 /* An option, else the config's value, else a default; an option that
- * contradicts the config is an error. */
+ * contradicts the config is an error, and so is one above max (the
+ * largest key or value, job_config.h). */
 static int pick_size(mpikvs_t *kvs, const char *what, size_t option,
-                     size_t from_config, size_t *out)
+                     size_t from_config, size_t max, size_t *out)
 {
     if (option && from_config && option != from_config)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
@@ -229,11 +230,11 @@ static int pick_size(mpikvs_t *kvs, const char *what, size_t option,
                         "in options.config or MPIKVS_CONFIG "
                         "(mpikvs.json(5))",
                         what, what);
-    if (*out == 0 || *out > 65536)
+    if (*out == 0 || *out > max)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
-                        "%s %zu is out of range 1..65536 (give it in the "
-                        "options or in a config)",
-                        what, *out);
+                        "%s %zu is out of range 1..%zu (the library's "
+                        "limit; give it in the options or in a config)",
+                        what, *out, max);
     return MPIKVS_OK;
 }
 
@@ -343,10 +344,10 @@ int kvs_resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
     /* the layout's plan is the job config's shape */
     if ((rc = pick_size(kvs, "key_size", opt->key_size,
                         plan ? plan->key_size : t ? t->key.size : 0,
-                        &kvs->tab.key_size)) ||
+                        KVSHM_KEY_SIZE_MAX, &kvs->tab.key_size)) ||
         (rc = pick_size(kvs, "value_size", opt->value_size,
                         plan ? plan->value_size : t ? t->value.size : 0,
-                        &kvs->tab.value_size)))
+                        KVSHM_VALUE_SIZE_MAX, &kvs->tab.value_size)))
         return rc;
     kvs->mode = plan ? (enum kvshm_mode)plan->mode
                 : t  ? t->mode

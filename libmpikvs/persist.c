@@ -54,11 +54,23 @@
 #include "save_format.h"
 #include "round.h"
 
-#define SAVE_ROUND_BLOCKS 32u                   /* blocks a rank has at once */
+/* A rank's round, the blocks it has in memory at once: 32 blocks of
+ * small entries (8 MiB of them), fewer of large ones (a block is one
+ * entry past SAVE_BLOCK_TARGET: 7 entries of 1 MiB), at least one. */
+#define SAVE_ROUND_BLOCKS 32u
+#define SAVE_ROUND_BYTES  ((uint64_t)SAVE_ROUND_BLOCKS * SAVE_BLOCK_TARGET)
 
 static size_t entry_size(const mpikvs_t *kvs)
 {
     return kvs->tab.key_size + kvs->tab.value_size;
+}
+
+/* The blocks of a round, for blocks of entry_bytes bytes of entries. */
+static uint64_t round_blocks(uint64_t entry_bytes)
+{
+    uint64_t n = SAVE_ROUND_BYTES / entry_bytes;
+
+    return n < 1 ? 1 : n > SAVE_ROUND_BLOCKS ? SAVE_ROUND_BLOCKS : n;
 }
 
 static uint64_t rules(const struct kvshm_record *r)
@@ -117,7 +129,8 @@ static int check_path(mpikvs_t *kvs, const char *call, const char *path)
 
 /* A rank's round of blocks, filled by the scan. */
 struct round {
-    unsigned char *buf;         /* SAVE_ROUND_BLOCKS blocks */
+    unsigned char *buf;         /* max_blocks blocks */
+    uint64_t       max_blocks;  /* a round's, and one bucket's entries */
     uint64_t       nblocks;     /* begun, the last maybe not full */
     uint64_t       entries;     /* of this rank, every round */
     size_t         esize, block_bytes, block_entries;
@@ -154,7 +167,7 @@ static uint64_t round_room(const struct round *r)
         in_last = ((struct save_block *)(r->buf + (r->nblocks - 1) *
                                                       r->block_bytes))
                       ->count;
-    return (SAVE_ROUND_BLOCKS - used) * r->block_entries - in_last;
+    return (r->max_blocks - used) * r->block_entries - in_last;
 }
 
 /* A write of len bytes at offset at of file name returned mrc and st: all
@@ -281,7 +294,14 @@ int mpikvs_save(mpikvs_t *kvs, const char *path)
     r.esize = entry_size(kvs);
     r.block_bytes = h.block_bytes;
     r.block_entries = h.block_entries;
-    r.buf = malloc(SAVE_ROUND_BLOCKS * r.block_bytes);
+    /* a scan takes whole buckets: a round holds one bucket's entries at
+     * least, or it would never take one (a bucket of 64 slots of 1 MiB
+     * values against 7 blocks) */
+    r.max_blocks = round_blocks(h.block_entries * r.esize);
+    if (r.max_blocks * r.block_entries < kvs->tab.slots)
+        r.max_blocks = (kvs->tab.slots + r.block_entries - 1) /
+                       r.block_entries;
+    r.buf = malloc(r.max_blocks * r.block_bytes);
     if (!r.buf)
         rc = kvs_fail(kvs, -ENOMEM, "mpikvs_save: out of memory");
     /* rank 0 makes the file, a new one of its own (persist_file.c); the
@@ -395,9 +415,10 @@ static int load_header(mpikvs_t *kvs, MPI_File fh, const char *path,
     return kvs_agree(kvs, rc);
 }
 
-/* Every rank's share of the blocks, in rounds of SAVE_ROUND_BLOCKS. */
+/* Every rank's share of the blocks, in rounds of round blocks (the
+ * same on every rank: the reads are collective). */
 struct share {
-    uint64_t first, end, rounds;
+    uint64_t first, end, rounds, round;
 };
 
 static void share_of(const mpikvs_t *kvs, const struct save_header *h,
@@ -410,7 +431,8 @@ static void share_of(const mpikvs_t *kvs, const struct save_header *h,
                           (unsigned)kvs->size);
     s->end = (uint64_t)(((unsigned __int128)h->blocks *
                          (unsigned)(kvs->rank + 1)) / (unsigned)kvs->size);
-    s->rounds = (most + SAVE_ROUND_BLOCKS - 1) / SAVE_ROUND_BLOCKS;
+    s->round = round_blocks(h->block_bytes - sizeof(struct save_block));
+    s->rounds = (most + s->round - 1) / s->round;
 }
 
 /* Read round i of the share (collective) and verify its blocks; *n gets
@@ -420,13 +442,13 @@ static int read_round(mpikvs_t *kvs, MPI_File fh, const char *path,
                       uint64_t i, unsigned char *buf, uint64_t *n,
                       uint64_t *entries)
 {
-    uint64_t first = s->first + i * SAVE_ROUND_BLOCKS;
+    uint64_t first = s->first + i * s->round;
     MPI_Status st;
     int mrc, len, got = 0;
 
     *n = first < s->end ? s->end - first : 0;
-    if (*n > SAVE_ROUND_BLOCKS)
-        *n = SAVE_ROUND_BLOCKS;
+    if (*n > s->round)
+        *n = s->round;
     len = (int)(*n * h->block_bytes);   /* check_header bounds it */
     mrc = MPI_File_read_at_all(fh,
                                (MPI_Offset)(SAVE_HEADER_SIZE +
@@ -729,7 +751,7 @@ static int load(mpikvs_t *kvs, const char *path, unsigned flags,
     rc = load_header(kvs, fh, path, &h);
     if (rc == MPIKVS_OK) {
         share_of(kvs, &h, &s);
-        buf = malloc(SAVE_ROUND_BLOCKS * h.block_bytes);
+        buf = malloc(s.round * h.block_bytes);
         rc = kvs_agree(kvs, buf ? MPIKVS_OK
                             : kvs_fail(kvs, -ENOMEM,
                                        "mpikvs_load: out of memory"));

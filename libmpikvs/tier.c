@@ -41,6 +41,10 @@
 
 #define RECORDS_MIN 256u
 #define RECORDS_MAX 65536u
+/* The floor of RECORDS_MIN records holds while they take at most this:
+ * 256 records of 1 MiB values would be 256 MiB a rank, and as much again
+ * per rank at the leader's gather, for a tier that may hold a few. */
+#define RECORDS_MIN_BYTES (UINT64_C(4) << 20)
 
 /* A remote hit kept for the fence: the key's tier hash, the key, the
  * value; the leader publishes it without hashing the key again. */
@@ -81,11 +85,16 @@ static int make_records(mpikvs_t *kvs, uint64_t tier_bytes)
     uint64_t cap = entries / (uint64_t)kvs->local_size;
     uint64_t gather_cap = (uint64_t)INT_MAX / (uint64_t)kvs->local_size /
                           record_size(kvs);
+    uint64_t floor = RECORDS_MIN_BYTES / record_size(kvs);
 
     /* a rank cannot usefully record more than its share of the tier,
      * and the node's records must fit one MPI_Gatherv */
-    if (cap < RECORDS_MIN)
-        cap = RECORDS_MIN;
+    if (floor > RECORDS_MIN)
+        floor = RECORDS_MIN;
+    if (cap < floor)
+        cap = floor;
+    if (cap < 1)
+        cap = 1;
     if (cap > RECORDS_MAX)
         cap = RECORDS_MAX;
     if (cap > gather_cap)

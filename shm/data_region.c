@@ -182,10 +182,11 @@ static int check_buckets(const struct kvshm_data_control *c, uint64_t size,
 {
     struct kvshm_data_shape shape;
 
-    if (c->key_size == 0 || c->key_size > KVSHM_RECORD_MAX)
+    /* the limits of a key and a value (job_config.h) */
+    if (c->key_size == 0 || c->key_size > KVSHM_KEY_SIZE_MAX)
         return bad_field(err, name, "key_size",
                          (unsigned long long)c->key_size);
-    if (c->value_size == 0 || c->value_size > KVSHM_RECORD_MAX)
+    if (c->value_size == 0 || c->value_size > KVSHM_VALUE_SIZE_MAX)
         return bad_field(err, name, "value_size",
                          (unsigned long long)c->value_size);
     if (c->slots_per_bucket == 0 || c->slots_per_bucket > KVSHM_SLOTS_MAX)

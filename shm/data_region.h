@@ -12,9 +12,6 @@
 #include "format.h"
 #include "mpikvs_errors.h"
 
-/* Largest key or value a data region can hold (the library's limit). */
-#define KVSHM_RECORD_MAX 65536u
-
 /* The per-rank counters start right after the control block. */
 #define KVSHM_DATA_STATS_OFFSET \
     (KVSHM_DATA_CONTROL_OFFSET + sizeof(struct kvshm_data_control))

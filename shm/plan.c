@@ -303,20 +303,25 @@ static int check_room(const struct kvshm_plan_input *in,
                                         ? data_shape(&tp->shape)
                                         : smallest_shape;
         uint64_t need = kvshm_data_min_size(in->max_ranks, &s);
-        char have[32], line[512];
+        char have[32], line[800];
 
         if (tp->data_bytes >= need)
             continue;
         kvshm_format_bytes(have, sizeof(have), tp->data_bytes);
+        /* the bucket's sizes, so that a table of large values sees why */
         if (in->config)
             snprintf(line, sizeof(line),
                      "%s: tables.%s.size: %s%s cannot hold counters for %llu "
-                     "ranks and one bucket of %llu bytes: it needs %llu "
+                     "ranks and one bucket of %llu bytes (%llu slots of "
+                     "%llu-byte keys and %llu-byte values): it needs %llu "
                      "bytes",
                      in->config->source, tp->name, have,
                      tp->tier_bytes ? " after its tier" : "",
                      (unsigned long long)in->max_ranks,
                      (unsigned long long)kvshm_bucket_size(&s),
+                     (unsigned long long)s.slots_per_bucket,
+                     (unsigned long long)s.key_size,
+                     (unsigned long long)s.value_size,
                      (unsigned long long)need);
         else
             snprintf(line, sizeof(line),

@@ -256,6 +256,127 @@ START_TEST(transport_key)
 }
 END_TEST
 
+/* The limits of a key and a value (job_config.h): a value of 1 MiB and
+ * a key of 64 KiB are taken, one byte more is refused naming the limit,
+ * as a size and as the fields' sum. */
+START_TEST(key_and_value_limits)
+{
+    static const struct {
+        const char *table;   /* the key and value of table "t" */
+        const char *problem; /* NULL: accepted */
+    } cases[] = {
+        {"\"key\":{\"key_size\":65536},\"value\":{\"value_size\":1048576}",
+         NULL},
+        {"\"key\":{\"fields\":[{\"name\":\"k\",\"type\":\"bytes[65536]\"}]},"
+         "\"value\":{\"fields\":[{\"name\":\"v\",\"type\":"
+         "\"bytes[1048576]\"}]}",
+         NULL},
+        {"\"key\":{\"key_size\":8},\"value\":{\"value_size\":1048577}",
+         "job.json: tables.t.value.value_size: 1048577 is more than the "
+         "largest value, 1048576 bytes\n"},
+        {"\"key\":{\"key_size\":65537},\"value\":{\"value_size\":8}",
+         "job.json: tables.t.key.key_size: 65537 is more than the largest "
+         "key, 65536 bytes\n"},
+        /* a value's limit is not a key's */
+        {"\"key\":{\"key_size\":1048576},\"value\":{\"value_size\":8}",
+         "job.json: tables.t.key.key_size: 1048576 is more than the largest "
+         "key, 65536 bytes\n"},
+        {"\"key\":{\"fields\":[{\"name\":\"a\",\"type\":\"bytes[65536]\"},"
+         "{\"name\":\"b\",\"type\":\"int64\"}]},\"value\":{\"value_size\":8}",
+         "job.json: tables.t.key: the fields take 65544 bytes, more than the "
+         "largest key, 65536 bytes\n"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[512];
+        struct kvshm_config *cfg = NULL;
+        struct kvshm_diag diag;
+        int rc;
+
+        snprintf(text, sizeof(text), "{\"version\":1,\"tables\":{\"t\":{%s}}}",
+                 cases[i].table);
+        rc = kvshm_config_parse(text, strlen(text), "job.json", &cfg, &diag);
+        if (!cases[i].problem) {
+            ck_assert_msg(rc == MPIKVS_OK, "%s refused: %s", text,
+                          diag.text ? diag.text : "");
+            ck_assert_uint_eq(cfg->tables[0].key.size, KVSHM_KEY_SIZE_MAX);
+            ck_assert_uint_eq(cfg->tables[0].value.size,
+                              KVSHM_VALUE_SIZE_MAX);
+            kvshm_config_free(cfg);
+            continue;
+        }
+        ck_assert_msg(rc == MPIKVS_ERR_INVAL && !cfg, "%s accepted", text);
+        ck_assert_msg(diag.text && strcmp(diag.text, cases[i].problem) == 0,
+                      "%s: expected\n%sgot\n%s", text, cases[i].problem,
+                      diag.text ? diag.text : "(nothing)\n");
+        kvshm_diag_free(&diag);
+    }
+    ck_assert_uint_eq(KVSHM_VALUE_SIZE_MAX, 1048576);
+    ck_assert_uint_eq(KVSHM_KEY_SIZE_MAX, 65536);
+}
+END_TEST
+
+/* far_read: auto (the default), bucket or slot; the dump writes it and
+ * parses back to the same; a wrong word names the choices. */
+START_TEST(far_read_key)
+{
+    struct kvshm_config *cfg = parse_ok(
+        "{\"version\":1,\"tables\":{"
+        "\"b\":{\"far_read\":\"bucket\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
+        "\"s\":{\"far_read\":\"slot\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":1048576}},"
+        "\"a\":{\"far_read\":\"auto\",\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
+        "\"d\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8}}}}");
+    enum kvshm_far_read fr = KVSHM_FAR_READ_SLOT;
+    struct kvshm_config *again, *bad = (void *)1;
+    struct kvshm_diag diag;
+    char list[64], *dump;
+    const char *wrong = "{\"version\":1,\"tables\":{\"t\":{"
+                        "\"far_read\":\"Slot\",\"key\":{\"key_size\":8},"
+                        "\"value\":{\"value_size\":8}}}}";
+
+    ck_assert(kvshm_config_table(cfg, "b")->far_read == KVSHM_FAR_READ_BUCKET);
+    ck_assert(kvshm_config_table(cfg, "s")->far_read == KVSHM_FAR_READ_SLOT);
+    ck_assert(kvshm_config_table(cfg, "a")->far_read == KVSHM_FAR_READ_AUTO);
+    ck_assert(kvshm_config_table(cfg, "d")->far_read == KVSHM_FAR_READ_AUTO);
+    ck_assert_int_eq(KVSHM_FAR_READ_AUTO, 0);   /* a zeroed config's */
+    dump = kvshm_config_dump(cfg);
+    ck_assert_msg(strstr(dump, "\"far_read\": \"bucket\"") &&
+                      strstr(dump, "\"far_read\": \"slot\"") &&
+                      strstr(dump, "\"far_read\": \"auto\""),
+                  "the dump lacks the far reads:\n%s", dump);
+    again = parse_ok(dump);
+    ck_assert(kvshm_config_table(again, "b")->far_read ==
+              KVSHM_FAR_READ_BUCKET);
+    ck_assert(kvshm_config_table(again, "s")->far_read == KVSHM_FAR_READ_SLOT);
+    ck_assert(kvshm_config_table(again, "d")->far_read == KVSHM_FAR_READ_AUTO);
+    free(dump);
+    kvshm_config_free(again);
+    kvshm_config_free(cfg);
+
+    ck_assert_int_eq(kvshm_config_parse(wrong, strlen(wrong), "job.json",
+                                        &bad, &diag),
+                     MPIKVS_ERR_INVAL);
+    ck_assert_ptr_null(bad);
+    ck_assert_str_eq(diag.text, "job.json: tables.t.far_read: 'Slot' is not "
+                                "one of: auto, bucket, slot\n");
+    kvshm_diag_free(&diag);
+
+    ck_assert_str_eq(kvshm_far_read_name(KVSHM_FAR_READ_AUTO), "auto");
+    ck_assert_str_eq(kvshm_far_read_name(KVSHM_FAR_READ_BUCKET), "bucket");
+    ck_assert_str_eq(kvshm_far_read_name(KVSHM_FAR_READ_SLOT), "slot");
+    ck_assert_str_eq(kvshm_far_read_name((enum kvshm_far_read)9), "unknown");
+    ck_assert_int_eq(kvshm_far_read_parse("bucket", &fr), MPIKVS_OK);
+    ck_assert(fr == KVSHM_FAR_READ_BUCKET);
+    ck_assert_int_eq(kvshm_far_read_parse("slots", &fr), MPIKVS_ERR_INVAL);
+    ck_assert(fr == KVSHM_FAR_READ_BUCKET);   /* untouched when refused */
+    ck_assert_str_eq(kvshm_far_read_list(list, sizeof(list)),
+                     "auto, bucket, slot");
+}
+END_TEST
+
 /* A tier's bytes out of its table's, the one rule resolve and the
  * library's own plan (shm/plan.c) share. */
 START_TEST(tier_bytes_of_a_table)
@@ -550,6 +671,8 @@ static Suite *config_suite(void)
     tcase_add_test(tc, dump_parses_back_to_the_same);
     tcase_add_test(tc, defaults_and_wide_doubles);
     tcase_add_test(tc, transport_key);
+    tcase_add_test(tc, key_and_value_limits);
+    tcase_add_test(tc, far_read_key);
     tcase_add_test(tc, tier_bytes_of_a_table);
     tcase_add_test(tc, resolve_shares_and_limits);
     tcase_add_test(tc, resolve_refuses_tables_larger_than_the_node);

@@ -1838,8 +1838,9 @@ START_TEST(test_plan_min_size)
                      "bytes)");
     ck_assert_msg(strstr(diag.text, "plan.json: tables.cache.size: 4.0 KiB "
                                     "cannot hold counters for 64 ranks and "
-                                    "one bucket of 832 bytes: it needs "
-                                    "17216 bytes"),
+                                    "one bucket of 832 bytes (4 slots of "
+                                    "80-byte keys and 104-byte values): it "
+                                    "needs 17216 bytes"),
                   "%s", diag.text);
     ck_assert_ptr_null(plan.tables);
     kvshm_diag_free(&diag);
@@ -1918,8 +1919,8 @@ START_TEST(test_plan_min_size_shares)
     ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_INVAL);
     ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
                      "plan.json: tables.t.size: 1.0 KiB cannot hold counters "
-                     "for 8 ranks and one bucket of 192 bytes: it needs 4288 "
-                     "bytes");
+                     "for 8 ranks and one bucket of 192 bytes (4 slots of "
+                     "8-byte keys and 8-byte values): it needs 4288 bytes");
     kvshm_diag_free(&diag);
     kvshm_config_free(cfg);
 }

@@ -47,7 +47,7 @@ expect check-size-too-small 1 'three-tables.json: tables: the tables need 7.5 Gi
 minimal="$src/etc/examples/minimal.json"
 expect check-size-below-smallest 1 '--size=4K is below the smallest usable size, 17K (17216 bytes): counters for 64 ranks and one bucket in each table, after its tier (buckets of cache: 832 bytes)' -- \
     check --size 4K "$minimal"
-expect check-size-below-smallest-table 1 'minimal.json: tables.cache.size: 4.0 KiB cannot hold counters for 64 ranks and one bucket of 832 bytes: it needs 17216 bytes' -- \
+expect check-size-below-smallest-table 1 'minimal.json: tables.cache.size: 4.0 KiB cannot hold counters for 64 ranks and one bucket of 832 bytes (4 slots of 80-byte keys and 104-byte values): it needs 17216 bytes' -- \
     check --size 4K "$minimal"
 expect check-size-smallest 0 'cache: 16.8 KiB of 17216 per node' -- \
     check --size 17216 "$minimal"
@@ -70,6 +70,22 @@ expect check-ranks-no-size 2 'check: --ranks 8 needs --size' -- \
     check --ranks 8 "$minimal"
 expect check-ranks-zero 2 'check: --ranks 0: give a rank count from 1 to 65536' -- \
     check --size 1G --ranks 0 "$minimal"
+# Large values (up to 1 MiB; keys up to 64 KiB) and far_read.  states'
+# bucket: a 64-byte header and four slots of a 65536-byte key, a
+# 1048576-byte value and an 8-byte checksum, 4456544 bytes, in whole
+# cache lines 4456576; with 64 ranks' counters it needs 16384 more.
+large="$src/tests/config/good/large-values.json"
+expect check-large-values 0 '"value_size": 1048576' -- check "$large"
+expect check-far-read 0 '"far_read": "slot"' -- check "$large"
+expect check-far-read-default 0 '"far_read": "auto"' -- check "$minimal"
+expect check-large-values-size 0 'states: 256.0 MiB of 1G per node' -- \
+    check --size 1G "$large"
+expect check-large-values-too-small 1 'large-values.json: tables.states.size: 4.0 MiB cannot hold counters for 64 ranks and one bucket of 4456576 bytes (4 slots of 65536-byte keys and 1048576-byte values): it needs 4472960 bytes' -- \
+    check --size 16M "$large"
+expect check-value-over-limit 1 'value-size-over-limit.json: tables.t.value.value_size: 1048577 is more than the largest value, 1048576 bytes' -- \
+    check "$src/tests/config/bad/value-size-over-limit.json"
+expect check-bad-far-read 1 "bad-far-read.json: tables.t.far_read: 'slots' is not one of: auto, bucket, slot" -- \
+    check "$src/tests/config/bad/bad-far-read.json"
 expect check-bad 1 "many-problems.json: version: 3 is not supported" -- check "$src/tests/config/bad/many-problems.json"
 expect check-bad-lines 1 "tables.t.key.fields[0].digits: 40 is out of range 1..17" -- \
     check "$src/tests/config/bad/many-problems.json"

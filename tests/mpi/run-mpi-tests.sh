@@ -118,6 +118,7 @@ start=$(date +%s)
 run() {
     np=$1 vnodes=$2 mode=$3 prog=$4
     shift 4
+    args="$*"   # the label's, test_tier's --value-size
     set -- "$bindir/$prog" "$mode" "$@"
     xs="-x OMPI_MCA_btl -x MPIKVS_SHM_DIR"
     unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES UCX_TLS MPIKVS_TRANSPORT \
@@ -166,7 +167,7 @@ run() {
     label="$label osc=$osc"
     [ -n "$ucx_tls" ] && label="$label MPIKVS_UCX_TLS=$ucx_tls"
     [ -n "$ucx_ops" ] && label="$label MPIKVS_UCX_OPS=$ucx_ops"
-    label="$label $prog"
+    label="$label $prog${args:+ $args}"
     if { [ "$tp" = mpi ] || [ "$mode" = coarse-lock ]; } &&
         plain_mpirun_window_starves "$np"; then
         skip=$((skip + 1))
@@ -268,6 +269,22 @@ for vnodes in 1 2; do
         done
     done
 done
+
+# Values of 1 MiB, the largest, through the node tier (test_tier
+# --value-size alone runs its large phase): across 2 virtual nodes over
+# each transport, mapped and over TCP, in the lock-free and a lock mode.
+if echo " $programs " | grep -q ' test_tier '; then
+    for mode in lockfree fine-lock; do
+        echo " $modes " | grep -q " $mode " || continue
+        for tp in mpi ucx; do
+            run 2 2 "$mode" test_tier --value-size 1048576
+        done
+    done
+    tp=ucx
+    ucx_tls=tcp,self
+    run 2 2 lockfree test_tier --value-size 1048576
+    ucx_tls=
+fi
 
 # The ucx transport as across hosts without RDMA: TCP only.  (With
 # shared memory, as above, it maps a node of the same host and needs no

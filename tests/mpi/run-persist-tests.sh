@@ -6,7 +6,8 @@
 # for every entry, into buckets of 8 slots (np 2 on 2 nodes) and in the
 # fine-lock mode, damaged files refused, and the config's persist (the
 # first open finds no file, a cold start; close saves; the next open
-# loads).  The save file goes to a scratch
+# loads); values of 1 MiB, the largest, saved from buckets of 16 slots
+# (more than a round's 7 blocks of them) on 2 nodes and loaded on 3.  The save file goes to a scratch
 # directory, the regions to one of their own, both removed at the end
 # and checked empty of regions; each mpirun has a hard time limit
 # (MPITEST_TIMEOUT, default 120 s).
@@ -59,6 +60,15 @@ run "load into buckets of 8 slots" 2 2 MPITEST_SLOTS=8 -- \
 run "damaged files refused" 2 2 -- refuse "$file" "$tmp" $n
 run "load on 2 nodes, fine-lock" 2 2 MPITEST_MODE=fine-lock \
     MPIKVS_TRANSPORT=mpi -- load "$file" $n 4194304
+
+# 1 MiB values: 24 entries, 24 MiB of file; 64 MiB a node holds 3
+# buckets of 16 slots (16.8 MiB each), or 15 of 4
+large="$tmp/large.kvs"
+run "save 1 MiB values on 2 nodes, 16 slots" 2 2 MPITEST_VALUE_SIZE=1048576 \
+    MPITEST_SLOTS=16 -- save "$large" 24 67108864
+run "load 1 MiB values on 3 nodes" 3 3 MPITEST_VALUE_SIZE=1048576 -- \
+    load "$large" 24 67108864
+rm -f "$large"
 
 cat >"$tmp/persist.json" <<JSON
 {"version": 1, "tables": {"warm": {"key": {"key_size": 32},

@@ -4,8 +4,9 @@
  * counters: test_counters).  run-persist-tests.sh runs its phases as
  * separate jobs:
  *
- *   save FILE N          puts keys 0..N-1, checks foreach_local, saves
- *                        to FILE
+ *   save FILE N [SIZE]   puts keys 0..N-1 into a table of SIZE bytes per
+ *                        node (default 4 MiB), checks foreach_local,
+ *                        saves to FILE
  *   load FILE N SIZE     loads FILE into a table of SIZE bytes per node:
  *                        every key found with its value, or counted as
  *                        not fitting; a second load is refused unless
@@ -14,8 +15,9 @@
  *                        header, foreign) and other value sizes are
  *                        refused and load nothing
  *
- * MPITEST_MODE, if set, is the consistency mode of every open, and
- * MPITEST_SLOTS its slots per bucket.
+ * MPITEST_MODE, if set, is the consistency mode of every open,
+ * MPITEST_SLOTS its slots per bucket and MPITEST_VALUE_SIZE its value
+ * size (default 64; up to 1 MiB, the library's largest).
  *   config N             (MPIKVS_CONFIG with persist) first run: put
  *                        and close (which saves); "config-check N":
  *                        open (which loads) and find them
@@ -33,6 +35,7 @@
 #define TAG   18u
 
 static int rank, size;
+static size_t vsize = VSIZE;   /* MPITEST_VALUE_SIZE */
 
 static void key_of(uint32_t i, unsigned char *k)
 {
@@ -60,23 +63,48 @@ static mpikvs_t *open_table(size_t bytes, size_t vsize)
     return kvs;
 }
 
+static unsigned char *value_buffer(void)
+{
+    unsigned char *v = malloc(vsize);
+
+    if (!v)
+        mt_abort("out of memory for a value");
+    return v;
+}
+
+/* Is v key k's value?  Its version to *ver.  (mt_value_ok checks values
+ * of up to 4 KiB.) */
+static bool value_ok(const unsigned char *k, const void *v, uint64_t *ver)
+{
+    static unsigned char *want;
+    uint64_t version;
+
+    if (!want)
+        want = value_buffer();
+    memcpy(&version, v, 8);
+    mt_make_value(k, KSIZE, version, want, vsize);
+    *ver = version;
+    return memcmp(want, v, vsize) == 0;
+}
+
 static void put_keys(mpikvs_t *kvs, uint32_t n)
 {
-    unsigned char k[KSIZE], v[VSIZE];
+    unsigned char k[KSIZE], *v = value_buffer();
 
     for (uint32_t i = (uint32_t)rank; i < n; i += (uint32_t)size) {
         key_of(i, k);
-        mt_make_value(k, KSIZE, i + 1000u, v, VSIZE);
+        mt_make_value(k, KSIZE, i + 1000u, v, vsize);
         int rc = mpikvs_put(kvs, k, v);
         EXPECT(rc == MPIKVS_OK, "put %u: %s", i, mpikvs_strerror(rc));
     }
     EXPECT(mpikvs_fence(kvs) == MPIKVS_OK, "fence");
+    free(v);
 }
 
 /* Keys of 0..n-1 found with their value: *found; a wrong value fails. */
 static uint64_t find_keys(mpikvs_t *kvs, uint32_t n)
 {
-    unsigned char k[KSIZE], v[VSIZE];
+    unsigned char k[KSIZE], *v = value_buffer();
     uint64_t found = 0, all = 0, ver;
 
     for (uint32_t i = (uint32_t)rank; i < n; i += (uint32_t)size) {
@@ -85,13 +113,14 @@ static uint64_t find_keys(mpikvs_t *kvs, uint32_t n)
         EXPECT(rc == MPIKVS_OK || rc == MPIKVS_MISS, "get %u: %s", i,
                mpikvs_strerror(rc));
         if (rc == MPIKVS_OK) {
-            EXPECT(mt_value_ok(k, KSIZE, v, VSIZE, &ver) && ver == i + 1000u,
+            EXPECT(value_ok(k, v, &ver) && ver == i + 1000u,
                    "key %u: wrong value (version %llu)", i,
                    (unsigned long long)ver);
             found++;
         }
     }
     MPI_Allreduce(&found, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    free(v);
     return all;
 }
 
@@ -109,7 +138,7 @@ static int see(const void *key, const void *value, void *arg)
     uint64_t ver;
 
     memcpy(&i, (const unsigned char *)key + 4, 4);
-    if (i >= s->n || !mt_value_ok(key, KSIZE, value, VSIZE, &ver) ||
+    if (i >= s->n || !value_ok(key, value, &ver) ||
         ver != i + 1000u)
         s->bad++;
     else
@@ -155,9 +184,9 @@ static void check_foreach(mpikvs_t *kvs, uint32_t n, uint64_t found)
     free(sum);
 }
 
-static void phase_save(const char *file, uint32_t n)
+static void phase_save(const char *file, uint32_t n, size_t bytes)
 {
-    mpikvs_t *kvs = open_table(4u << 20, VSIZE);
+    mpikvs_t *kvs = open_table(bytes, vsize);
     mpikvs_stats_t st;
     struct stat sb;
     uint64_t found;
@@ -185,15 +214,16 @@ static void phase_save(const char *file, uint32_t n)
                file);
         EXPECT(stat(partial, &sb) != 0 && errno == ENOENT,
                "%s is gone", partial);
-        mt_note("saved %u entries, %lld bytes (transport %s)", n,
-                (long long)sb.st_size, mpikvs_transport(kvs));
+        mt_note("saved %u entries of %zu-byte values, %lld bytes "
+                "(transport %s)", n, vsize, (long long)sb.st_size,
+                mpikvs_transport(kvs));
     }
     EXPECT(mpikvs_close(&kvs) == MPIKVS_OK, "close");
 }
 
 static void phase_load(const char *file, uint32_t n, size_t bytes)
 {
-    mpikvs_t *kvs = open_table(bytes, VSIZE);
+    mpikvs_t *kvs = open_table(bytes, vsize);
     mpikvs_load_report_t r = {0};
     uint64_t found;
     int rc;
@@ -278,7 +308,7 @@ static void phase_refuse(const char *file, const char *dir, uint32_t n)
                  {"header", MPIKVS_ERR_CORRUPT},
                  {"foreign", MPIKVS_ERR_FOREIGN},
                  {"short", MPIKVS_ERR_TRUNCATED}};
-    mpikvs_t *kvs = open_table(1u << 20, VSIZE);
+    mpikvs_t *kvs = open_table(1u << 20, vsize);
     char copy[1100];
     long local = 0;
     int rc;
@@ -305,7 +335,7 @@ static void phase_refuse(const char *file, const char *dir, uint32_t n)
 
     /* other value size */
     mt_phase("other sizes");
-    kvs = open_table(1u << 20, VSIZE * 2);
+    kvs = open_table(1u << 20, vsize == VSIZE ? VSIZE * 2 : vsize / 2);
     rc = mpikvs_load(kvs, file, 0, NULL);
     EXPECT(rc == MPIKVS_ERR_MISMATCH, "other value size: %s",
            mpikvs_strerror(rc));
@@ -317,7 +347,7 @@ static void phase_refuse(const char *file, const char *dir, uint32_t n)
 /* The config's persist: close saves, open loads. */
 static void phase_config(uint32_t n, bool check)
 {
-    mpikvs_t *kvs = open_table(0, VSIZE);
+    mpikvs_t *kvs = open_table(0, vsize);
 
     if (!check) {
         put_keys(kvs, n);
@@ -345,8 +375,14 @@ int main(int argc, char **argv)
     mt_init(argv[0]);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (getenv("MPITEST_VALUE_SIZE"))
+        vsize = (size_t)strtoull(getenv("MPITEST_VALUE_SIZE"), NULL, 10);
+    if (vsize < 8)
+        mt_abort("MPITEST_VALUE_SIZE: 8 bytes at least (the version)");
     if (argc >= 4 && !strcmp(argv[1], "save"))
-        phase_save(argv[2], (uint32_t)atoi(argv[3]));
+        phase_save(argv[2], (uint32_t)atoi(argv[3]),
+                   argc >= 5 ? (size_t)strtoull(argv[4], NULL, 10)
+                             : (size_t)4 << 20);
     else if (argc >= 5 && !strcmp(argv[1], "load"))
         phase_load(argv[2], (uint32_t)atoi(argv[3]),
                    (size_t)strtoull(argv[4], NULL, 10));

@@ -18,8 +18,13 @@
  *            and a rank waits out the stall once per epoch, not per get
  *            (two nodes, two ranks, lockfree mode).
  *
- * Usage: test_tier MODE (lockfree, fine-lock or coarse-lock).  The regions
- * go to a private directory under /dev/shm, removed at the end.
+ *   large:   (--value-size N, alone) the always phase's epochs with a few
+ *            values of N bytes (up to 1 MiB): remote hits published at
+ *            the fence, epoch 2 and get_ref find them whole.
+ *
+ * Usage: test_tier MODE [--value-size N] (MODE lockfree, fine-lock or
+ * coarse-lock).  The regions go to a private directory under /dev/shm,
+ * removed at the end.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -39,6 +44,7 @@
 #define TAG_TIER  0x7431u
 
 static int    rank, size, vnodes;
+static size_t vsize = VS;   /* the tables' values; --value-size */
 static char   shm_dir[128];
 static const char *mode;
 
@@ -62,7 +68,8 @@ static void write_config(char *path, size_t len, const char *table_size,
                 "  \"value\": { \"value_size\": %u },\n"
                 "  \"tier\": { \"enabled\": true, \"size\": \"%s\",\n"
                 "            \"caching\": \"%s\" } } } }\n",
-                table_size, mode, KS, VS, tier_size, caching) < 0 ||
+                table_size, mode, KS, (unsigned)vsize, tier_size,
+                caching) < 0 ||
         fclose(f) != 0)
         mt_abort("cannot write the test config");
 }
@@ -325,6 +332,122 @@ static void test_full(void)
     mpikvs_close(&kvs);
 }
 
+/* ---- large values ---- */
+
+#define LARGE_KEYS 4u   /* per rank */
+
+/* Is value key's value of version want?  (mt_value_ok checks values of
+ * up to 4 KiB.) */
+static bool large_value_ok(const unsigned char *key, const void *value,
+                           uint64_t want, unsigned char *scratch)
+{
+    mt_make_value(key, KS, want, scratch, vsize);
+    return memcmp(scratch, value, vsize) == 0;
+}
+
+/* Every rank's large keys got: *wrong counts the values not whole. */
+static uint64_t large_get_all(mpikvs_t *kvs, unsigned char *value,
+                              unsigned char *scratch, uint64_t *wrong)
+{
+    unsigned char key[KS];
+    uint64_t hits = 0;
+
+    for (int r = 0; r < size; r++)
+        for (uint32_t i = 0; i < LARGE_KEYS; i++) {
+            mt_make_key(TAG_TIER + 1, (uint32_t)r, i, key, KS);
+            int rc = mpikvs_get(kvs, key, value);
+            EXPECT(rc == MPIKVS_OK, "large: get: %d (%s): %s", rc,
+                   mpikvs_strerror(rc), mpikvs_last_error(kvs));
+            if (rc != MPIKVS_OK)
+                continue;
+            hits++;
+            if (!large_value_ok(key, value, 1, scratch))
+                ++*wrong;
+        }
+    return hits;
+}
+
+static void test_large(void)
+{
+    const uint64_t all = (uint64_t)size * LARGE_KEYS;
+    unsigned char key[KS], *value = malloc(vsize), *scratch = malloc(vsize);
+    uint64_t wrong = 0, hits, remote, refs = 0, bad_refs = 0;
+    mpikvs_stats_t a, b, c;
+    mpikvs_t *kvs;
+
+    if (!value || !scratch)
+        mt_abort("out of memory for two values");
+    mt_phase("large: open, put, fence");
+    /* 64 MiB a node: buckets of 4 slots of 1 MiB take 4 MiB each, the
+     * tier 16 MiB (a dozen entries) */
+    kvs = open_with("64M", "16M", "always");
+    for (int turn = 0; turn < size; turn++) {
+        for (uint32_t i = 0; turn == rank && i < LARGE_KEYS; i++) {
+            mt_make_key(TAG_TIER + 1, (uint32_t)rank, i, key, KS);
+            mt_make_value(key, KS, 1, value, vsize);
+            int rc = mpikvs_put(kvs, key, value);
+            EXPECT(rc == MPIKVS_OK, "large: put: %d (%s): %s", rc,
+                   mpikvs_strerror(rc), mpikvs_last_error(kvs));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    fence(kvs);
+
+    mt_phase("large: epoch 1");
+    stats(kvs, MPIKVS_SCOPE_RANK, &a);
+    hits = large_get_all(kvs, value, scratch, &wrong);
+    stats(kvs, MPIKVS_SCOPE_RANK, &b);
+    remote = b.tier_misses - a.tier_misses;
+    EXPECT(hits == all && wrong == 0,
+           "large: epoch 1: %llu of %llu hits, %llu not whole",
+           (unsigned long long)hits, (unsigned long long)all,
+           (unsigned long long)wrong);
+    EXPECT(vnodes < 2 || remote > 0, "large: no key of another node");
+
+    mt_phase("large: fence publishes; epoch 2");
+    fence(kvs);
+    hits = large_get_all(kvs, value, scratch, &wrong);
+    stats(kvs, MPIKVS_SCOPE_RANK, &c);
+    EXPECT(hits == all && wrong == 0,
+           "large: epoch 2: %llu of %llu hits, %llu not whole",
+           (unsigned long long)hits, (unsigned long long)all,
+           (unsigned long long)wrong);
+    EXPECT(c.tier_hits - b.tier_hits == remote &&
+               c.tier_misses == b.tier_misses,
+           "large: epoch 2: %llu tier hits, %llu misses for %llu remote "
+           "keys (published %llu, dropped %llu)",
+           (unsigned long long)(c.tier_hits - b.tier_hits),
+           (unsigned long long)(c.tier_misses - b.tier_misses),
+           (unsigned long long)remote,
+           (unsigned long long)c.tier_published,
+           (unsigned long long)c.tier_dropped);
+    EXPECT(T_lockmode() || c.remote == b.remote,
+           "large: epoch 2 still made %llu remote gets",
+           (unsigned long long)(c.remote - b.remote));
+
+    mt_phase("large: get_ref");
+    for (int r = 0; r < size; r++)
+        for (uint32_t i = 0; i < LARGE_KEYS; i++) {
+            const void *ref = NULL;
+            mt_make_key(TAG_TIER + 1, (uint32_t)r, i, key, KS);
+            if (mpikvs_get_ref(kvs, key, &ref) != MPIKVS_OK)
+                continue;
+            refs++;
+            if (!ref || !large_value_ok(key, ref, 1, scratch))
+                bad_refs++;
+        }
+    EXPECT(refs == remote && bad_refs == 0,
+           "large: get_ref found %llu of %llu tier keys, %llu not whole",
+           (unsigned long long)refs, (unsigned long long)remote,
+           (unsigned long long)bad_refs);
+    if (rank == 0)
+        mt_note("large: %zu-byte values: %llu remote keys published and "
+                "found in the tier", vsize, (unsigned long long)remote);
+    mpikvs_close(&kvs);
+    free(value);
+    free(scratch);
+}
+
 /* ---- a reader thread during publications ---- */
 
 struct reader {
@@ -584,6 +707,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     mode = argc > 1 ? argv[1] : "lockfree";
+    if (argc > 3 && !strcmp(argv[2], "--value-size"))
+        vsize = (size_t)strtoull(argv[3], NULL, 10);
+    else if (argc > 2)
+        mt_abort("usage: test_tier MODE [--value-size N]");
+    if (vsize < 8)
+        mt_abort("--value-size: 8 bytes at least (the version)");
     vnodes = vn ? atoi(vn) : 1;
     if (provided < MPI_THREAD_FUNNELED)
         mt_abort("MPI does not give MPI_THREAD_FUNNELED");
@@ -597,6 +726,10 @@ int main(int argc, char **argv)
     MPI_Bcast(shm_dir, sizeof(shm_dir), MPI_CHAR, 0, MPI_COMM_WORLD);
     setenv("MPIKVS_SHM_DIR", shm_dir, 1);
 
+    if (vsize != VS) {   /* large values, alone */
+        test_large();
+        goto done;
+    }
     test_always();
     test_user();
     test_full();
@@ -611,6 +744,7 @@ int main(int argc, char **argv)
             test_stalled();
     }
 
+done:
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         DIR *d = opendir(shm_dir);

@@ -88,6 +88,11 @@ printf '{ "version": 1,\n  "tables": { "t": { "key": { "size": 16 }, }\n}\n' \
     >"$work/bad-syntax.json"
 printf '{ "version": 1, "tables": { "t": { "size": "64M",\n  "key": { "key_size": 16 }, "value": { "value_size": 32 } } } }\n' \
     >"$work/big.json"
+# values of 1 MiB, the largest, and one byte more
+printf '{ "version": 1, "tables": { "spectra": { "key": { "key_size": 16 },\n  "value": { "value_size": 1048576 }, "far_read": "slot" } } }\n' \
+    >"$work/large.json"
+printf '{ "version": 1, "tables": { "t": { "key": { "key_size": 16 },\n  "value": { "value_size": 1048577 } } } }\n' \
+    >"$work/value-over.json"
 cp "$work/chem.json" "$work/unreadable.json"
 # a table whose job-scope tags ("s3-data") read as step 3's
 for name in s3 s3-x; do
@@ -404,6 +409,14 @@ reject "--dht-config with a JSON syntax error" \
 reject "--dht-config whose tables do not fit" \
     "--dht-config=$work/big.json: tables: the tables need 64.0 MiB, more than the 32.0 MiB" \
     --dht-size=32M --dht-config="$work/big.json"
+reject "--dht-config with a value over 1 MiB" \
+    "--dht-config=$work/value-over.json: tables.t.value.value_size: 1048577 is more than the largest value, 1048576 bytes" \
+    --dht-config="$work/value-over.json"
+# a bucket of 4 slots of 1 MiB values does not fit 2 MiB: the refusal
+# names its sizes
+reject "--dht-size too small for one bucket of 1 MiB values" \
+    "--dht-config=$work/large.json: tables.spectra.size: 2.0 MiB cannot hold counters for 64 ranks and one bucket of 4194496 bytes (4 slots of 16-byte keys and 1048576-byte values): it needs 4210880 bytes" \
+    --dht-size=2M --dht-config="$work/large.json"
 reject "--dht-scope=node" "--dht-scope=node: give job or step" --dht-scope=node
 # The smallest usable size (one bucket of each table after counters for
 # the site's min_ranks, 64 here), as mpikvs-config check works it out:
