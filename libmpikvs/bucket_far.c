@@ -42,11 +42,11 @@
 
 /* The read path of a table whose slots are slot_size bytes, where the
  * config asks for far_read (auto: by size). */
-bool kvs_far_slot_choose(int far_read, uint64_t slot_size)
+bool kvs_far_slot_choose(enum kvshm_far_read far_read, uint64_t slot_size)
 {
-    if (far_read == KVS_FAR_READ_BUCKET)
+    if (far_read == KVSHM_FAR_READ_BUCKET)
         return false;
-    if (far_read == KVS_FAR_READ_SLOT)
+    if (far_read == KVSHM_FAR_READ_SLOT)
         return true;
     return slot_size >= KVS_FAR_SLOT_MIN;
 }

@@ -62,8 +62,7 @@ int kvs_fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,
  * --value-size: at 4 KiB a slot's two round trips cost no more than
  * the other slots' bytes of one, on the mapped path and over tcp). */
 #define KVS_FAR_SLOT_MIN 4096u
-enum { KVS_FAR_READ_AUTO, KVS_FAR_READ_BUCKET, KVS_FAR_READ_SLOT };
-bool kvs_far_slot_choose(int far_read, uint64_t slot_size);
+bool kvs_far_slot_choose(enum kvshm_far_read far_read, uint64_t slot_size);
 
 /* The slot path's pieces, for a get and for a batch's gets.  A probe
  * (kvs_probe_size bytes) holds a bucket's header, then the key and the

@@ -184,6 +184,11 @@ static void describe(const mpikvs_t *kvs, const mpikvs_info_t *in,
         (unsigned long long)in->bucket_size);
     add(t, "mode: %s\n", in->mode);
     add(t, "transport: %s (%s)\n", in->transport, in->transport_why);
+    add(t, "far read: %s (far_read %s: %llu-byte slots)\n",
+        kvs->far_slot ? "slot" : "bucket",
+        kvshm_far_read_name(kvs->table ? kvs->table->far_read
+                                       : KVSHM_FAR_READ_AUTO),
+        (unsigned long long)kvs->tab.slot_size);
     if (!o->config_from)
         add(t, "config: none\n");
     else if (o->config[0])

@@ -54,21 +54,6 @@ const char *mpikvs_transport(const mpikvs_t *kvs)
 
 /* Every node must have the same buckets, or homes would disagree; then
  * the transport to the other nodes' regions. */
-/* The table's far_read (its config's; auto without one).  TEMPORARY
- * until the config key lands: MPIKVS_FAR_READ=bucket|slot. */
-#include <string.h>
-static int far_read_asked(const mpikvs_t *kvs)
-{
-    const char *e = getenv("MPIKVS_FAR_READ");
-
-    (void)kvs;
-    if (e && strcmp(e, "bucket") == 0)
-        return KVS_FAR_READ_BUCKET;
-    if (e && strcmp(e, "slot") == 0)
-        return KVS_FAR_READ_SLOT;
-    return KVS_FAR_READ_AUTO;
-}
-
 static int open_transport(mpikvs_t *kvs)
 {
     uint64_t mine[2], lo[2], hi[2];
@@ -181,8 +166,9 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     if (rc == MPIKVS_OK) {
         /* the slot path's batches copy probes, not buckets, and write
          * no images */
-        kvs->far_slot = kvs_far_slot_choose(far_read_asked(kvs),
-                                            kvs->tab.slot_size);
+        kvs->far_slot = kvs_far_slot_choose(
+            kvs->table ? kvs->table->far_read : KVSHM_FAR_READ_AUTO,
+            kvs->tab.slot_size);
         kvs->copy_size = kvs->far_slot ? kvs_probe_size(kvs)
                                        : kvs->tab.bucket_size;
         kvs->scratch = malloc(kvs->tab.bucket_size);
