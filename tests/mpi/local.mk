@@ -38,6 +38,7 @@ TESTS += \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
+	tests/mpi/run-large-values-test.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-mpi-mix-test.sh \
 	tests/mpi/run-nodes-test.sh \
@@ -196,6 +197,7 @@ EXTRA_DIST += \
 	tests/mpi/run-fault-tests.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
+	tests/mpi/run-large-values-test.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-mpi-mix-test.sh \
 	tests/mpi/run-mpi-tests.sh \

@@ -198,10 +198,16 @@ static inline uint64_t mt_mix(uint64_t x)
     return x;
 }
 
+/* Word i of the stream seeded by seed (its bytes 8i to 8i+7). */
+static inline uint64_t mt_stream_word(uint64_t seed, size_t i)
+{
+    return mt_mix(seed + 0x9e3779b97f4a7c15ULL * (i + 1));
+}
+
 static inline void mt_stream(uint64_t seed, unsigned char *out, size_t len)
 {
     for (size_t off = 0; off < len; off += 8) {
-        uint64_t w = mt_mix(seed + 0x9e3779b97f4a7c15ULL * (off / 8 + 1));
+        uint64_t w = mt_stream_word(seed, off / 8);
         size_t   n = len - off < 8 ? len - off : 8;
 
         memcpy(out + off, &w, n);
@@ -258,6 +264,34 @@ static inline int mt_value_ok(const void *key, size_t ksize,
     if (version)
         *version = ver;
     return memcmp(want, value, vsize) == 0;
+}
+
+/* Is value a value of key, of any size (a large value is checked in
+ * place, word by word, without a copy)?  Returns vsize when it is, with
+ * its version in *version; else the offset of its first wrong byte, 8 or
+ * more (the first 8 bytes are the version: any version is one).  Each
+ * word depends on the key, the version and its place, so a value of
+ * another key, a mix of two versions or a partial write is caught
+ * wherever in the value it is. */
+static inline size_t mt_value_check(const void *key, size_t ksize,
+                                    const void *value, size_t vsize,
+                                    uint64_t *version)
+{
+    const unsigned char *v = value;
+    uint64_t             ver, seed;
+
+    memcpy(&ver, v, 8);
+    if (version)
+        *version = ver;
+    seed = mt_key_hash(key, ksize) ^ mt_mix(ver);
+    for (size_t off = 8; off < vsize; off += 8) {
+        uint64_t want = mt_stream_word(seed, (off - 8) / 8);
+        size_t   n = vsize - off < 8 ? vsize - off : 8;
+
+        if (memcmp(&want, v + off, n) != 0)
+            return off;
+    }
+    return vsize;
 }
 
 #endif /* MPIKVS_TESTS_MPITEST_H */
