@@ -281,7 +281,13 @@ static int open_table(struct lctx *c)
     unlink(path);
     bad = NULL;
     if (rc != MPIKVS_OK) {
-        const char *more = mpikvs_last_error(NULL);
+        char more[WHY_LEN / 2];
+        const char *last = mpikvs_last_error(NULL);
+        /* a config's diagnostics end their lines: not inside ( ) */
+        size_t n = (size_t)snprintf(more, sizeof more, "%s",
+                                    last ? last : "");
+        while (n && n < sizeof more && more[n - 1] == '\n')
+            more[--n] = '\0';
         snprintf(why, sizeof why, "mpikvs_open (%u-byte keys, %llu-byte "
                                   "values, %llu slots a bucket, far_read "
                                   "%s, %llu bytes per node): %s%s%s%s",
@@ -289,8 +295,7 @@ static int open_table(struct lctx *c)
                  (unsigned long long)c->o->slots,
                  dht_far_read_name[c->o->far_read],
                  (unsigned long long)c->size_per_node, mpikvs_strerror(rc),
-                 more && *more ? " (" : "", more && *more ? more : "",
-                 more && *more ? ")" : "");
+                 *more ? " (" : "", more, *more ? ")" : "");
         bad = why;
     }
     if (agree(c->rank, c->np, bad) == 0) {
