@@ -57,6 +57,7 @@
 #define WARM_GETS     10u        /* untimed, first: endpoints, page tables */
 #define KEYS_MAX      UINT64_C(262144)      /* listed of the target's node */
 #define MEMCPY_BUFFER (UINT64_C(256) << 20)  /* larger than any cache */
+#define MEMCPY_PIECES UINT64_C(262144)      /* copies of a walk, at most */
 #define WAIT_NS       50000L     /* quiet_barrier's sleep between tests */
 #define TAG_PING      3401
 #define TAG_PONG      3402
@@ -518,10 +519,13 @@ static void ping_pong(struct lctx *c, uint64_t rounds, double *us,
 
 /* Rank 0: one walk over MEMCPY_BUFFER, vsize bytes at a time from its
  * pieces in a random order (so that the prefetcher cannot stream ahead
- * of the next copy); the mean of a copy. */
+ * of the next copy); the mean of a copy.  Small sizes copy from the
+ * start of MEMCPY_PIECES pieces spread over the whole buffer. */
 static void time_memcpy(struct lctx *c, struct lres *r)
 {
     uint64_t pieces = MEMCPY_BUFFER / c->vsize;
+    pieces = pieces < MEMCPY_PIECES ? pieces : MEMCPY_PIECES;
+    uint64_t stride = MEMCPY_BUFFER / pieces;
     uint32_t *order = malloc(pieces * sizeof *order);
     unsigned char *dst = malloc(c->vsize);
     uint64_t base = bench_stream_base(c->o->seed, 0, BENCH_STREAM_MIX_OP);
@@ -539,7 +543,7 @@ static void time_memcpy(struct lctx *c, struct lres *r)
     memset(dst, 0, c->vsize);
     uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < pieces; i++) {
-        memcpy(dst, c->memcpy_buf + (uint64_t)order[i] * c->vsize, c->vsize);
+        memcpy(dst, c->memcpy_buf + (uint64_t)order[i] * stride, c->vsize);
         /* the copy is used: it cannot be left out */
         __asm__ __volatile__("" : : "r"(dst) : "memory");
     }
@@ -573,6 +577,10 @@ static void print_header(const struct lctx *c, uint64_t gets)
            "rank puts its pairs (batches), then mpikvs_fence\n",
            KEY_LEN, (unsigned long long)o->slots,
            dht_far_read_name[o->far_read], size);
+    if (c->target < 0) {
+        printf("# get: none: on one node no key has another home\n");
+        return;
+    }
     printf("# get: rank 0 alone, %llu single mpikvs_get of keys homed on "
            "rank %d's node (listed there by mpikvs_foreach_local, in a "
            "random order) after %u untimed, each timed on its own; every "
