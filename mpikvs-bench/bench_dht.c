@@ -40,9 +40,11 @@
 #include <unistd.h>
 
 #include "bench_dht.h"
+#include "bench_dht_large.h"
 #include "bench_dht_tier.h"
 #include "bench_keys.h"
 #include "mpikvs.h"
+#include "job_config.h"
 #include "names.h"
 #include "size.h"
 
@@ -729,6 +731,21 @@ static void dht_usage(FILE *f)
 "  --json           print one JSON document instead of the table\n"
 "  -h, --help       print this and exit\n"
 "\n"
+"With --value-size: large values.  For each size, a table of its own,\n"
+"filled by every rank; then rank 0 alone times single gets of keys of\n"
+"another node while the others wait without spinning, and prints the\n"
+"bytes moved and the copies per get (the library's statistics), a\n"
+"memcpy of the size from cold memory and an MPI ping-pong that moves\n"
+"the size one way, and the get's ratios to them.\n"
+"  --value-size N[,N...]  value sizes, e.g. 1K,16K,64K,1M\n"
+"  --slots S        slots per bucket (default 4)\n"
+"  --far-read R     auto, bucket or slot: the table's far_read (default\n"
+"                   auto: left to the library)\n"
+"  --pairs N        pairs each rank puts (default: a quarter of the slots)\n"
+"  --remote-gets G  timed gets and ping-pong rounds (default 2000)\n"
+"  --size BYTES     bucket memory per node (default 256M, or 16 buckets)\n"
+"  --mode, --seed, --transport  as above\n"
+"\n"
 "With --tier: the node tier.  Every key 1..K is written once, then\n"
 "epochs of zipf gets (skew 0.99 over 1..K) with mpikvs_fence between\n"
 "them; per epoch: remote gets, tier hits, published entries; then the\n"
@@ -758,7 +775,8 @@ static void dht_usage(FILE *f)
 enum { OPT_PAIRS = 256, OPT_OPS, OPT_MODE, OPT_DIST, OPT_BATCH, OPT_SIZE,
        OPT_SEED, OPT_JSON, OPT_TIER, OPT_EPOCHS, OPT_KEYS, OPT_LATENCY,
        OPT_TIER_SIZE, OPT_CONFIG, OPT_TABLE, OPT_TRANSPORT, OPT_WORK_US,
-       OPT_REMOTE_GETS, OPT_ASYNC, OPT_LAST = OPT_ASYNC };
+       OPT_REMOTE_GETS, OPT_ASYNC, OPT_VALUE_SIZE, OPT_SLOTS, OPT_FAR_READ,
+       OPT_LAST = OPT_FAR_READ };
 
 /* Options that mean something in one of the two runs only. */
 static int dht_check_combination(struct dht_opts *o, const bool *given)
@@ -778,6 +796,37 @@ static int dht_check_combination(struct dht_opts *o, const bool *given)
         {OPT_ASYNC, "--async", "its gets are single calls"},
     };
 
+    static const struct { int opt; const char *name; } large_only[] = {
+        {OPT_SLOTS, "--slots"}, {OPT_FAR_READ, "--far-read"},
+    };
+    static const struct { int opt; const char *name, *why; } not_large[] = {
+        {OPT_TIER, "--tier", "it has its own table"},
+        {OPT_OPS, "--ops", "there is no mixed phase"},
+        {OPT_BATCH, "--batch", "the gets are single mpikvs_get calls, so "
+                               "that each can be timed"},
+        {OPT_DIST, "--dist", "the gets read keys of another node"},
+        {OPT_WORK_US, "--work-us", "there is no mixed phase"},
+        {OPT_ASYNC, "--async", "its gets are single calls"},
+        {OPT_JSON, "--json", "it prints lines of names and numbers"},
+    };
+
+    if (o->nvalue_sizes) {
+        for (size_t i = 0; i < sizeof not_large / sizeof not_large[0]; i++)
+            if (given[not_large[i].opt - OPT_PAIRS]) {
+                fprintf(stderr, "%s: %s: %s does not apply with "
+                                "--value-size: %s\n", BENCH_PROG, SUB,
+                        not_large[i].name, not_large[i].why);
+                return -1;
+            }
+    } else {
+        for (size_t i = 0; i < sizeof large_only / sizeof large_only[0]; i++)
+            if (given[large_only[i].opt - OPT_PAIRS]) {
+                fprintf(stderr, "%s: %s: %s applies only with "
+                                "--value-size\n", BENCH_PROG, SUB,
+                        large_only[i].name);
+                return -1;
+            }
+    }
     if (!o->tier) {
         if (o->async && o->batch < 2) {
             fprintf(stderr, "%s: %s: --async starts batches: give --batch "
@@ -840,6 +889,9 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         {"work-us", required_argument, NULL, OPT_WORK_US},
         {"remote-gets", required_argument, NULL, OPT_REMOTE_GETS},
         {"async", no_argument, NULL, OPT_ASYNC},
+        {"value-size", required_argument, NULL, OPT_VALUE_SIZE},
+        {"slots", required_argument, NULL, OPT_SLOTS},
+        {"far-read", required_argument, NULL, OPT_FAR_READ},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -850,7 +902,9 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
     *o = (struct dht_opts){.pairs = 100000, .batch = 1, .seed = 1,
                            .dist = DIST_UNIFORM, .mode = "lockfree",
                            .epochs = 5, .keys = ZIPF_N, .latency = 20000,
-                           .tier_size = "25%", .tier_fraction = 0.25};
+                           .tier_size = "25%", .tier_fraction = 0.25,
+                           .slots = DHT_LARGE_SLOTS,
+                           .far_read = DHT_FAR_AUTO};
     optind = 1;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -958,6 +1012,25 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         case OPT_ASYNC:
             o->async = true;
             break;
+        case OPT_VALUE_SIZE:
+            bad = dht_large_parse_sizes(optarg, o->value_sizes,
+                                        &o->nvalue_sizes);
+            break;
+        case OPT_SLOTS:
+            bad = bench_parse_u64(SUB, "--slots", optarg, 1, KVSHM_SLOTS_MAX,
+                                  &o->slots);
+            break;
+        case OPT_FAR_READ:
+            for (o->far_read = DHT_FAR_SLOT; o->far_read >= 0; o->far_read--)
+                if (!strcmp(optarg, dht_far_read_name[o->far_read]))
+                    break;
+            if (o->far_read < 0) {
+                fprintf(stderr, "%s: %s: invalid value '%s' for --far-read: "
+                                "expected auto, bucket or slot\n",
+                        BENCH_PROG, SUB, optarg);
+                bad = -1;
+            }
+            break;
         case 'h':
             if (speak)
                 dht_usage(stdout);
@@ -974,6 +1047,8 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
         return -1;
     if (!given[OPT_OPS - OPT_PAIRS])
         o->ops = o->tier ? 100000 : o->pairs;
+    o->pairs_given = given[OPT_PAIRS - OPT_PAIRS];
+    o->remote_gets_given = given[OPT_REMOTE_GETS - OPT_PAIRS];
     return 0;
 }
 
@@ -1084,6 +1159,11 @@ int bench_dht_main(int argc, char **argv)
     }
     if (o.tier) {
         status = dht_tier_run(&o, c.rank, c.np);
+        MPI_Finalize();
+        return status;
+    }
+    if (o.nvalue_sizes) {
+        status = dht_large_run(&o, c.rank, c.np);
         MPI_Finalize();
         return status;
     }

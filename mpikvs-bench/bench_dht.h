@@ -18,6 +18,8 @@
 
 enum dht_dist { DIST_UNIFORM, DIST_ZIPF };
 
+#define DHT_LARGE_SIZES 8u    /* sizes of one --value-size list */
+
 struct dht_opts {
     uint64_t    pairs, ops, batch, size, seed;
     bool        size_given, json;
@@ -40,6 +42,13 @@ struct dht_opts {
     bool        async;        /* --async: batches started, the work done
                                * while they are in flight, then waited */
     uint64_t    remote_gets;  /* rank 0's timed remote gets, or 0 */
+    bool        pairs_given, remote_gets_given;
+    /* --value-size: large values, one table per size
+     * (bench_dht_large.h); nvalue_sizes 0 without */
+    uint64_t    value_sizes[DHT_LARGE_SIZES];
+    unsigned    nvalue_sizes;
+    uint64_t    slots;        /* --slots: slots per bucket */
+    int         far_read;     /* --far-read: enum dht_far_read */
 };
 
 /* A failed call on one rank leaves the others in a collective: print the

@@ -10,6 +10,8 @@ mpikvs_bench_mpikvs_bench_SOURCES = \
 	mpikvs-bench/bench_dht.c \
 	mpikvs-bench/bench_dht.h \
 	mpikvs-bench/bench_dht_common.c \
+	mpikvs-bench/bench_dht_large.c \
+	mpikvs-bench/bench_dht_large.h \
 	mpikvs-bench/bench_dht_tier.c \
 	mpikvs-bench/bench_dht_tier.h \
 	mpikvs-bench/bench_keys.c \

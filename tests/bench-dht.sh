@@ -14,6 +14,12 @@
 #     "async", the mixed row has its efficiency, no wrong value;
 #   - without --work-us the table is as before (no efficiency column);
 #   - on one node --remote-gets says there is no remote key;
+#   - --value-size 16K,64K (small table, few gets) on 2 virtual nodes:
+#     the header, and for each size its table, get, memcpy, pingpong and
+#     ratio lines with numbers in every field (moved and copies per get
+#     included: numbers, whatever the library counts), 0 misses, 0 wrong;
+#     --slots and --far-read without --value-size, a bad --far-read and
+#     --value-size with --json are refused with status 2;
 #   - an unknown --transport fails with the library's message; without
 #     UCX, --transport ucx fails with its message; bad values and
 #     --work-us with --tier, --async without --batch are refused with
@@ -135,6 +141,25 @@ if grep -q '^phase .* evictions  *direct  *probes$' "$tmp/plain" &&
 if grep -q '^remote_get: - (one node: no key has another home)$' "$tmp/plain"; then ok; else
     bad "plain: no 'remote_get: - (one node ...)'" "$tmp/plain"; fi
 
+echo "# --value-size 16K,64K: large values, what a get moved and copied"
+out="$tmp/large"
+if run "$out" 2 --value-size 16K,64K --size 64M --remote-gets 50; then ok; else
+    bad "large: exit $?" "$out"; fi
+if grep -q '^# .* dht --value-size: np=2 nodes=2 (virtual) mode=lockfree transport=[a-z]* seed 1$' "$out"; then ok; else
+    bad "large: no '# ... dht --value-size: np=2 nodes=2 (virtual)' header" "$out"; fi
+num='[0-9][0-9]*\(\.[0-9]*\)\{0,1\}'
+for v in 16384 65536; do
+    for want in \
+        "table: value_bytes $v slot_bytes $num slots_per_bucket 4 bucket_bytes $num buckets $num far_read auto pairs $num keys $num" \
+        "get: value_bytes $v gets 50 gets_per_s $num mean_us $num median_us $num p99_us $num moved_per_get $num copies_per_get $num read_path [-a-z]* misses 0 wrong 0" \
+        "memcpy: value_bytes $v copies $num mean_us $num" \
+        "pingpong: value_bytes $v rounds 50 mean_us $num median_us $num p99_us $num" \
+        "ratio: value_bytes $v get/memcpy $num get/pingpong $num"; do
+        if grep -q "^$want\$" "$out"; then ok; else
+            bad "large: no line '$want'" "$out"; fi
+    done
+done
+
 echo "# refused"
 expect "--transport bogus" nonzero \
     "options.transport 'bogus' is not a transport (accepted: auto, mpi, ucx)" \
@@ -153,6 +178,13 @@ expect "--async with --tier" 2 \
     "--async does not apply with --tier" --tier --async
 expect "--remote-gets with --tier" 2 \
     "--remote-gets does not apply with --tier" --tier --remote-gets 5
+expect "--far-read without --value-size" 2 \
+    "--far-read applies only with --value-size" --far-read slot
+expect "--far-read bogus" 2 \
+    "invalid value 'bogus' for --far-read: expected auto, bucket or slot" \
+    --value-size 16K --far-read bogus
+expect "--value-size with --json" 2 \
+    "--json does not apply with --value-size" --value-size 16K --json
 
 left=$(ls -A "$MPIKVS_SHM_DIR")
 if [ -z "$left" ]; then ok; else
