@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "bench_dht.h"
 #include "bench_subcommands.h"
+#include "job_config.h"   /* the key and value limits */
 
 #include <getopt.h>
 #include <mpi.h>
@@ -86,12 +87,14 @@ static int parse(int argc, char **argv, struct opts *o, int rank)
             }
             break;
         case 'k':
-            if (bench_parse_u64(SUB, "--key-size", optarg, 1, 65536,
+            if (bench_parse_u64(SUB, "--key-size", optarg, 1,
+                                KVSHM_KEY_SIZE_MAX,
                                 &o->key_size))
                 return -1;
             break;
         case 'v':
-            if (bench_parse_u64(SUB, "--value-size", optarg, 1, 65536,
+            if (bench_parse_u64(SUB, "--value-size", optarg, 1,
+                                KVSHM_VALUE_SIZE_MAX,
                                 &o->value_size))
                 return -1;
             break;
