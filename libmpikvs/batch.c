@@ -148,9 +148,10 @@ static int read_slots(mpikvs_t *kvs, struct kvs_chunk *c)
                   : rc;
 }
 
-/* What a remote key's copy says (after read_slots on the slot path):
- * SLOT_TORN also where the one slot read was another key's, which the
- * single path looks past. */
+/* What a remote key's copy says (after read_slots on the slot path),
+ * a slot that did not verify counted as a retry: SLOT_TORN also where
+ * the one slot read was another key's, which the single path looks
+ * past. */
 static enum slot_found found_in_copy(mpikvs_t *kvs, struct kvs_chunk *c,
                                      const struct pending *p, void *value)
 {
@@ -162,14 +163,21 @@ static enum slot_found found_in_copy(mpikvs_t *kvs, struct kvs_chunk *c,
         f = kvs_slot_find(&kvs->tab, copy, false, &p->key, value, &torn,
                           &meta);
         kvs_count_bucket_read(kvs, f == SLOT_HIT);
-        return f;
-    }
-    if (p->slot == kvs->tab.slots)
+    } else if (p->slot == kvs->tab.slots) {
         return SLOT_MISS;
-    return kvs_probe_verify(kvs, copy, &p->key, value) ==
-                   KVSHM_SLOT_READ_VERIFIED
-               ? SLOT_HIT
-               : SLOT_TORN;
+    } else {
+        switch (kvs_probe_verify(kvs, copy, &p->key, value)) {
+        case KVSHM_SLOT_READ_VERIFIED:
+            return SLOT_HIT;
+        case KVSHM_SLOT_READ_OTHER:
+            return SLOT_TORN;
+        default:
+            f = SLOT_TORN;
+        }
+    }
+    if (f == SLOT_TORN)
+        KVS_COUNT(&kvs->tab, checksum_retries, 1);
+    return f;
 }
 
 static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
@@ -192,8 +200,8 @@ static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
         }
         f = found_in_copy(kvs, c, p, value);
         if (f == SLOT_TORN) {
-            /* The single path retries, with time for a writer between. */
-            KVS_COUNT(&kvs->tab, checksum_retries, 1);
+            /* The single path retries, with time for a writer between,
+             * and reads past another key's slot of the tag. */
             *status = kvs_get_far(kvs, &p->key, value);
         } else {
             KVS_COUNT(&kvs->tab, remote, 1);
