@@ -59,8 +59,8 @@ static unsigned char *copy_of(const mpikvs_t *kvs,
 static int read_copy(mpikvs_t *kvs, const struct kvs_key *k,
                      unsigned char *copy)
 {
-    return kvs->far_slot ? kvs_read_header(kvs, k, copy)
-                         : kvs_read_bucket(kvs, k, copy);
+    return kvs_route(kvs, k->node)->far_slot ? kvs_read_header(kvs, k, copy)
+                                             : kvs_read_bucket(kvs, k, copy);
 }
 
 /* Always inlined: see kvs_bucket_prefetch. */
@@ -134,7 +134,7 @@ static int read_slots(mpikvs_t *kvs, struct kvs_chunk *c)
     for (size_t j = 0; j < c->nremote && rc == MPIKVS_OK; j++) {
         struct pending *p = &c->remote[j];
         unsigned char *probe = copy_of(kvs, c, p->copy);
-        if (p->shipped)
+        if (p->shipped || !kvs_route(kvs, p->key.node)->far_slot)
             continue;
         KVS_COUNT(&kvs->tab, moved, kvshm_bucket_header_size(kvs->tab.slots));
         p->slot = kvs_probe_next(kvs, probe, &p->key, 0);
@@ -159,7 +159,7 @@ static enum slot_found found_in_copy(mpikvs_t *kvs, struct kvs_chunk *c,
     unsigned char *copy = copy_of(kvs, c, p->copy);
     enum slot_found f;
 
-    if (!kvs->far_slot) {
+    if (!kvs_route(kvs, p->key.node)->far_slot) {
         f = kvs_slot_find(&kvs->tab, copy, false, &p->key, value, &torn,
                           &meta);
         kvs_count_bucket_read(kvs, f == SLOT_HIT);
@@ -184,7 +184,7 @@ static void get_finish(mpikvs_t *kvs, struct kvs_chunk *c)
 {
     int rc = c->rc;
 
-    if (rc == MPIKVS_OK && kvs->far_slot && c->nremote)
+    if (rc == MPIKVS_OK && c->nremote)
         rc = read_slots(kvs, c);
     for (size_t j = 0; j < c->nremote && rc == MPIKVS_OK; j++) {
         const struct pending *p = &c->remote[j];
@@ -252,7 +252,7 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
                                &p[j].key, kvs, 0, 0, false};
         int choice;
         /* the slot path writes no images: a key at a time as well */
-        if (!a.io->cas && !kvs->far_slot) {
+        if (!a.io->cas && !kvs_route(kvs, p[j].key.node)->far_slot) {
             p[np++] = p[j];
             continue;
         }

@@ -24,7 +24,8 @@
  * on the home node invalidates it.  Under a lock, meta is still as read,
  * and one write of the meta word marks the slot invalid.
  *
- * Two read paths (kvs->far_slot, chosen at open: kvs_far_slot_choose).
+ * Two read paths (the route's far_slot, chosen for each node when the
+ * routes are set: kvs_far_slot_choose).
  * Bucket: a get reads the whole bucket, one transfer, into the scratch
  * copy, and copies the value from there.  Slot: it reads the bucket's
  * header, then only the key, value and checksum of a slot of the key's
@@ -38,17 +39,26 @@
 #include <string.h>
 
 #include "bucket_far.h"
+#include "route.h"
 #include "slot.h"
 
-/* The read path of a table whose slots are slot_size bytes, where the
- * config asks for far_read (auto: by size). */
-bool kvs_far_slot_choose(enum kvshm_far_read far_read, uint64_t slot_size)
+/* The read path of a table whose slots are slot_size bytes, to a node
+ * whose region is mapped here or not, where the config asks for far_read
+ * (auto: by size). */
+bool kvs_far_slot_choose(enum kvshm_far_read far_read, uint64_t slot_size,
+                         bool mapped)
 {
     if (far_read == KVSHM_FAR_READ_BUCKET)
         return false;
     if (far_read == KVSHM_FAR_READ_SLOT)
         return true;
-    return slot_size >= KVS_FAR_SLOT_MIN;
+    return slot_size >= (mapped ? KVS_FAR_SLOT_MIN_MAPPED
+                                : KVS_FAR_SLOT_MIN_NETWORK);
+}
+
+static bool slot_path(const mpikvs_t *kvs, uint32_t node)
+{
+    return kvs_route(kvs, node)->far_slot;
 }
 
 void kvs_count_bucket_read(mpikvs_t *kvs, bool hit)
@@ -83,7 +93,8 @@ static int fetch_sparse(mpikvs_t *kvs, const struct kvs_key *k,
 static int far_bucket(struct kvs_access *a, unsigned char **b)
 {
     *b = a->kvs->scratch;
-    return a->kvs->far_slot ? fetch_sparse(a->kvs, a->k, a->kvs->scratch)
+    return slot_path(a->kvs, a->k->node)
+               ? fetch_sparse(a->kvs, a->k, a->kvs->scratch)
                             : kvs_fetch_bucket(a->kvs, a->k,
                                                a->kvs->scratch);
 }
@@ -100,7 +111,7 @@ static int far_find(struct kvs_access *a, void *value, uint64_t *torn,
     uint64_t i = 0;
     int rc;
 
-    if (!kvs->far_slot || !value) {
+    if (!slot_path(kvs, k->node) || !value) {
         if ((rc = kvs_fetch_bucket(kvs, k, kvs->scratch)) != MPIKVS_OK)
             return rc;
         enum slot_found f = kvs_slot_find(&kvs->tab, kvs->scratch, false,
@@ -159,7 +170,7 @@ static int far_write(struct kvs_access *a, unsigned char *b, uint64_t i,
     int rc;
 
     (void)b;
-    if (kvs->far_slot) {   /* no image: key, value and checksum as they are */
+    if (slot_path(kvs, k->node)) {   /* no image: key, value and checksum */
         rc = meta ? kvs->tp->write(kvs, k->node,
                                    kvs_meta_disp(kvs, k->bucket, i), meta,
                                    sizeof(*meta))

@@ -56,13 +56,20 @@ int kvs_write_slot(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
 int kvs_fetch_bucket(mpikvs_t *kvs, const struct kvs_key *k,
                      unsigned char *into);
 
-/* The read paths (bucket_far.c says why two).  The config's far_read
- * (job_config.h): bucket, slot, or auto, which reads single slots where
- * a slot is KVS_FAR_SLOT_MIN bytes or more (mpikvs-bench dht
- * --value-size: at 4 KiB a slot's two round trips cost no more than
- * the other slots' bytes of one, on the mapped path and over tcp). */
-#define KVS_FAR_SLOT_MIN 4096u
-bool kvs_far_slot_choose(enum kvshm_far_read far_read, uint64_t slot_size);
+/* The read paths (bucket_far.c says why two), a node's chosen as its
+ * route is set (route.c): the config's far_read (job_config.h), bucket,
+ * slot, or auto, which reads single slots where a slot is this many
+ * bytes or more.  Measured with mpikvs-bench dht --value-size (np 2, two
+ * virtual nodes, mpikvs(7)): where the node's region is mapped, a round
+ * trip is a copy's start, and single slots were as fast at 512-byte
+ * values and faster from 1 KiB on (0.99 against 1.12 us); through the
+ * mpi transport (osc pt2pt over tcp) a round trip costs what a few
+ * hundred KiB do, and the whole bucket was faster up to 256 KiB values
+ * (332 against 488 us), single slots at 1 MiB (676 against 932 us). */
+#define KVS_FAR_SLOT_MIN_MAPPED  (UINT64_C(1) << 10)
+#define KVS_FAR_SLOT_MIN_NETWORK (UINT64_C(512) << 10)
+bool kvs_far_slot_choose(enum kvshm_far_read far_read, uint64_t slot_size,
+                         bool mapped);
 
 /* The slot path's pieces, for a get and for a batch's gets.  A probe
  * (kvs_probe_size bytes) holds a bucket's header, then the key and the

@@ -16,6 +16,8 @@
 #include "errors.h"
 #include "handle.h"
 #include "describe.h"
+#include "route.h"
+#include "transport.h"
 #include "region_name.h"
 
 const char *mpikvs_version(void)
@@ -157,6 +159,26 @@ static void add_bytes(struct text *t, uint64_t b)
         add(t, "%llu bytes", (unsigned long long)b);
 }
 
+/* How the buckets of other nodes read through the transport are read,
+ * those of nodes mapped here and the others ("-": none of them). */
+static void describe_far_read(const mpikvs_t *kvs, struct text *t)
+{
+    const char *path[2] = {"-", "-"};   /* mapped, not */
+
+    for (uint32_t n = 0; n < kvs->nnodes; n++) {
+        const struct kvs_route *r = kvs_route(kvs, n);
+        if (r->kind == KVS_ROUTE_FAR)   /* so a transport is open */
+            path[kvs->tp->mapped && kvs->tp->mapped(kvs, n) ? 0 : 1] =
+                r->far_slot ? "slot" : "bucket";
+    }
+    add(t, "far read: %s to mapped nodes, %s to others (far_read %s, "
+           "%llu-byte slots)\n",
+        path[0], path[1],
+        kvshm_far_read_name(kvs->table ? kvs->table->far_read
+                                       : KVSHM_FAR_READ_AUTO),
+        (unsigned long long)kvs->tab.slot_size);
+}
+
 static void describe(const mpikvs_t *kvs, const mpikvs_info_t *in,
                      struct text *t)
 {
@@ -184,11 +206,7 @@ static void describe(const mpikvs_t *kvs, const mpikvs_info_t *in,
         (unsigned long long)in->bucket_size);
     add(t, "mode: %s\n", in->mode);
     add(t, "transport: %s (%s)\n", in->transport, in->transport_why);
-    add(t, "far read: %s (far_read %s: %llu-byte slots)\n",
-        kvs->far_slot ? "slot" : "bucket",
-        kvshm_far_read_name(kvs->table ? kvs->table->far_read
-                                       : KVSHM_FAR_READ_AUTO),
-        (unsigned long long)kvs->tab.slot_size);
+    describe_far_read(kvs, t);
     if (!o->config_from)
         add(t, "config: none\n");
     else if (o->config[0])

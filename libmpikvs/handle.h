@@ -90,15 +90,13 @@ struct mpikvs {
     uint64_t                  lease;       /* the leader: the lease it holds */
 
     /* scratch for remote buckets and slot images */
-    bool                      far_slot;    /* the slot read path
-                                            * (bucket_far.c), else the
-                                            * bucket's */
     unsigned char            *scratch;     /* one bucket */
     unsigned char            *slot_image;
     uint64_t                  put_sum;     /* a put's checksum in flight
                                             * (the slot path) */
     size_t                    copy_size;   /* a batch's copy of a bucket:
-                                            * whole, or a probe */
+                                            * whole, or a probe where no
+                                            * route reads buckets whole */
     unsigned char            *batch;       /* BATCH_CHUNK copies */
     size_t                    batch_len;
     unsigned char            *batch_images;/* BATCH_CHUNK slot images */

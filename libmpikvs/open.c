@@ -29,6 +29,7 @@
 #include "open_region.h"
 #include "open_resolve.h"
 #include "persist.h"
+#include "route.h"
 #include "stats.h"
 #include "transport.h"
 #include "unlink_names.h"
@@ -70,6 +71,28 @@ static int open_transport(mpikvs_t *kvs)
                         (unsigned long long)lo[0], (unsigned long long)hi[0],
                         (unsigned long long)lo[1], (unsigned long long)hi[1]);
     return kvs_transport_open(kvs);
+}
+
+/* The buffers of remote reads and writes, once the routes say how each
+ * node's buckets are read: a batch copies whole buckets and stages slot
+ * images only where some route reads buckets whole, else the slot
+ * path's probes (bucket_far.h). */
+static int alloc_scratch(mpikvs_t *kvs)
+{
+    bool buckets = kvs_routes_read_buckets(kvs);
+
+    kvs->copy_size = buckets ? kvs->tab.bucket_size : kvs_probe_size(kvs);
+    kvs->scratch = malloc(kvs->tab.bucket_size);
+    kvs->slot_image = malloc(kvs->tab.slot_size);
+    kvs->batch_len = BATCH_CHUNK * kvs->copy_size;
+    kvs->batch = malloc(kvs->batch_len);
+    kvs->batch_images =
+        buckets ? malloc(BATCH_CHUNK * kvs->tab.slot_size) : NULL;
+    if (!kvs->scratch || !kvs->slot_image || !kvs->batch ||
+        (buckets && !kvs->batch_images))
+        return kvs_fail(kvs, -ENOMEM, "out of memory for %llu-byte buckets",
+                        (unsigned long long)kvs->tab.bucket_size);
+    return MPIKVS_OK;
 }
 
 /* Can this thread call MPI?  The library calls MPI in the calling thread
@@ -163,28 +186,10 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         kvs_stats_mark_open(kvs);
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, kvs_locks_open(kvs));
-    if (rc == MPIKVS_OK) {
-        /* the slot path's batches copy probes, not buckets, and write
-         * no images */
-        kvs->far_slot = kvs_far_slot_choose(
-            kvs->table ? kvs->table->far_read : KVSHM_FAR_READ_AUTO,
-            kvs->tab.slot_size);
-        kvs->copy_size = kvs->far_slot ? kvs_probe_size(kvs)
-                                       : kvs->tab.bucket_size;
-        kvs->scratch = malloc(kvs->tab.bucket_size);
-        kvs->slot_image = malloc(kvs->tab.slot_size);
-        kvs->batch_len = BATCH_CHUNK * kvs->copy_size;
-        kvs->batch = malloc(kvs->batch_len);
-        kvs->batch_images = kvs->far_slot
-                                ? NULL
-                                : malloc(BATCH_CHUNK * kvs->tab.slot_size);
-        rc = kvs_agree(kvs, kvs->scratch && kvs->slot_image && kvs->batch &&
-                                (kvs->far_slot || kvs->batch_images)
-                            ? MPIKVS_OK
-                            : kvs_fail(kvs, -ENOMEM, "out of memory"));
-    }
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, open_transport(kvs));
+    if (rc == MPIKVS_OK)
+        rc = kvs_agree(kvs, alloc_scratch(kvs));
     if (rc == MPIKVS_OK) {
         /* every rank holds its regions now; faulting the buckets in
          * waits until the names are gone, which a crash would leave */

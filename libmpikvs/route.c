@@ -36,6 +36,14 @@ bool kvs_routes_may_ship(const mpikvs_t *kvs)
     return kvs->mode == KVSHM_MODE_LOCKFREE;
 }
 
+bool kvs_routes_read_buckets(const mpikvs_t *kvs)
+{
+    for (uint32_t n = 0; n < kvs->nnodes; n++)
+        if (kvs->routes[n].kind == KVS_ROUTE_FAR && !kvs->routes[n].far_slot)
+            return true;
+    return false;
+}
+
 int kvs_routes_set(mpikvs_t *kvs)
 {
     const struct kvs_transport *tp = kvs->tp;
@@ -58,6 +66,9 @@ int kvs_routes_set(mpikvs_t *kvs)
             r->io = !lockfree    ? &kvs_far_locked_io
                     : cpu_atomic ? &kvs_far_claimed_io
                                  : &kvs_far_unclaimed_io;
+            r->far_slot = kvs_far_slot_choose(
+                kvs->table ? kvs->table->far_read : KVSHM_FAR_READ_AUTO,
+                kvs->tab.slot_size, tp->mapped && tp->mapped(kvs, n));
         }
         r->locked = !lockfree;
         r->counters_cpu = n == kvs->node && (cpu_atomic || kvs->nnodes == 1);

@@ -26,6 +26,8 @@ enum kvs_route_kind {
 struct kvs_route {
     enum kvs_route_kind         kind;
     const struct kvs_bucket_io *io;     /* SHARED and FAR: the buckets' */
+    bool                        far_slot; /* FAR: single slots read, not
+                                         * the whole bucket (bucket_far.c) */
     bool                        locked; /* the mode's lock is taken around
                                          * each operation (kvs_locked) */
     bool                        counters_cpu;   /* the node's counter
@@ -45,6 +47,10 @@ bool kvs_routes_may_ship(const mpikvs_t *kvs);
 /* Set kvs->routes[nnodes] from the mode and the transport (kvs->tp;
  * NULL: none, one node, lock-free).  MPIKVS_OK or -ENOMEM. */
 int kvs_routes_set(mpikvs_t *kvs);
+
+/* Whether some node's buckets are read whole (a batch's copies must hold
+ * buckets, not only probes: bucket_far.h). */
+bool kvs_routes_read_buckets(const mpikvs_t *kvs);
 
 /* The route to node, and whether its keys are shipped. */
 static inline const struct kvs_route *kvs_route(const mpikvs_t *kvs,

@@ -53,6 +53,10 @@ struct kvs_transport {
     int (*fetch_add64)(mpikvs_t *kvs, uint32_t node, uint64_t disp,
                        int64_t add, uint64_t *before);
     int (*flush)(mpikvs_t *kvs, uint32_t node);
+    /* Whether node's region is mapped into this process, so that a read
+     * is a copy with no round trip to pay (NULL: none is); the read path
+     * of its buckets follows (route.c). */
+    bool (*mapped)(const mpikvs_t *kvs, uint32_t node);
 
     /* Keys shipped whole to their home node, which applies them itself
      * (NULL where the transport has none).  The node's serving process

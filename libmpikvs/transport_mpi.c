@@ -192,6 +192,7 @@ static const struct kvs_transport mpi_transport = {
     .cas64 = mpi_cas64,
     .fetch_add64 = mpi_fetch_add64,
     .flush = mpi_flush,
+    .mapped = NULL,   /* every node through the window */
     .lock_node = mpi_lock_node,
     .unlock_node = mpi_unlock_node,
     .close = mpi_close,

@@ -759,6 +759,11 @@ static bool ucx_close(mpikvs_t *kvs, bool together)
     return false;
 }
 
+static bool ucx_mapped(const mpikvs_t *kvs, uint32_t node)
+{
+    return ucx_state(kvs)->nodes[node].direct != NULL;
+}
+
 static const struct kvs_transport ucx_transport = {
     .cpu_atomic = true,
     .read = ucx_read,
@@ -766,6 +771,7 @@ static const struct kvs_transport ucx_transport = {
     .cas64 = ucx_cas64,
     .fetch_add64 = ucx_fetch_add64,
     .flush = ucx_flush,
+    .mapped = ucx_mapped,
     .ships = ucx_ships,
     .ship = ucx_ship,
     .post = ucx_ship_post,
