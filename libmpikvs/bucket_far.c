@@ -303,25 +303,37 @@ uint64_t kvs_probe_size(const mpikvs_t *kvs)
            kvshm_align8(kvs->tab.key_size) + KVSHM_SLOT_CHECKSUM_SIZE;
 }
 
+/* Where slot i of k's bucket keeps its three parts, in k's node's region,
+ * and their sizes: key, value, checksum. */
+struct slot_parts {
+    uint64_t disp[3];
+    size_t   len[3];
+};
+
+static struct slot_parts slot_parts(const mpikvs_t *kvs,
+                                    const struct kvs_key *k, uint64_t i)
+{
+    uint64_t slot = kvs_slot_disp(kvs, k->bucket, i);
+
+    return (struct slot_parts){
+        .disp = {slot + KVSHM_SLOT_KV_OFFSET,
+                 slot + kvshm_slot_value_offset(kvs->tab.key_size),
+                 slot + kvshm_slot_checksum_offset(kvs->tab.slot_size)},
+        .len = {kvs->tab.key_size, kvs->tab.value_size,
+                KVSHM_SLOT_CHECKSUM_SIZE}};
+}
+
 int kvs_read_slot_parts(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
                         unsigned char *probe, void *value)
 {
-    uint64_t slot = kvs_slot_disp(kvs, k->bucket, i);
-    int rc = kvs->tp->read(kvs, k->node, slot + KVSHM_SLOT_KV_OFFSET,
-                           probe_key(kvs, probe), kvs->tab.key_size);
+    struct slot_parts p = slot_parts(kvs, k, i);
+    void *into[3] = {probe_key(kvs, probe), value, probe_sum(kvs, probe)};
+    int rc = MPIKVS_OK;
 
-    if (rc == MPIKVS_OK)
-        rc = kvs->tp->read(kvs, k->node,
-                           slot + kvshm_slot_value_offset(kvs->tab.key_size),
-                           value, kvs->tab.value_size);
-    if (rc == MPIKVS_OK)
-        rc = kvs->tp->read(kvs, k->node,
-                           slot + kvshm_slot_checksum_offset(
-                                      kvs->tab.slot_size),
-                           probe_sum(kvs, probe), KVSHM_SLOT_CHECKSUM_SIZE);
-    KVS_COUNT(&kvs->tab, moved,
-              kvs->tab.key_size + kvs->tab.value_size +
-                  KVSHM_SLOT_CHECKSUM_SIZE);
+    for (int j = 0; j < 3 && rc == MPIKVS_OK; j++) {
+        rc = kvs->tp->read(kvs, k->node, p.disp[j], into[j], p.len[j]);
+        KVS_COUNT(&kvs->tab, moved, p.len[j]);
+    }
     KVS_COUNT(&kvs->tab, copies, 1);
     return rc;
 }
@@ -344,19 +356,12 @@ enum kvshm_slot_read kvs_probe_verify(mpikvs_t *kvs, unsigned char *probe,
 int kvs_write_slot_parts(mpikvs_t *kvs, const struct kvs_key *k, uint64_t i,
                          const void *value, uint64_t *sum)
 {
-    uint64_t slot = kvs_slot_disp(kvs, k->bucket, i);
-    int rc = kvs->tp->write(kvs, k->node, slot + KVSHM_SLOT_KV_OFFSET,
-                            k->bytes, kvs->tab.key_size);
+    struct slot_parts p = slot_parts(kvs, k, i);
+    const void *from[3] = {k->bytes, value, sum};
+    int rc = MPIKVS_OK;
 
     *sum = kvshm_slot_checksum(value, kvs->tab.value_size, k->seed);
-    if (rc == MPIKVS_OK)
-        rc = kvs->tp->write(kvs, k->node,
-                            slot + kvshm_slot_value_offset(kvs->tab.key_size),
-                            value, kvs->tab.value_size);
-    if (rc == MPIKVS_OK)
-        rc = kvs->tp->write(kvs, k->node,
-                            slot + kvshm_slot_checksum_offset(
-                                       kvs->tab.slot_size),
-                            sum, sizeof(*sum));
+    for (int j = 0; j < 3 && rc == MPIKVS_OK; j++)
+        rc = kvs->tp->write(kvs, k->node, p.disp[j], from[j], p.len[j]);
     return rc;
 }
