@@ -164,7 +164,7 @@ START_TEST(a_damaged_control_block_is_refused)
     } cases[] = {
         {"key_size", offsetof(struct kvshm_data_control, key_size), 0, 8},
         {"value_size", offsetof(struct kvshm_data_control, value_size),
-         1u << 20, 8},
+         KVSHM_VALUE_SIZE_MAX + 1, 8},
         {"slots_per_bucket",
          offsetof(struct kvshm_data_control, slots_per_bucket), 65, 8},
         {"slot_size", offsetof(struct kvshm_data_control, slot_size), 72, 8},
