@@ -74,9 +74,7 @@ void kvs_count_bucket_read(mpikvs_t *kvs, bool hit)
 static int fetch_sparse(mpikvs_t *kvs, const struct kvs_key *k,
                         unsigned char *into)
 {
-    uint64_t header = kvshm_bucket_header_size(kvs->tab.slots);
-    int rc = kvs->tp->read(kvs, k->node, kvs_bucket_disp(kvs, k->bucket),
-                           into, header);
+    int rc = kvs_read_header(kvs, k, into);
 
     if (rc == MPIKVS_OK)
         rc = kvs->tp->flush(kvs, k->node);
@@ -95,8 +93,7 @@ static int far_bucket(struct kvs_access *a, unsigned char **b)
     *b = a->kvs->scratch;
     return slot_path(a->kvs, a->k->node)
                ? fetch_sparse(a->kvs, a->k, a->kvs->scratch)
-                            : kvs_fetch_bucket(a->kvs, a->k,
-                                               a->kvs->scratch);
+               : kvs_fetch_bucket(a->kvs, a->k, a->kvs->scratch);
 }
 
 /* The get's look-up: the whole bucket, or its header and then each slot

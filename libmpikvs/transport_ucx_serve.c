@@ -109,9 +109,7 @@ static ucs_status_t serve_keys(void *arg, const void *header,
         }
         /* a value that is not an answer goes out zeroed: no old heap,
          * and no torn slot's bytes */
-        if (h.kind != KVS_SHIP_PUT &&
-            !(st == MPIKVS_OK && h.kind == KVS_SHIP_GET) &&
-            !(st == SLOT_PRESENT && h.kind == KVS_SHIP_PUT_ABSENT))
+        if (h.kind != KVS_SHIP_PUT && !ucx_ship_answer_has_value(h.kind, st))
             memset(values + i * v->table.value_size, 0,
                    v->table.value_size);
         memcpy(answer + sizeof(h) + i * sizeof(st), &st, sizeof(st));

@@ -279,9 +279,7 @@ static ucs_status_t take_answer(void *arg, const void *header,
         *e->status = st;
         if (st < 0 && !m->refused)
             m->refused = st;
-        if (e->value && ((h.kind == KVS_SHIP_GET && st == MPIKVS_OK) ||
-                         (h.kind == KVS_SHIP_PUT_ABSENT &&
-                          st == SLOT_PRESENT))) {
+        if (e->value && ucx_ship_answer_has_value(h.kind, st)) {
             memcpy(e->value,
                    d + h.count * sizeof(st) + i * kvs->tab.value_size,
                    kvs->tab.value_size);

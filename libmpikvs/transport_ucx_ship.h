@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "bucket.h"
+#include "slot.h"   /* SLOT_PRESENT */
 #include "transport_ucx_state.h"
 
 /* The header of a shipment of keys and of its answer. */
@@ -54,6 +55,15 @@ static inline uint32_t ucx_ship_capacity(const struct kvs_table *t)
     size_t n = UCX_SHIP_BYTES / one;
 
     return n < 1 ? 1 : n > BATCH_CHUNK ? BATCH_CHUNK : (uint32_t)n;
+}
+
+/* Whether a key's answer of status st carries a value: a get's hit, a
+ * put-if-absent's present value.  Any other value in an answer goes
+ * out zeroed and is never read. */
+static inline bool ucx_ship_answer_has_value(uint32_t kind, int32_t st)
+{
+    return (kind == KVS_SHIP_GET && st == MPIKVS_OK) ||
+           (kind == KVS_SHIP_PUT_ABSENT && st == SLOT_PRESENT);
 }
 
 bool ucx_ships(const mpikvs_t *kvs, uint32_t node);
