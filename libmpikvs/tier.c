@@ -91,10 +91,8 @@ static int make_records(mpikvs_t *kvs, uint64_t tier_bytes)
      * and the node's records must fit one MPI_Gatherv */
     if (floor > RECORDS_MIN)
         floor = RECORDS_MIN;
-    if (cap < floor)
+    if (cap < floor)   /* floor >= 3: a record is at most ~1.1 MiB */
         cap = floor;
-    if (cap < 1)
-        cap = 1;
     if (cap > RECORDS_MAX)
         cap = RECORDS_MAX;
     if (cap > gather_cap)

@@ -904,7 +904,7 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
                            .epochs = 5, .keys = ZIPF_N, .latency = 20000,
                            .tier_size = "25%", .tier_fraction = 0.25,
                            .slots = DHT_LARGE_SLOTS,
-                           .far_read = DHT_FAR_AUTO};
+                           .far_read = KVSHM_FAR_READ_AUTO};
     optind = 1;
     opterr = 0;
     while (!bad && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -1021,13 +1021,12 @@ static int dht_options(int argc, char **argv, struct dht_opts *o,
                                   &o->slots);
             break;
         case OPT_FAR_READ:
-            for (o->far_read = DHT_FAR_SLOT; o->far_read >= 0; o->far_read--)
-                if (!strcmp(optarg, dht_far_read_name[o->far_read]))
-                    break;
-            if (o->far_read < 0) {
+            if (kvshm_far_read_parse(optarg, &o->far_read) != MPIKVS_OK) {
+                char names[64];
                 fprintf(stderr, "%s: %s: invalid value '%s' for --far-read: "
-                                "expected auto, bucket or slot\n",
-                        BENCH_PROG, SUB, optarg);
+                                "expected one of %s\n",
+                        BENCH_PROG, SUB, optarg,
+                        kvshm_far_read_list(names, sizeof(names)));
                 bad = -1;
             }
             break;

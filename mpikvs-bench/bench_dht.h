@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "mpikvs.h"
+#include "names.h"   /* enum kvshm_far_read */
 
 #define DHT_SUB "dht"
 
@@ -48,7 +49,8 @@ struct dht_opts {
     uint64_t    value_sizes[DHT_LARGE_SIZES];
     unsigned    nvalue_sizes;
     uint64_t    slots;        /* --slots: slots per bucket */
-    int         far_read;     /* --far-read: enum dht_far_read */
+    enum kvshm_far_read far_read; /* --far-read: the table's far_read
+                                   * (auto: left out of the config) */
 };
 
 /* A failed call on one rank leaves the others in a collective: print the

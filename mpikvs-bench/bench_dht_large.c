@@ -43,6 +43,7 @@
 #include "bench_dht_large.h"
 #include "bench_keys.h"
 #include "data_region.h"
+#include "job_config.h"   /* KVSHM_VALUE_SIZE_MAX */
 #include "mpikvs.h"
 #include "size.h"
 
@@ -64,8 +65,6 @@
 #define TAG_KEYS      3403
 #define TEMP_TABLE    "large"
 #define WHY_LEN       1024u
-
-const char *const dht_far_read_name[3] = {"auto", "bucket", "slot"};
 
 /* One size's run. */
 struct lctx {
@@ -105,7 +104,7 @@ int dht_large_parse_sizes(const char *arg, uint64_t *sizes, unsigned *n)
             fprintf(stderr, "%s: %s: %s\n", BENCH_PROG, SUB, err.text);
             return -1;
         }
-        if (sizes[k] > DHT_LARGE_VALUE_MAX)
+        if (sizes[k] > (uint64_t)KVSHM_VALUE_SIZE_MAX)
             goto bad;
         k++;
     }
@@ -118,7 +117,7 @@ bad:
                     "1 to %u comma-separated sizes from 1 to %llu bytes "
                     "(K, M suffixes: 16K, 1M)\n",
             BENCH_PROG, SUB, arg, DHT_LARGE_SIZES,
-            (unsigned long long)DHT_LARGE_VALUE_MAX);
+            (unsigned long long)(uint64_t)KVSHM_VALUE_SIZE_MAX);
     return -1;
 }
 
@@ -234,9 +233,9 @@ static const char *write_config(const struct lctx *c, char *path,
     }
     /* auto: the key left out, the library's default (and a library
      * without the setting still opens the table) */
-    if (c->o->far_read != DHT_FAR_AUTO)
+    if (c->o->far_read != KVSHM_FAR_READ_AUTO)
         snprintf(far, sizeof far, ",\n  \"far_read\": \"%s\"",
-                 dht_far_read_name[c->o->far_read]);
+                 kvshm_far_read_name(c->o->far_read));
     w = fprintf(f,
                 "{ \"version\": 1, \"tables\": { \"%s\": {\n"
                 "  \"size\": %llu, \"mode\": \"%s\",\n"
@@ -294,7 +293,7 @@ static int open_table(struct lctx *c)
                                   "%s, %llu bytes per node): %s%s%s%s",
                  KEY_LEN, (unsigned long long)c->vsize,
                  (unsigned long long)c->o->slots,
-                 dht_far_read_name[c->o->far_read],
+                 kvshm_far_read_name(c->o->far_read),
                  (unsigned long long)c->size_per_node, mpikvs_strerror(rc),
                  *more ? " (" : "", more, *more ? ")" : "");
         bad = why;
@@ -576,7 +575,7 @@ static void print_header(const struct lctx *c, uint64_t gets)
            "%llu slots a bucket, far_read %s, buckets per node: %s; every "
            "rank puts its pairs (batches), then mpikvs_fence\n",
            KEY_LEN, (unsigned long long)o->slots,
-           dht_far_read_name[o->far_read], size);
+           kvshm_far_read_name(o->far_read), size);
     if (c->target < 0) {
         printf("# get: none: on one node no key has another home\n");
         return;
@@ -624,7 +623,7 @@ static void print_size(const struct lctx *c, const struct lres *r)
            (unsigned long long)c->info.slots_per_bucket,
            (unsigned long long)c->info.bucket_size,
            (unsigned long long)c->info.buckets,
-           dht_far_read_name[c->o->far_read], (unsigned long long)r->pairs,
+           kvshm_far_read_name(c->o->far_read), (unsigned long long)r->pairs,
            (unsigned long long)r->keys);
     if (!r->gets) {
         printf("get: value_bytes %llu - (%s)\n", v,

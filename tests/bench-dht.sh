@@ -181,7 +181,7 @@ expect "--remote-gets with --tier" 2 \
 expect "--far-read without --value-size" 2 \
     "--far-read applies only with --value-size" --far-read slot
 expect "--far-read bogus" 2 \
-    "invalid value 'bogus' for --far-read: expected auto, bucket or slot" \
+    "invalid value 'bogus' for --far-read: expected one of auto, bucket, slot" \
     --value-size 16K --far-read bogus
 expect "--value-size with --json" 2 \
     "--json does not apply with --value-size" --value-size 16K --json
