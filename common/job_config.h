@@ -77,6 +77,16 @@ struct kvshm_table_config {
         enum kvshm_caching caching;
     } tier;
     uint32_t            counters;    /* global counters (mpikvs_counter_add) */
+    double              verify;      /* the fraction of hits returned as
+                                      * MPIKVS_VERIFY, 0..1 (0: none) */
+    struct {                         /* neighbourhoods (mpikvs_get_near) */
+        bool               enabled;
+        uint32_t           members;  /* a neighbourhood keeps, 1..64 */
+        struct kvshm_share size;     /* of the table's size */
+        uint64_t           bytes;    /* resolved; 0 when disabled */
+        struct kvshm_record key;     /* the coarser key: the key's fields
+                                      * with fewer digits (round.h) */
+    } near;
     struct {                         /* "" where not given */
         char load[KVSHM_PERSIST_PATH_MAX];  /* mpikvs_open loads it */
         char save[KVSHM_PERSIST_PATH_MAX];  /* mpikvs_close saves to it */

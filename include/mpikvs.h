@@ -130,6 +130,7 @@ typedef struct mpikvs_options {
     const char *transport;      /* to other nodes: "auto" | "mpi" | "ucx";
                                  * default: $MPIKVS_TRANSPORT, else the
                                  * config's, else "auto" */
+    unsigned    flags;          /* MPIKVS_OPEN_*, or'ed */
     /* Fields are only ever added here, at the end, each with its 0 in
      * MPIKVS_OPTIONS_INIT (ABI). */
 } mpikvs_options_t;
@@ -137,7 +138,13 @@ typedef struct mpikvs_options {
 /* Every field in order, positionally: C and C++ (before C++20 too) take
  * it, and -Wmissing-field-initializers has nothing to say. */
 #define MPIKVS_OPTIONS_INIT                                              \
-    { sizeof(mpikvs_options_t), 0, 0, 0, NULL, NULL, NULL, 0, NULL }
+    { sizeof(mpikvs_options_t), 0, 0, 0, NULL, NULL, NULL, 0, NULL, 0 }
+
+/* flags of mpikvs_options_t.  MPIKVS_OPEN_VERIFY: this program takes
+ * MPIKVS_VERIFY for the table's verify fraction of hits (mpikvs.json(5)
+ * "verify", mpikvs_verify_report(3)); without it no call returns that
+ * code, whatever the table says. */
+#define MPIKVS_OPEN_VERIFY 1u
 
 /* Scopes of mpikvs_stats(): whose statistics, or'ed with since when. */
 enum mpikvs_scope {
@@ -258,6 +265,75 @@ int mpikvs_round_key(mpikvs_t *kvs, const double *in, size_t n, void *key);
  * -ENOMEM (the node's remote hits could not be gathered; the fence is
  * complete all the same). */
 int mpikvs_fence(mpikvs_t *kvs);
+
+/*
+ * Surrogates beyond exact hits (mpikvs(7) "Surrogates").
+ *
+ * mpikvs_forget: remove key (a value the program's own check rejected),
+ * wherever its home is.  Returns MPIKVS_OK (removed), MPIKVS_MISS (not in
+ * the table) or an error as mpikvs_put's.  mpikvs_forget(3).
+ */
+int mpikvs_forget(mpikvs_t *kvs, const void *key);
+
+/*
+ * Sampled accuracy.  With MPIKVS_OPEN_VERIFY and a table whose "verify"
+ * fraction is above 0, that fraction of hits, chosen by the key's hash
+ * (every rank picks the same keys), returns MPIKVS_VERIFY instead of
+ * MPIKVS_OK: the value is given, and the program is asked to compute it
+ * anyway and report the error it measured with mpikvs_verify_report
+ * (error >= 0, finite; the program's own measure).  The job's count, sum,
+ * largest error and a coarse histogram of them are statistics
+ * (MPIKVS_STATISTICS_SURROGATE).  Reporting a key that was not a verify
+ * hit of this handle, or reporting it twice, is MPIKVS_ERR_INVAL.
+ * mpikvs_verify_report(3).
+ */
+int mpikvs_verify_report(mpikvs_t *kvs, const void *key, double error);
+
+/*
+ * mpikvs_clear (collective): every entry of the table, of its node tier
+ * and of its neighbourhoods reads as gone afterwards, in time independent
+ * of the table's size; puts after it work as in a new table.  No batch
+ * of the handle may be in flight (MPIKVS_ERR_INVAL).  Save files made
+ * before it are untouched and load.  mpikvs_clear(3).
+ */
+int mpikvs_clear(mpikvs_t *kvs);
+
+/*
+ * Neighbourhoods (a table's "near" setting, mpikvs.json(5)): every put
+ * of a key also enters it into the neighbourhood of its coarser key,
+ * which keeps the newest "members" of them.  mpikvs_get_near returns up
+ * to near->max members of key's neighbourhood, nearest first: each one's
+ * inputs (the key's double and int64 fields as doubles), its value, its
+ * key (if keys is not NULL) and its distance to key, the Euclidean norm
+ * of the fields' differences each divided by the field's rounding step
+ * in key (mpikvs_get_near(3)).  A member is never torn or mixed: its key,
+ * inputs and value are verified together.  A member may be missing.
+ * Returns MPIKVS_OK with near->found >= 1, MPIKVS_MISS with found 0, or
+ * an error (MPIKVS_ERR_INVAL: max 0, a buffer shorter than max members,
+ * a table without "near"; the errors of mpikvs_get).
+ */
+typedef struct mpikvs_near {
+    size_t  max;          /* in: members wanted, at least 1 */
+    size_t  found;        /* out: members written, nearest first */
+    double *distances;    /* [max] */
+    double *inputs;       /* [max * mpikvs_near_inputs(kvs)] */
+    size_t  inputs_len;   /* doubles inputs holds */
+    void   *values;       /* [max * value_size] */
+    size_t  values_len;   /* bytes values holds */
+    void   *keys;         /* [max * key_size], or NULL */
+    size_t  keys_len;     /* bytes keys holds */
+} mpikvs_near_t;
+
+int mpikvs_get_near(mpikvs_t *kvs, const void *key, mpikvs_near_t *near);
+
+/* n queries at once: keys is n * key_size bytes, near[i] the output of
+ * key i, status[i] MPIKVS_OK or MPIKVS_MISS.  Returns as mpikvs_get_batch. */
+int mpikvs_get_near_batch(mpikvs_t *kvs, size_t n, const void *keys,
+                          mpikvs_near_t *near, int *status);
+
+/* The inputs of a member: how many doubles (the key's double and int64
+ * fields), 0 for a table without "near". */
+size_t mpikvs_near_inputs(const mpikvs_t *kvs);
 
 /*
  * The node tier (a table's "tier" in the config, caching "always" or

@@ -3,9 +3,10 @@
  *
  * A call returns MPIKVS_OK (0), MPIKVS_MISS (1, "not found", not an
  * error), MPIKVS_PRESENT (2, mpikvs_put_if_absent's "already there", not
- * an error), or a negative error code.  Library codes sit in a reserved band,
- * [MPIKVS_ERR_LAST, MPIKVS_ERR_FIRST]; any other negative value is a
- * negated errno (-ENOMEM, -EACCES, ...).  mpikvs_strerror() explains both.
+ * an error), MPIKVS_VERIFY (3, a hit the program asked to be given
+ * for verifying: mpikvs_verify_report), or a negative error code.
+ * Library codes sit in a reserved band, [MPIKVS_ERR_LAST,
+ * MPIKVS_ERR_FIRST]; any other negative value is a negated errno (-ENOMEM, -EACCES, ...).  mpikvs_strerror() explains both.
  */
 #ifndef MPIKVS_ERRORS_H
 #define MPIKVS_ERRORS_H
@@ -26,6 +27,8 @@ extern "C" {
     X(MPIKVS_OK, 0, "success")                                              \
     X(MPIKVS_MISS, 1, "not found")                                          \
     X(MPIKVS_PRESENT, 2, "already present")                                 \
+    X(MPIKVS_VERIFY, 3,                                                     \
+      "a hit to verify: compute the value anyway and report the error")    \
     X(MPIKVS_ERR_INVAL, -30800, "invalid argument")                         \
     X(MPIKVS_ERR_NAME, -30801, "invalid region name")                       \
     X(MPIKVS_ERR_EXISTS, -30802, "region already exists")                   \

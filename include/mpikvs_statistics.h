@@ -69,13 +69,44 @@
       "copies of a value remote lookups made on this rank, the "            \
       "transfer included")
 
+/* Surrogates beyond exact hits (mpikvs(7) "Surrogates"): rejected
+ * values, neighbourhood queries, and the sampled accuracy of hits.
+ * verify_error_sum and verify_error_max hold an IEEE double in their
+ * field's bits (mpikvs_stat_double); the job's and node's sum is the sum
+ * of the ranks' sums, their max the largest.  The histogram counts each
+ * reported error once, in the first of its bins it is below (the last
+ * bin: 1e-3 and above). */
+#define MPIKVS_STATISTICS_SURROGATE(X)                                      \
+    X(forgotten, "forgotten", "keys mpikvs_forget removed")                 \
+    X(near_queries, "near", "neighbourhood queries (mpikvs_get_near)")      \
+    X(near_members, "members", "members neighbourhood queries returned")    \
+    X(verify_hits, "to_verify", "hits returned as MPIKVS_VERIFY")           \
+    X(verify_reports, "reports", "errors mpikvs_verify_report recorded")    \
+    X(verify_error_sum, "err_sum", "their sum (a double's bits)")           \
+    X(verify_error_max, "err_max", "the largest (a double's bits)")         \
+    X(verify_below_1e_12, "<1e-12", "reported errors below 1e-12")          \
+    X(verify_below_1e_9, "<1e-9", "... from 1e-12, below 1e-9")             \
+    X(verify_below_1e_6, "<1e-6", "... from 1e-9, below 1e-6")              \
+    X(verify_below_1e_3, "<1e-3", "... from 1e-6, below 1e-3")              \
+    X(verify_above_1e_3, ">=1e-3", "... of 1e-3 and above")
+
 /* All of them, in the order of mpikvs_stats_t. */
 #define MPIKVS_STATISTICS(X)                                                \
     MPIKVS_STATISTICS_DHT(X) MPIKVS_STATISTICS_TIER(X)                      \
-    MPIKVS_STATISTICS_PERSIST(X) MPIKVS_STATISTICS_TRANSFER(X)
+    MPIKVS_STATISTICS_PERSIST(X) MPIKVS_STATISTICS_TRANSFER(X)              \
+    MPIKVS_STATISTICS_SURROGATE(X)
 
 /* How many there are. */
 #define MPIKVS_STATISTIC_ONE_(name, label, text) +1
 #define MPIKVS_NSTATISTICS (0 MPIKVS_STATISTICS(MPIKVS_STATISTIC_ONE_))
+
+/* A statistic that holds a double (verify_error_sum, verify_error_max)
+ * as that double. */
+static inline double mpikvs_stat_double(unsigned long long bits)
+{
+    union { unsigned long long u; double d; } v;
+    v.u = bits;
+    return v.d;
+}
 
 #endif /* MPIKVS_STATISTICS_H */

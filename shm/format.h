@@ -27,8 +27,10 @@
  * slot's checksum of its value seeded by its key's hash, three lines of
  * counters per rank; 6: a BUSY slot's stamp field holds its claim's
  * owner (a pid, or 0), not a stamp; 7: a rank's stats block names the
- * rank of its latest open in its communicator */
-#define KVSHM_FORMAT_VERSION 7u
+ * rank of its latest open in its communicator; 8: five lines of
+ * counters per rank (the surrogate statistics), the data control block's
+ * generation (mpikvs_clear) */
+#define KVSHM_FORMAT_VERSION 8u
 #define KVSHM_HEADER_SIZE    256u
 #define KVSHM_CACHELINE      64u
 
@@ -309,7 +311,8 @@ struct kvshm_data_control {
      * bucket locks, and the epoch every lock word it takes carries */
     uint64_t lock_lease;        /* KVSHM_LEASE_OWNER() of its leader; 0: free */
     uint32_t lock_epoch;        /* of the latest fine-lock open */
-    uint32_t reserved1;
+    uint32_t generation;        /* mpikvs_clear's: slots of another one
+                                 * are not the table's (key_hash.h) */
     /* lines 2-3: the job's global counters (mpikvs_counter_add(3)):
      * counter i lives in counters[i / nnodes] of node i % nnodes, changed
      * by the transport's atomics, or the CPU's where they are one
@@ -352,15 +355,18 @@ struct kvshm_data_control {
  * open always resolves auto.  Then the rank of that open in the
  * communicator it opened over, plus one (0: no open yet), so that
  * mpikvs-stat can name the MPI rank of a block. */
-#define KVSHM_RANK_STATS_WORDS (3 * KVSHM_CACHELINE / 8)
+#define KVSHM_RANK_STATS_LINES 5u
+#define KVSHM_RANK_STATS_WORDS (KVSHM_RANK_STATS_LINES * KVSHM_CACHELINE / 8)
 struct kvshm_rank_stats {
 #define KVSHM_RANK_COUNTER_(name, label, text) uint64_t name;
     MPIKVS_STATISTICS(KVSHM_RANK_COUNTER_)
 #undef KVSHM_RANK_COUNTER_
     uint64_t transport;
     uint64_t comm_rank;
-#if MPIKVS_NSTATISTICS + 2 < KVSHM_RANK_STATS_WORDS
-    uint64_t pad[KVSHM_RANK_STATS_WORDS - MPIKVS_NSTATISTICS - 2];
+    uint64_t verify_error_max_open;  /* verify_error_max since the latest
+                                      * open (MPIKVS_SINCE_OPEN) */
+#if MPIKVS_NSTATISTICS + 3 < KVSHM_RANK_STATS_WORDS
+    uint64_t pad[KVSHM_RANK_STATS_WORDS - MPIKVS_NSTATISTICS - 3];
 #endif
 };
 
@@ -368,8 +374,9 @@ struct kvshm_rank_stats {
 
 _Static_assert(sizeof(struct kvshm_data_control) == 256,
                "data control block is four cache lines");
-_Static_assert(sizeof(struct kvshm_rank_stats) == 3 * KVSHM_CACHELINE,
-               "a rank's counters fill three cache lines");
+_Static_assert(sizeof(struct kvshm_rank_stats) ==
+                   KVSHM_RANK_STATS_LINES * KVSHM_CACHELINE,
+               "a rank's counters fill whole cache lines");
 _Static_assert(sizeof(struct kvshm_bucket) == 8,
                "a bucket's header starts with its 8-byte lock word");
 
