@@ -131,6 +131,9 @@ typedef struct mpikvs_options {
                                  * default: $MPIKVS_TRANSPORT, else the
                                  * config's, else "auto" */
     unsigned    flags;          /* MPIKVS_OPEN_*, or'ed */
+    double      verify;         /* with MPIKVS_OPEN_VERIFY: the fraction of
+                                 * hits returned as MPIKVS_VERIFY, 0 < f
+                                 * <= 1; default: the table's "verify" */
     /* Fields are only ever added here, at the end, each with its 0 in
      * MPIKVS_OPTIONS_INIT (ABI). */
 } mpikvs_options_t;
@@ -138,7 +141,7 @@ typedef struct mpikvs_options {
 /* Every field in order, positionally: C and C++ (before C++20 too) take
  * it, and -Wmissing-field-initializers has nothing to say. */
 #define MPIKVS_OPTIONS_INIT                                              \
-    { sizeof(mpikvs_options_t), 0, 0, 0, NULL, NULL, NULL, 0, NULL, 0 }
+    { sizeof(mpikvs_options_t), 0, 0, 0, NULL, NULL, NULL, 0, NULL, 0, 0 }
 
 /* flags of mpikvs_options_t.  MPIKVS_OPEN_VERIFY: this program takes
  * MPIKVS_VERIFY for the table's verify fraction of hits (mpikvs.json(5)
