@@ -15,6 +15,7 @@ man_MANS += \
 	man/mpikvs_describe.3 \
 	man/mpikvs_fence.3 \
 	man/mpikvs_foreach_local.3 \
+	man/mpikvs_forget.3 \
 	man/mpikvs_get_ref.3 \
 	man/mpikvs_get.3 \
 	man/mpikvs_get_batch.3 \
@@ -55,6 +56,7 @@ EXTRA_DIST += \
 	man/mpikvs_describe.3.in \
 	man/mpikvs_fence.3.in \
 	man/mpikvs_foreach_local.3.in \
+	man/mpikvs_forget.3.in \
 	man/mpikvs_get_ref.3.in \
 	man/mpikvs_get.3.in \
 	man/mpikvs_get_batch.3.in \
