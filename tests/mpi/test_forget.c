@@ -15,6 +15,13 @@
  *            rank 1 puts other keys into the same buckets: every
  *            forgotten key misses, every other key hits with its value,
  *            and the table, big enough, evicted nothing.
+ *   tier     a table with a node tier (caching user): rank 0 reads
+ *            node 1's keys (remote hits, recorded for the tier) and
+ *            forgets half of them; after the fence's publication the
+ *            forgotten ones miss (their records were dropped), the
+ *            others hit from the tier; a key forgotten after its
+ *            publication is still served by the tier until
+ *            mpikvs_tier_invalidate (mpikvs_forget(3), NOTES).
  *
  * See mpitest.h for the output, mt_table.h for what the table tests
  * share.  Built against the library's headers to know each key's home
@@ -36,6 +43,8 @@
 #define TAG_STAY   43u   /* the race: keys rank 1 puts meanwhile */
 #define NFORGET    64u   /* keys of the forget phase */
 #define NRACE      96u   /* keys of each family of the race */
+#define TAG_TIER   44u   /* the tier phase's keys */
+#define NTIER      32u
 
 /* The node kvs places key (tag, a, b) on (the library's own rule). */
 static uint32_t home(mpikvs_t *kvs, uint32_t tag, uint32_t a, uint64_t b,
@@ -212,6 +221,97 @@ static void race_phase(void)
     close_ok(&kvs, "race: close");
 }
 
+/* A table of a config with a node tier of caching user. */
+static mpikvs_t *open_tier(void)
+{
+    mpikvs_options_t o = MPIKVS_OPTIONS_INIT;
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/forget-tier-%d.json", shm_dir(), T.rank);
+    f = fopen(path, "w");
+    if (!f ||
+        fprintf(f,
+                "{ \"version\": 1, \"tables\": { \"t\": {\n"
+                "  \"size\": \"8M\", \"mode\": \"%s\",\n"
+                "  \"key\": { \"key_size\": %u },\n"
+                "  \"value\": { \"value_size\": %u },\n"
+                "  \"tier\": { \"enabled\": true, \"size\": \"2M\",\n"
+                "            \"caching\": \"user\" } } } }\n",
+                T.mode, KS, VS) < 0 ||
+        fclose(f) != 0)
+        mt_abort("cannot write the tier phase's config");
+    o.config = path;
+    mpikvs_t *kvs = open_ok(&o, "tier: open");
+    unlink(path);
+    if (!kvs)
+        mt_abort("mpikvs_open failed");
+    return kvs;
+}
+
+static void tier_phase(void)
+{
+    mpikvs_t *kvs = open_tier();
+    unsigned char key[KS], val[VS];
+    uint32_t node = kvs->node, far[NTIER], nfar = 0, i = 0;
+    uint64_t tier_hits;
+    mpikvs_stats_t a, b;
+    int rc;
+
+    /* the keys homed on node 1, which rank 0 (node 0) reads remotely */
+    for (uint64_t n = 0; nfar < NTIER; n++)
+        if (home(kvs, TAG_TIER, 0, n, key) == 1)
+            far[nfar++] = (uint32_t)n;
+    if (T.rank == 1)
+        for (i = 0; i < nfar; i++)
+            put_key(kvs, TAG_TIER, far[i], 1, "tier");
+    fence_ok(kvs, "tier: puts");
+
+    mt_phase("tier: remote hits, half forgotten");
+    if (node == 0) {
+        for (i = 0; i < nfar; i++)
+            expect_get(kvs, TAG_TIER, far[i], 1, "tier: remote hit");
+        for (i = 0; i < nfar; i += 2) {
+            mt_make_key(TAG_TIER, 0, far[i], key, KS);
+            rc = mpikvs_forget(kvs, key);
+            EXPECT(rc == MPIKVS_OK, "tier: forget of key %u = %d (%s)",
+                   far[i], rc, mpikvs_strerror(rc));
+        }
+    }
+    fence_ok(kvs, "tier: publication");
+
+    mt_phase("tier: after the publication");
+    stats_ok(kvs, MPIKVS_SCOPE_RANK, &a, "tier");
+    if (node == 0)
+        for (i = 0; i < nfar; i++)
+            expect_get(kvs, TAG_TIER, far[i], i % 2 ? 1 : 0,
+                       "tier: after the publication");
+    stats_ok(kvs, MPIKVS_SCOPE_RANK, &b, "tier");
+    tier_hits = b.tier_hits - a.tier_hits;
+    if (node == 0)
+        EXPECT(tier_hits == nfar / 2, "tier: %llu hits from the tier, want "
+               "the %u keys not forgotten", (unsigned long long)tier_hits,
+               nfar / 2);
+
+    /* forgotten after its publication: the tier serves its copy until
+     * it is invalidated */
+    mt_phase("tier: forgotten after the publication");
+    if (node == 0) {
+        mt_make_key(TAG_TIER, 0, far[1], key, KS);
+        rc = mpikvs_forget(kvs, key);
+        EXPECT(rc == MPIKVS_OK, "tier: forget of published key %u = %d (%s)",
+               far[1], rc, mpikvs_strerror(rc));
+        rc = mpikvs_get(kvs, key, val);
+        EXPECT(rc == MPIKVS_OK, "tier: the tier's copy of a forgotten key: "
+               "get = %d (%s), want its copy", rc, mpikvs_strerror(rc));
+    }
+    EXPECT(mpikvs_tier_invalidate(kvs) == MPIKVS_OK,
+           "tier: mpikvs_tier_invalidate failed");
+    if (node == 0)
+        expect_get(kvs, TAG_TIER, far[1], 0, "tier: after invalidation");
+    close_ok(&kvs, "tier: close");
+}
+
 int main(int argc, char **argv)
 {
     table_test_start(argc, argv);
@@ -224,5 +324,6 @@ int main(int argc, char **argv)
     }
     forget_phase();
     race_phase();
+    tier_phase();
     return table_test_finish();
 }
