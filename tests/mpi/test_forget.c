@@ -15,13 +15,14 @@
  *            rank 1 puts other keys into the same buckets: every
  *            forgotten key misses, every other key hits with its value,
  *            and the table, big enough, evicted nothing.
- *   tier     a table with a node tier (caching user): rank 0 reads
- *            node 1's keys (remote hits, recorded for the tier) and
- *            forgets half of them; after the fence's publication the
- *            forgotten ones miss (their records were dropped), the
- *            others hit from the tier; a key forgotten after its
- *            publication is still served by the tier until
- *            mpikvs_tier_invalidate (mpikvs_forget(3), NOTES).
+ *   tier     a table with a node tier (caching user), its far buckets
+ *            read slot by slot (far_read "slot"): rank 0 reads node
+ *            1's keys (remote hits, recorded for the tier) and forgets
+ *            half of them; after the fence's publication the forgotten
+ *            ones miss (their records were dropped), the others hit
+ *            from the tier; a key forgotten after its publication is
+ *            still served by the tier until mpikvs_tier_invalidate
+ *            (mpikvs_forget(3), The node tier).
  *
  * See mpitest.h for the output, mt_table.h for what the table tests
  * share.  Built against the library's headers to know each key's home
@@ -221,7 +222,10 @@ static void race_phase(void)
     close_ok(&kvs, "race: close");
 }
 
-/* A table of a config with a node tier of caching user. */
+/* A table of a config with a node tier of caching user, whose other
+ * nodes' buckets are read slot by slot (far_read "slot": the forget's
+ * look reads the header and the slots of the key's tag only), where the
+ * other phases read them whole. */
 static mpikvs_t *open_tier(void)
 {
     mpikvs_options_t o = MPIKVS_OPTIONS_INIT;
@@ -234,6 +238,7 @@ static mpikvs_t *open_tier(void)
         fprintf(f,
                 "{ \"version\": 1, \"tables\": { \"t\": {\n"
                 "  \"size\": \"8M\", \"mode\": \"%s\",\n"
+                "  \"far_read\": \"slot\",\n"
                 "  \"key\": { \"key_size\": %u },\n"
                 "  \"value\": { \"value_size\": %u },\n"
                 "  \"tier\": { \"enabled\": true, \"size\": \"2M\",\n"
