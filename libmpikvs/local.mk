@@ -26,6 +26,8 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/errors.c \
 	libmpikvs/errors.h \
 	libmpikvs/fence.c \
+	libmpikvs/forget.c \
+	libmpikvs/forget.h \
 	libmpikvs/handle.h \
 	libmpikvs/key.h \
 	libmpikvs/local.c \

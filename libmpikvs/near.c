@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "close.h"
 #include "errors.h"
 #include "key.h"
 #include "locks.h"

@@ -252,6 +252,26 @@ void kvs_tier_record(mpikvs_t *kvs, const struct kvs_key *k,
            kvs->tab.value_size);
 }
 
+/* The record of k, if this epoch has one, out of the buffer: the last
+ * record takes its place.  The filter keeps k's hash, so that k is not
+ * recorded again before the next fence (a cache may miss a key; it must
+ * not publish a value the program rejected). */
+void kvs_tier_unrecord(mpikvs_t *kvs, const struct kvs_key *k)
+{
+    size_t rs = record_size(kvs);
+
+    for (size_t i = 0; i < kvs->records_count; i++) {
+        unsigned char *rec = kvs->records + i * rs;
+        if (memcmp(rec, &k->hash, sizeof(k->hash)) != 0 ||
+            memcmp(rec + sizeof(k->hash), k->bytes, kvs->tab.key_size) != 0)
+            continue;
+        if (i + 1 < kvs->records_count)
+            memcpy(rec, kvs->records + (kvs->records_count - 1) * rs, rs);
+        kvs->records_count--;
+        return;
+    }
+}
+
 static void forget_records(mpikvs_t *kvs)
 {
     /* the filter holds exactly the keys recorded: none, nothing to clear */

@@ -15,6 +15,7 @@ man_MANS += \
 	man/mpikvs_describe.3 \
 	man/mpikvs_fence.3 \
 	man/mpikvs_foreach_local.3 \
+	man/mpikvs_forget.3 \
 	man/mpikvs_get_ref.3 \
 	man/mpikvs_near_inputs.3 \
 	man/mpikvs_get_near_batch.3 \
@@ -58,6 +59,7 @@ EXTRA_DIST += \
 	man/mpikvs_describe.3.in \
 	man/mpikvs_fence.3.in \
 	man/mpikvs_foreach_local.3.in \
+	man/mpikvs_forget.3.in \
 	man/mpikvs_get_ref.3.in \
 	man/mpikvs_near_inputs.3.in \
 	man/mpikvs_get_near_batch.3.in \

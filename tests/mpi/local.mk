@@ -11,6 +11,7 @@ check_PROGRAMS += \
 	tests/mpi/test_corrupt \
 	tests/mpi/test_counters \
 	tests/mpi/test_errors \
+	tests/mpi/test_forget \
 	tests/mpi/test_describe \
 	tests/mpi/test_fault \
 	tests/mpi/test_getput \
@@ -37,6 +38,7 @@ TESTS += \
 	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \
+	tests/mpi/run-forget-test.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
 	tests/mpi/run-large-values-test.sh \
@@ -115,6 +117,12 @@ tests_mpi_test_near_SOURCES = tests/mpi/test_near.c
 tests_mpi_test_near_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_near_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_near_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lm
+
+# the library's headers too: a key's home node (key.h)
+tests_mpi_test_forget_SOURCES = tests/mpi/test_forget.c
+tests_mpi_test_forget_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_forget_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_forget_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 tests_mpi_test_tier_SOURCES = tests/mpi/test_tier.c
 tests_mpi_test_tier_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -202,6 +210,7 @@ EXTRA_DIST += \
 	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \
+	tests/mpi/run-forget-test.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
 	tests/mpi/run-large-values-test.sh \
