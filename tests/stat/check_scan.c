@@ -94,7 +94,7 @@ static void write_slot(const struct made *m, uint64_t bucket, uint64_t i,
         kv[b] = (unsigned char)(n * 7u + b);
     h = kvshm_key_hash(kv, KEY);
     meta = KVSHM_SLOT_OCCUPIED |
-           ((uint64_t)kvshm_key_tag(h) << KVSHM_SLOT_TAG_SHIFT) |
+           ((uint64_t)kvshm_key_tag(h, 0) << KVSHM_SLOT_TAG_SHIFT) |
            ((uint64_t)(n + 1) << KVSHM_SLOT_STAMP_SHIFT);
     sum = kvshm_slot_checksum(kv + KEY, VALUE,
                               kvshm_slot_checksum_seed(h.low64));
