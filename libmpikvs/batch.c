@@ -289,8 +289,8 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
 
         /* a batch does not wait for a slot the key's node is writing
          * (put_far does); here nothing is claimed anyway */
-        kvs_slot_pick(&kvs->tab, bucket, false, &p[j].key, TAKEOVER_ANY,
-                      &pick);
+        kvs_slot_pick(&kvs->tab, bucket, false, true, &p[j].key,
+                      TAKEOVER_ANY, &pick);
         kvs_slot_image(&kvs->tab, &p[j].key,
                        v + p[j].index * kvs->tab.value_size, image);
         metas[j] = pick.meta;

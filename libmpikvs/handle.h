@@ -77,6 +77,10 @@ struct mpikvs {
 
     /* this node's data region */
     struct kvshm_region      *region;
+    uint32_t                  generation;  /* every node's region's, the
+                                            * same (clear.c): the key
+                                            * records' (key.h); read by
+                                            * the leader's serving thread */
     bool                      created;     /* by us: removed at close */
     char                      shm_dir[KVSHM_DIR_MAX + 1];
     char                      region_name[KVSHM_NAME_MAX + 1];

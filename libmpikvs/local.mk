@@ -16,6 +16,8 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/bucket.h \
 	libmpikvs/bucket_far.c \
 	libmpikvs/bucket_far.h \
+	libmpikvs/clear.c \
+	libmpikvs/clear.h \
 	libmpikvs/close.c \
 	libmpikvs/close.h \
 	libmpikvs/counters.c \

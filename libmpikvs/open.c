@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bucket_far.h"
+#include "clear.h"
 #include "close.h"
 #include "describe.h"
 #include "errors.h"
@@ -197,6 +198,8 @@ static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
         rc = kvs_agree(kvs, kvs_open_region(kvs, &env, node));
     if (rc == MPIKVS_OK)   /* before the next collective: nobody counts */
         kvs_stats_mark_open(kvs);
+    if (rc == MPIKVS_OK)   /* before a key record is made (key.h) */
+        rc = kvs_agree(kvs, kvs_generation_agree(kvs, false));
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, kvs_locks_open(kvs));
     if (rc == MPIKVS_OK)

@@ -359,12 +359,28 @@ int kvs_tier_publish(mpikvs_t *kvs)
     return rc;
 }
 
-int kvs_tier_invalidate(mpikvs_t *kvs)
+void kvs_tier_drop_records(mpikvs_t *kvs)
+{
+    if (kvs->tier)
+        forget_records(kvs);
+}
+
+int kvs_tier_empty(mpikvs_t *kvs)
 {
     mpikvs_error_t err;
+
+    if (kvs->tier && kvs->local_rank == 0 && kvs->tier_writer &&
+        kvshm_tier_clear(kvs->tier, &err) != MPIKVS_OK)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL, "%s", err.text);
+    return MPIKVS_OK;
+}
+
+int kvs_tier_invalidate(mpikvs_t *kvs)
+{
     int rc = MPIKVS_OK;
 
-    /* off: nothing to drop; always: entries are never dropped */
+    /* off: nothing to drop; always: entries are never dropped (but
+     * mpikvs_clear empties every tier) */
     if (kvs->tier && kvs->caching == KVSHM_CACHING_USER) {
         forget_records(kvs);   /* read before the invalidation */
         /* The epoch ends here for every reader of the node before the
@@ -373,9 +389,8 @@ int kvs_tier_invalidate(mpikvs_t *kvs)
         if (mpi_rc != MPI_SUCCESS)
             rc = kvs_mpi_fail(kvs, "MPI_Barrier in mpikvs_tier_invalidate",
                               mpi_rc);
-        else if (kvs->local_rank == 0 && kvs->tier_writer &&
-                 kvshm_tier_clear(kvs->tier, &err) != MPIKVS_OK)
-            rc = kvs_fail(kvs, MPIKVS_ERR_INVAL, "%s", err.text);
+        else
+            rc = kvs_tier_empty(kvs);
     }
     /* Nobody reads the tier of the next epoch before it is clear. */
     int mpi_rc = MPI_Barrier(kvs->comm);

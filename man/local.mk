@@ -8,6 +8,7 @@ man_MANS += \
 	man/mpikvs.3 \
 	man/mpikvs.7 \
 	man/mpikvs.json.5 \
+	man/mpikvs_clear.3 \
 	man/mpikvs_close.3 \
 	man/mpikvs_counter_add.3 \
 	man/mpikvs_counter_cas.3 \
@@ -52,6 +53,7 @@ EXTRA_DIST += \
 	man/mpikvs.3.in \
 	man/mpikvs.7.in \
 	man/mpikvs.json.5.in \
+	man/mpikvs_clear.3.in \
 	man/mpikvs_close.3.in \
 	man/mpikvs_counter_add.3.in \
 	man/mpikvs_counter_cas.3.in \

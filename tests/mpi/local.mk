@@ -8,6 +8,7 @@ check_PROGRAMS += \
 	tests/mpi/test_absent_stopped \
 	tests/mpi/test_areas \
 	tests/mpi/test_batch \
+	tests/mpi/test_clear \
 	tests/mpi/test_corrupt \
 	tests/mpi/test_counters \
 	tests/mpi/test_errors \
@@ -33,6 +34,7 @@ check_PROGRAMS += \
 TESTS += \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-absent-stopped-test.sh \
+	tests/mpi/run-clear-tests.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-counters-test.sh \
 	tests/mpi/run-errors-test.sh \
@@ -194,6 +196,13 @@ tests_mpi_test_killed_writer_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_killed_writer_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
 tests_mpi_test_killed_writer_LDADD = $(LIBMPIKVS_LIBS)
 
+# built from the library's sources: it picks keys by their home bucket
+# and reads the regions' generation
+tests_mpi_test_clear_SOURCES = tests/mpi/test_clear.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_clear_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_clear_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_clear_LDADD = $(LIBMPIKVS_LIBS)
+
 # built from the library's sources: it holds bucket locks itself
 tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -205,6 +214,7 @@ EXTRA_DIST += \
 	tests/mpi/mt_key_home.h \
 	tests/mpi/mt_table.h \
 	tests/mpi/run-absent-stopped-test.sh \
+	tests/mpi/run-clear-tests.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-counters-test.sh \
 	tests/mpi/run-errors-test.sh \
