@@ -120,6 +120,13 @@ struct mpikvs {
     int                      *gather_counts, *gather_displs; /* leader */
 
     unsigned                  ncounters;   /* global counters (counters.c) */
+    /* sampled accuracy (verify.c) */
+    unsigned                  flags;       /* options.flags, MPIKVS_OPEN_* */
+    uint64_t                  verify_below;/* hits whose key's selector is
+                                            * below it: MPIKVS_VERIFY; 0:
+                                            * none */
+    struct kvs_verify_set    *verify_set;  /* outstanding ones, from the
+                                            * first */
     uint64_t                  saves;       /* begun: each save's tag */
 
     unsigned                  close_timeout; /* s mpikvs_close waits */

@@ -33,6 +33,7 @@
 #include "stats.h"
 #include "transport.h"
 #include "unlink_names.h"
+#include "verify.h"
 
 size_t mpikvs_key_size(const mpikvs_t *kvs)
 {
@@ -198,6 +199,7 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         kvs_stats_set_transport(kvs);
         kvs->ncounters = kvs->table ? kvs->table->counters
                                     : KVSHM_COUNTERS_DEFAULT;
+        kvs_verify_open(kvs, options.flags);
     }
     /* the config's warm start: the entries a run before saved */
     if (rc == MPIKVS_OK && kvs->table && kvs->table->persist.load[0])
