@@ -24,6 +24,7 @@
 #include "near.h"
 #include "ops.h"
 #include "slot.h"
+#include "verify.h"
 
 /* Own-node keys whose bucket lines are on their way while one is served:
  * enough to keep the core's outstanding misses busy (each key asks for
@@ -380,6 +381,8 @@ int kvs_chunk_finish(mpikvs_t *kvs, struct kvs_chunk *c)
         put_finish(kvs, c);
     else
         get_finish(kvs, c);
+    if (!c->put && c->rc == MPIKVS_OK)
+        kvs_verify_batch(kvs, c->n, c->keys, c->status);
     return c->rc;
 }
 

@@ -130,6 +130,13 @@ struct mpikvs {
     size_t                    hash_prefix;
 
     unsigned                  ncounters;   /* global counters (counters.c) */
+    /* sampled accuracy (verify.c) */
+    unsigned                  flags;       /* options.flags, MPIKVS_OPEN_* */
+    uint64_t                  verify_below;/* hits whose key's selector is
+                                            * below it: MPIKVS_VERIFY; 0:
+                                            * none */
+    struct kvs_verify_set    *verify_set;  /* outstanding ones, from the
+                                            * first */
     uint64_t                  saves;       /* begun: each save's tag */
 
     unsigned                  close_timeout; /* s mpikvs_close waits */

@@ -72,7 +72,9 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/transport_mpi.c \
 	libmpikvs/transport_mpi.h \
 	libmpikvs/unlink_names.c \
-	libmpikvs/unlink_names.h
+	libmpikvs/unlink_names.h \
+	libmpikvs/verify.c \
+	libmpikvs/verify.h
 # End of libmpikvs_libmpikvs_la_SOURCES
 libmpikvs_libmpikvs_la_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/libmpikvs
 # what the library's sources need, also where a test builds them in

@@ -36,6 +36,7 @@
 #include "stats.h"
 #include "transport.h"
 #include "unlink_names.h"
+#include "verify.h"
 
 size_t mpikvs_key_size(const mpikvs_t *kvs)
 {
@@ -214,6 +215,7 @@ static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
         kvs_stats_set_transport(kvs);
         kvs->ncounters = kvs->table ? kvs->table->counters
                                     : KVSHM_COUNTERS_DEFAULT;
+        kvs_verify_open(kvs, options.flags);
     }
     if (rc == MPIKVS_OK && !parent)   /* before the warm start enters */
         rc = kvs_near_open(kvs);

@@ -38,6 +38,7 @@
 #include "mpi_impl.h"
 #include "node_tier.h"
 #include "tier.h"
+#include "verify.h"
 
 #define RECORDS_MIN 256u
 #define RECORDS_MAX 65536u
@@ -426,5 +427,5 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value)
     rc = tier_outcome(kvs, rc, len);
     if (rc == MPIKVS_OK)
         *value = ref;
-    return rc;
+    return kvs_verify_hit(kvs, &k, rc);
 }

@@ -42,6 +42,7 @@ man_MANS += \
 	man/mpikvs_transport.3 \
 	man/mpikvs_value_size.3 \
 	man/mpikvs_version.3 \
+	man/mpikvs_verify_report.3 \
 	man/mpikvs_wait.3 \
 	man/spank_mpikvs.8
 # End of man_MANS
@@ -87,6 +88,7 @@ EXTRA_DIST += \
 	man/mpikvs_transport.3.in \
 	man/mpikvs_value_size.3.in \
 	man/mpikvs_version.3.in \
+	man/mpikvs_verify_report.3.in \
 	man/mpikvs_wait.3.in \
 	man/spank_mpikvs.8.in
 # End of EXTRA_DIST (man)

@@ -28,7 +28,8 @@ check_PROGRAMS += \
 	tests/mpi/test_populate \
 	tests/mpi/test_progress \
 	tests/mpi/test_thread \
-	tests/mpi/test_killed_writer
+	tests/mpi/test_killed_writer \
+	tests/mpi/test_verify
 # End of check_PROGRAMS (mpi)
 
 TESTS += \
@@ -52,13 +53,19 @@ TESTS += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh
+	tests/mpi/run-thread-test.sh \
+	tests/mpi/run-verify-test.sh
 # End of TESTS (mpi)
 
 tests_mpi_test_absent_stopped_SOURCES = tests/mpi/test_absent_stopped.c
 tests_mpi_test_absent_stopped_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_absent_stopped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_absent_stopped_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+tests_mpi_test_verify_SOURCES = tests/mpi/test_verify.c
+tests_mpi_test_verify_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_verify_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_verify_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lm
 
 tests_mpi_test_describe_SOURCES = tests/mpi/test_describe.c
 tests_mpi_test_describe_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -233,5 +240,6 @@ EXTRA_DIST += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh
+	tests/mpi/run-thread-test.sh \
+	tests/mpi/run-verify-test.sh
 # End of EXTRA_DIST (mpi)
