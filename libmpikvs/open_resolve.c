@@ -56,7 +56,7 @@ int kvs_read_options(mpikvs_t *kvs, const mpikvs_options_t *opt,
                             opt->size, sizeof(*own) + i, sizeof(*own),
                             mpikvs_version());
     memcpy(own, opt, opt->size < sizeof(*own) ? opt->size : sizeof(*own));
-    return kvs_verify_check_flags(kvs, own->flags);
+    return kvs_verify_check_options(kvs, own);
 }
 
 static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
