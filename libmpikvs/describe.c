@@ -15,6 +15,7 @@
 
 #include "errors.h"
 #include "handle.h"
+#include "near.h"
 #include "describe.h"
 #include "route.h"
 #include "transport.h"
@@ -179,6 +180,27 @@ static void describe_far_read(const mpikvs_t *kvs, struct text *t)
         (unsigned long long)kvs->tab.slot_size);
 }
 
+/* The neighbourhoods' table and the verify fraction (mpikvs(7),
+ * "Surrogates"). */
+static void describe_surrogates(const mpikvs_t *kvs, struct text *t)
+{
+    const mpikvs_t *near = kvs_near_table(kvs);
+
+    if (near)
+        add(t, "near: %u members a neighbourhood, %zu-byte coarse keys, "
+               "%llu buckets a node, region %s/%s\n",
+            (unsigned)near->tab.slots, near->hash_prefix,
+            (unsigned long long)near->tab.nbuckets, near->shm_dir,
+            near->region_name);
+    else
+        add(t, "near: off\n");
+    if (kvs->verify_below)
+        add(t, "verify: %.4g of hits (MPIKVS_OPEN_VERIFY)\n",
+            (double)kvs->verify_below / 4294967296.0);
+    else
+        add(t, "verify: off\n");
+}
+
 static void describe(const mpikvs_t *kvs, const mpikvs_info_t *in,
                      struct text *t)
 {
@@ -218,6 +240,7 @@ static void describe(const mpikvs_t *kvs, const mpikvs_info_t *in,
             in->tier_index, in->tier_entries);
     else
         add(t, "tier: off\n");
+    describe_surrogates(kvs, t);
     switch (in->persist) {
     case MPIKVS_PERSIST_LOADED:
         add(t, "persist: loaded %llu of %llu entries from %s\n",

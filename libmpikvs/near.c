@@ -38,6 +38,11 @@ struct kvs_near {
     uint32_t                  *order;
 };
 
+const mpikvs_t *kvs_near_table(const mpikvs_t *kvs)
+{
+    return kvs->near ? kvs->near->table : NULL;
+}
+
 size_t mpikvs_near_inputs(const mpikvs_t *kvs)
 {
     return kvs && kvs->near ? kvs->near->ninputs : 0;

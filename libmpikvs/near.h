@@ -18,6 +18,9 @@
 
 #include "handle.h"
 
+/* The neighbourhoods' own table (mpikvs_describe), or NULL. */
+const mpikvs_t *kvs_near_table(const mpikvs_t *kvs);
+
 /* Open the neighbourhoods of kvs's table, if it has "near" (collective,
  * at the end of mpikvs_open).  MPIKVS_OK or an error in kvs. */
 int kvs_near_open(mpikvs_t *kvs);

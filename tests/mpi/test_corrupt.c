@@ -143,7 +143,7 @@ static const struct {
     {"stats_offset", damage_stats_offset, 0, false,
      "counters over the header"},
     {"max_ranks", damage_max_ranks, UINT64_C(1) << 58, true,
-     "ranks * 192 bytes wrap to 0"},
+     "ranks * 320 bytes wrap to 0"},
     {"slot_size", damage_slot_size, 8, true, "not the shape's"},
     {"bucket_size", damage_bucket_size, 192, true, "not the shape's"},
     {"key_size", damage_key_size, UINT64_C(1) << 63, true,

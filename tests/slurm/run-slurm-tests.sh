@@ -421,7 +421,7 @@ reject "--dht-config with a value over 1 MiB" \
 # a bucket of 4 slots of 1 MiB values does not fit 2 MiB: the refusal
 # names its sizes
 reject "--dht-size too small for one bucket of 1 MiB values" \
-    "--dht-config=$work/large.json: tables.spectra.size: 2.0 MiB cannot hold counters for 64 ranks and one bucket of 4194496 bytes (4 slots of 16-byte keys and 1048576-byte values): it needs 4210880 bytes" \
+    "--dht-config=$work/large.json: tables.spectra.size: 2.0 MiB cannot hold counters for 64 ranks and one bucket of 4194496 bytes (4 slots of 16-byte keys and 1048576-byte values): it needs 4219072 bytes" \
     --dht-size=2M --dht-config="$work/large.json"
 reject "--dht-scope=node" "--dht-scope=node: give job or step" --dht-scope=node
 # The smallest usable size (one bucket of each table after counters for
