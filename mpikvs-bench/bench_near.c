@@ -714,7 +714,7 @@ static void print_header(const struct nctx *c)
            c->info.virtual_nodes ? " (virtual)" : "", c->info.mode,
            mpikvs_transport(c->kvs), (unsigned long long)o->seed);
     printf("# table: %llu double fields of %llu digits (%zu-byte keys), "
-           "%zu-byte values, %llu bytes per node, %llu buckets per node; "
+           "%zu-byte values, a region of %llu bytes and %llu buckets a node; "
            "near: coarser %llu (%llu digits), members %llu\n",
            (unsigned long long)o->fields, (unsigned long long)o->digits,
            c->ksize, c->vsize, (unsigned long long)c->info.region_size,
