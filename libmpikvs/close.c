@@ -14,8 +14,10 @@
 #include "handle.h"
 #include "locks.h"
 #include "mpi_impl.h"
+#include "near.h"
 #include "node_tier.h"
 #include "transport.h"
+#include "verify.h"
 /* A barrier over the handle's ranks that gives up after
  * MPIKVS_CLOSE_TIMEOUT (of this rank's looking: clock.h): no rank
  * waits forever for one that died or does not call mpikvs_close.  One
@@ -73,6 +75,8 @@ static int all_at_close(mpikvs_t *kvs)
 int kvs_teardown(mpikvs_t *kvs, bool report, bool stalled)
 {
     int rc = stalled ? MPIKVS_ERR_STALLED : MPIKVS_OK;
+    /* the neighbourhoods' table first: its close is collective too */
+    int near = kvs_near_close(kvs, stalled);
     bool together = !stalled, exposed;
 
     if (kvs->tp && kvs->tp->release)
@@ -102,6 +106,7 @@ int kvs_teardown(mpikvs_t *kvs, bool report, bool stalled)
     free(kvs->slot_image);
     free(kvs->batch);
     free(kvs->batch_images);
+    kvs_verify_close(kvs);
     /* the communicators too stay allocated after a timeout: the posted
      * barrier refers to them */
     if (together && kvs->node_comm != MPI_COMM_NULL)
@@ -110,6 +115,9 @@ int kvs_teardown(mpikvs_t *kvs, bool report, bool stalled)
         MPI_Comm_free(&kvs->leaders_comm);
     if (together && kvs->comm != MPI_COMM_NULL)
         MPI_Comm_free(&kvs->comm);
+    if (rc == MPIKVS_OK && near != MPIKVS_OK)
+        rc = kvs_fail(kvs, near, "closing the neighbourhoods: %s",
+                      mpikvs_last_error(NULL));
     if (rc != MPIKVS_OK && report)
         kvs_fail(NULL, rc, "%s", kvs->err.text);
     free(kvs);

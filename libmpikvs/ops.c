@@ -22,9 +22,11 @@
 #include <string.h>
 
 #include "errors.h"
+#include "near.h"
 #include "node_tier.h"
 #include "ops.h"
 #include "slot.h"
+#include "verify.h"
 
 static void count_get(mpikvs_t *kvs, int rc)
 {
@@ -198,12 +200,13 @@ int mpikvs_get(mpikvs_t *kvs, const void *key, void *value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_get: key and value must not be NULL");
     kvs_key_make(kvs, key, &k);
-    return kvs_get(kvs, &k, value);
+    return kvs_verify_hit(kvs, &k, kvs_get(kvs, &k, value));
 }
 
 int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value)
 {
     struct kvs_key k;
+    int rc;
 
     if (!kvs)
         return kvs_no_handle("mpikvs_put");
@@ -211,5 +214,6 @@ int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_put: key and value must not be NULL");
     kvs_key_make(kvs, key, &k);
-    return kvs_put(kvs, &k, value);
+    rc = kvs_put(kvs, &k, value);
+    return rc == MPIKVS_OK ? kvs_near_enter(kvs, key, value) : rc;
 }
