@@ -25,7 +25,7 @@
  *      table's values are gone) and increments its region's generation;
  *   4. allreduce (kvs_generation_agree): every rank takes the new
  *      generation into its handle, the leader's serving thread with it;
- *   5. the neighbourhoods (clear_neighbourhoods);
+ *   5. the neighbourhoods' table, cleared alike (kvs_near_clear);
  *   6. allreduce of the outcome: no rank makes a key record of the new
  *      generation, or reads the tier, before every rank and every
  *      serving thread has the new generation and every tier is empty.
@@ -44,6 +44,7 @@
 #include "errors.h"
 #include "handle.h"
 #include "mpi_impl.h"
+#include "near.h"
 #include "node_tier.h"
 #include "transport.h"
 
@@ -82,18 +83,6 @@ int kvs_generation_agree(mpikvs_t *kvs, bool bump)
     /* read by the key records of this thread and of the leader's serving
      * thread (key.h); the collective after it orders it before them */
     __atomic_store_n(&kvs->generation, agreed, __ATOMIC_RELEASE);
-    return MPIKVS_OK;
-}
-
-/*
- * The hook of a handle's further tables: the neighbourhoods of the
- * table's "near" setting live in a table of their own (near*.c), which
- * a clear empties as this one, between the same collectives (step 5
- * above).  None yet: MPIKVS_OK.
- */
-static int clear_neighbourhoods(mpikvs_t *kvs)
-{
-    (void)kvs;
     return MPIKVS_OK;
 }
 
@@ -137,6 +126,6 @@ int mpikvs_clear(mpikvs_t *kvs)
     if (rc == MPIKVS_OK)
         rc = grc;
     if (rc == MPIKVS_OK)
-        rc = clear_neighbourhoods(kvs);
+        rc = kvs_near_clear(kvs);   /* the neighbourhoods' table, alike */
     return kvs_agree(kvs, rc);
 }

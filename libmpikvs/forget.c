@@ -33,6 +33,7 @@
 #include "errors.h"
 #include "forget.h"
 #include "mpikvs.h"
+#include "near.h"
 #include "node_tier.h"
 #include "ops.h"
 #include "slot.h"
@@ -185,9 +186,12 @@ int mpikvs_forget(mpikvs_t *kvs, const void *key)
      * stays (mpikvs_forget(3), NOTES). */
     if (kvs->tier && k.node != kvs->node)
         kvs_tier_unrecord(kvs, &k);
-    /* Neighbourhood hook (near*.c): a forgotten key also leaves its
-     * neighbourhood; the lead's code goes here. */
+    if (rc < 0)
+        return rc;
     if (rc == MPIKVS_OK)
         KVS_COUNT(&kvs->tab, forgotten, 1);
-    return rc;
+    /* the rejected value leaves its neighbourhood too, whether or not
+     * the table still had it (it may have been evicted from there) */
+    int near = kvs_near_forget(kvs, key);
+    return near < 0 ? near : rc;
 }
