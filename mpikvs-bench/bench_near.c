@@ -109,7 +109,7 @@ struct nctx {
     mpikvs_near_t *near;           /* batch of them */
     double        *dist, *inputs;
     unsigned char *mvals, *mkeys, *gvals, *lvals;
-    int           *status;
+    int           *status, *lstatus; /* a batch's; the member gets' */
     /* the fill */
     uint64_t       puts, updates, evictions;
     double         fill_s;
@@ -471,9 +471,10 @@ static void alloc_rank0(struct nctx *c)
     c->gvals = malloc(b * c->vsize);
     c->lvals = malloc(m * c->vsize);
     c->status = malloc(b * sizeof *c->status);
+    c->lstatus = malloc(m * sizeof *c->lstatus);
     if (!c->gkeys || !c->nkeys || !c->samples || !c->near || !c->dist ||
         !c->inputs || !c->mvals || !c->mkeys || !c->gvals || !c->lvals ||
-        !c->status)
+        !c->status || !c->lstatus)
         fail(c, "malloc (rank 0's queries and answers)", -ENOMEM);
     for (size_t i = 0; i < b; i++)
         c->near[i] = (mpikvs_near_t){
@@ -509,6 +510,7 @@ static void free_rank0(struct nctx *c)
     free(c->gvals);
     free(c->lvals);
     free(c->status);
+    free(c->lstatus);
 }
 
 /* One call of a pass on queries [q, q + n): the call timed, its answers
@@ -567,6 +569,7 @@ static uint64_t call(struct nctx *c, enum pass p, uint64_t q, size_t n,
                     rc = g;
                     break;
                 }
+                c->lstatus[lgets] = g;
                 lmiss += g == MPIKVS_MISS;
             }
         b = bench_tick_stop(t);
@@ -600,10 +603,12 @@ static uint64_t call(struct nctx *c, enum pass p, uint64_t q, size_t n,
     if (p == PASS_LOCATIONS) {
         r->member_gets += lgets;
         r->member_misses += lmiss;
-        /* a member read again that is there has the copy's value, unless
-         * a put replaced it in between (none does here) */
+        /* a member read again that is still there has the copy's value,
+         * unless a put replaced it in between (none does here); one that
+         * is gone is a member_miss, not wrong */
         for (size_t m = 0; c->status[0] == MPIKVS_OK && m < lgets; m++)
-            if (memcmp(c->lvals + m * c->vsize,
+            if (c->lstatus[m] == MPIKVS_OK &&
+                memcmp(c->lvals + m * c->vsize,
                        (unsigned char *)nr->values + m * c->vsize,
                        c->vsize) != 0 &&
                 value_wrong(c, (unsigned char *)nr->keys + m * c->ksize,
