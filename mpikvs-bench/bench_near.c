@@ -90,7 +90,7 @@ struct near_opts {
 struct result {
     uint64_t calls, queries, found, misses, wrong;
     uint64_t member_gets, member_misses;       /* locations only */
-    double   per_s, median_ns;                 /* per query */
+    double   per_s, median_ns, mean_ns;        /* per query */
     mpikvs_stats_t st;                         /* rank 0's, over the pass */
 };
 
@@ -653,6 +653,7 @@ static void run_pass(struct nctx *c, enum pass p, struct result *r)
     r->per_s = sum > 0 ? (double)r->queries /
                              (sum * c->timer.ns_per_tick * 1e-9)
                        : 0;
+    r->mean_ns = sum * c->timer.ns_per_tick / (double)r->queries;
 }
 
 /* ---- output ----------------------------------------------------------------- */
@@ -744,6 +745,9 @@ static void print_header(const struct nctx *c)
            (unsigned long long)o->batch, (unsigned long long)o->max, MOVE,
            c->fine_step, (unsigned long long)o->batch);
     printf("# median_ns: per query (a batch's time over its queries); "
+           "mean_ns: per query, the pass's time over its queries (on 2 "
+           "nodes a query is local or remote: compare means, a median falls "
+           "on one or the other); "
            "members/q: of answered queries; stat_members/q: rank 0's "
            "near_members over near_queries (mpikvs_stats); remote: rank "
            "0's remote share of direct+remote\n");
@@ -770,8 +774,9 @@ static void print_text(const struct nctx *c, const struct result *r)
            (unsigned long long)c->o->points, (unsigned long long)c->puts,
            (unsigned long long)c->updates,
            (unsigned long long)c->evictions, c->fill_s);
-    printf("%-10s %7s %8s %13s %10s %9s %14s %7s %7s %6s\n", "pass",
-           "calls", "queries", "queries/s", "median_ns", "members/q",
+    printf("%-10s %7s %8s %13s %10s %10s %9s %14s %7s %7s %6s\n", "pass",
+           "calls", "queries", "queries/s", "median_ns", "mean_ns",
+           "members/q",
            "stat_members/q", "remote", "misses", "wrong");
     for (int p = 0; p < NPASSES; p++) {
         char mq[32], smq[32], rem[32];
@@ -781,10 +786,11 @@ static void print_text(const struct nctx *c, const struct result *r)
                     near_pass((enum pass)p) ? stat_members_per_query(&r[p])
                                             : -1);
         fmt_or_dash(rem, sizeof rem, "%.2f", remote_share(&r[p]));
-        printf("%-10s %7llu %8llu %13.1f %10.1f %9s %14s %7s %7llu %6llu\n",
+        printf("%-10s %7llu %8llu %13.1f %10.1f %10.1f %9s %14s %7s %7llu "
+               "%6llu\n",
                pass_name[p], (unsigned long long)r[p].calls,
                (unsigned long long)r[p].queries, r[p].per_s, r[p].median_ns,
-               mq, smq, rem, (unsigned long long)r[p].misses,
+               r[p].mean_ns, mq, smq, rem, (unsigned long long)r[p].misses,
                (unsigned long long)r[p].wrong);
     }
     printf("locations: member_gets %llu member_misses %llu\n",
@@ -795,6 +801,11 @@ static void print_text(const struct nctx *c, const struct result *r)
            ratio(near->median_ns, get->median_ns),
            ratio(r[PASS_NEAR_BATCH].median_ns, r[PASS_GET_BATCH].median_ns),
            ratio(r[PASS_LOCATIONS].median_ns, near->median_ns));
+    printf("ratio_mean: near/get %.2f near_batch/get_batch %.2f "
+           "locations/copies %.2f (means per query)\n",
+           ratio(near->mean_ns, get->mean_ns),
+           ratio(r[PASS_NEAR_BATCH].mean_ns, r[PASS_GET_BATCH].mean_ns),
+           ratio(r[PASS_LOCATIONS].mean_ns, near->mean_ns));
     printf("memory: members %llu copies_bytes %llu (%llu a member: coarser "
            "key %zu, key %zu, value %zu, checksum %u) locations_bytes %llu "
            "(%u a member) copies/locations %.2f\n",
@@ -850,10 +861,11 @@ static void print_json(const struct nctx *c, const struct result *r)
     for (int p = 0; p < NPASSES; p++) {
         bool np = near_pass((enum pass)p);
         printf("    {\"pass\": \"%s\", \"calls\": %llu, \"queries\": %llu, "
-               "\"queries_per_s\": %.1f, \"median_ns\": %.1f, ",
+               "\"queries_per_s\": %.1f, \"median_ns\": %.1f, "
+               "\"mean_ns\": %.1f, ",
                pass_name[p], (unsigned long long)r[p].calls,
                (unsigned long long)r[p].queries, r[p].per_s,
-               r[p].median_ns);
+               r[p].median_ns, r[p].mean_ns);
         json_number("members_per_query", np ? members_per_query(&r[p]) : -1,
                     ", ");
         json_number("stat_members_per_query",
@@ -877,6 +889,12 @@ static void print_json(const struct nctx *c, const struct result *r)
            ratio(r[PASS_NEAR].median_ns, r[PASS_GET].median_ns),
            ratio(r[PASS_NEAR_BATCH].median_ns, r[PASS_GET_BATCH].median_ns),
            ratio(r[PASS_LOCATIONS].median_ns, r[PASS_NEAR].median_ns));
+    printf("  \"ratios_mean\": {\"near_over_get\": %.4f, "
+           "\"near_batch_over_get_batch\": %.4f, "
+           "\"locations_over_copies\": %.4f},\n",
+           ratio(r[PASS_NEAR].mean_ns, r[PASS_GET].mean_ns),
+           ratio(r[PASS_NEAR_BATCH].mean_ns, r[PASS_GET_BATCH].mean_ns),
+           ratio(r[PASS_LOCATIONS].mean_ns, r[PASS_NEAR].mean_ns));
     printf("  \"memory\": {\"members\": %llu, \"copy_member_bytes\": %llu, "
            "\"copies_bytes\": %llu, \"location_member_bytes\": %u, "
            "\"locations_bytes\": %llu}\n}\n",

@@ -184,11 +184,12 @@ if grep -q '^# .* near: np=2 nodes=2 (virtual) mode=lockfree transport=[a-z]* se
 # every pass: a rate above 0, no wrong answer; the near passes: members
 # per query above 0, by the bench's count and by the library's statistics
 rows=$(awk '$1 ~ /^(get|get_batch|near|near_batch|locations)$/ &&
-            $4 + 0 > 0 && $5 + 0 > 0 && $10 == "0" &&
-            ($1 ~ /^get/ || ($6 + 0 > 0 && $7 + 0 > 0))' "$out" | wc -l)
+            $4 + 0 > 0 && $5 + 0 > 0 && $6 + 0 > 0 && $11 == "0" &&
+            ($1 ~ /^get/ || ($7 + 0 > 0 && $8 + 0 > 0))' "$out" | wc -l)
 if [ "$rows" -eq 5 ]; then ok; else
     bad "near: not every pass has a rate, members per query above 0 and 0 wrong" "$out"; fi
 if grep -q '^ratio: near/get [0-9.]* near_batch/get_batch [0-9.]* locations/copies [0-9.]* ' "$out" &&
+    grep -q '^ratio_mean: near/get [0-9.]* near_batch/get_batch [0-9.]* locations/copies [0-9.]* ' "$out" &&
     grep -q '^memory: members 20 copies_bytes [1-9][0-9]* .* locations_bytes 320 ' "$out"; then ok; else
     bad "near: no ratio or memory line" "$out"; fi
 near "$tmp/near.bad" --coarser 4 --digits 4
