@@ -18,6 +18,7 @@ mpikvs_bench_mpikvs_bench_SOURCES = \
 	mpikvs-bench/bench_keys.h \
 	mpikvs-bench/bench_mpi_count.c \
 	mpikvs-bench/bench_mpi_count.h \
+	mpikvs-bench/bench_near.c \
 	mpikvs-bench/bench_open.c \
 	mpikvs-bench/bench_persist.c \
 	mpikvs-bench/bench_rmacache.c \

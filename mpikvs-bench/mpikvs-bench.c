@@ -18,6 +18,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
     {"dht", bench_dht_main, "the DHT paper's write/read/mixed benchmark (under mpirun)"},
+    {"near", bench_near_main, "neighbourhood queries against gets (under mpirun)"},
     {"open", bench_open_main, "mpikvs_open and mpikvs_close, and their steps (under mpirun)"},
     {"persist", bench_persist_main, "mpikvs_save and mpikvs_load throughput (under mpirun)"},
     {"rmacache", bench_rmacache_main, "libmpikvs-rmacache against plain MPI_Get (under mpirun)"},

@@ -20,6 +20,11 @@
 #     included: numbers, whatever the library counts), 0 misses, 0 wrong;
 #     --slots and --far-read without --value-size, a bad --far-read and
 #     --value-size with --json are refused with status 2;
+#   - "mpikvs-bench near" (a small table) on 2 virtual nodes: its header,
+#     every pass with a rate above 0 and no wrong answer, the near passes
+#     with members per query above 0 by its count and by the library's
+#     statistics, the ratio and memory lines; --coarser not below
+#     --digits is refused with status 2;
 #   - an unknown --transport fails with the library's message; without
 #     UCX, --transport ucx fails with its message; bad values and
 #     --work-us with --tier, --async without --batch are refused with
@@ -159,6 +164,38 @@ for v in 16384 65536; do
             bad "large: no line '$want'" "$out"; fi
     done
 done
+
+echo "# mpikvs-bench near: neighbourhood queries against gets, 2 virtual nodes"
+# near OUT ARGS...: "mpikvs-bench near" at np 2 on 2 virtual nodes
+near() {
+    out=$1
+    shift
+    MPIKVS_VIRTUAL_NODES=2
+    export MPIKVS_VIRTUAL_NODES
+    # shellcheck disable=SC2086
+    timeout -k 10 "$limit" "$mpirun" --oversubscribe -np 2 $xs \
+        -x MPIKVS_VIRTUAL_NODES "$bench" near "$@" >"$out" 2>&1 </dev/null
+}
+out="$tmp/near"
+if near "$out" --points 4000 --queries 256; then ok; else
+    bad "near: exit $?" "$out"; fi
+if grep -q '^# .* near: np=2 nodes=2 (virtual) mode=lockfree transport=[a-z]* seed 1$' "$out"; then ok; else
+    bad "near: no '# ... near: np=2 nodes=2 (virtual)' header" "$out"; fi
+# every pass: a rate above 0, no wrong answer; the near passes: members
+# per query above 0, by the bench's count and by the library's statistics
+rows=$(awk '$1 ~ /^(get|get_batch|near|near_batch|locations)$/ &&
+            $4 + 0 > 0 && $5 + 0 > 0 && $6 + 0 > 0 && $11 == "0" &&
+            ($1 ~ /^get/ || ($7 + 0 > 0 && $8 + 0 > 0))' "$out" | wc -l)
+if [ "$rows" -eq 5 ]; then ok; else
+    bad "near: not every pass has a rate, members per query above 0 and 0 wrong" "$out"; fi
+if grep -q '^ratio: near/get [0-9.]* near_batch/get_batch [0-9.]* locations/copies [0-9.]* ' "$out" &&
+    grep -q '^ratio_mean: near/get [0-9.]* near_batch/get_batch [0-9.]* locations/copies [0-9.]* ' "$out" &&
+    grep -q '^memory: members 20 copies_bytes [1-9][0-9]* .* locations_bytes 320 ' "$out"; then ok; else
+    bad "near: no ratio or memory line" "$out"; fi
+near "$tmp/near.bad" --coarser 4 --digits 4
+rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "invalid value '4' for --coarser" "$tmp/near.bad"; then ok; else
+    bad "near --coarser 4 --digits 4: exit $rc, expected 2 and the message" "$tmp/near.bad"; fi
 
 echo "# refused"
 expect "--transport bogus" nonzero \
