@@ -30,6 +30,7 @@
  *            ranks, the old keys miss.
  *   twice:   two clears in a row: both succeed, generation 4, the new
  *            keys miss.
+ *   NULL:    mpikvs_clear(NULL) is MPIKVS_ERR_INVAL, saying so.
  *   batch:   rank 0 starts a batch and does not wait for it; both ranks
  *            call mpikvs_clear: MPIKVS_ERR_INVAL on both, the text naming
  *            rank 0's one batch in flight; the table is not cleared.
@@ -454,6 +455,11 @@ int main(int argc, char **argv)
     dir = argv[3];
     tier = strcmp(caching, "off") != 0;
 
+    rc = mpikvs_clear(NULL);
+    EXPECT(rc == MPIKVS_ERR_INVAL &&
+               strstr(mpikvs_last_error(NULL), "mpikvs_clear: the handle "
+                                               "is NULL"),
+           "mpikvs_clear(NULL): %d: %s", rc, mpikvs_last_error(NULL));
     kvs = open_table();
     generation_is(kvs, 0, "a new table");
     /* twice the slots of both nodes: nearly every bucket full */
