@@ -7,6 +7,7 @@ mpikvs_bench_mpikvs_bench_SOURCES = \
 	mpikvs-bench/mpikvs-bench.c \
 	mpikvs-bench/bench.c \
 	mpikvs-bench/bench.h \
+	mpikvs-bench/bench_clear.c \
 	mpikvs-bench/bench_dht.c \
 	mpikvs-bench/bench_dht.h \
 	mpikvs-bench/bench_dht_common.c \

@@ -17,6 +17,7 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
+    {"clear", bench_clear_main, "mpikvs_clear against an open of the same table (under mpirun)"},
     {"dht", bench_dht_main, "the DHT paper's write/read/mixed benchmark (under mpirun)"},
     {"near", bench_near_main, "neighbourhood queries against gets (under mpirun)"},
     {"open", bench_open_main, "mpikvs_open and mpikvs_close, and their steps (under mpirun)"},

@@ -204,7 +204,8 @@ _Static_assert(sizeof(struct kvshm_tier_entry) % 8 == 0,
  *   INVALID  (bit 1)   marked by a reader that saw it torn too often
  *   BUSY     (bit 2)   a writer claimed it and is writing it (lock-free
  *                      writers only; readers ignore it)
- *   tag      (3..31)   KVSHM_SLOT_TAG_BITS of the key's hash (key_hash.h)
+ *   tag      (3..31)   KVSHM_SLOT_TAG_BITS of the key's hash, scrambled by
+ *                      the region's generation (key_hash.h)
  *   stamp    (32..63)  the bucket's write clock: one more than the newest
  *                      stamp of the bucket when the slot was written;
  *                      while BUSY, the claim's owner instead: the pid of

@@ -1,14 +1,16 @@
 #!/bin/sh
 #
-# bench-persist.sh - "mpikvs-bench persist" under mpirun, np 2 on 2
-# virtual nodes, a small table: it runs and prints its fields, never how
-# fast.
+# bench-persist.sh - "mpikvs-bench persist" and "mpikvs-bench clear"
+# under mpirun, np 2 on 2 virtual nodes, a small table: they run and
+# print their fields, never how fast.
 #
 #   - text and JSON carry the entries, the file's bytes, the save and
 #     load times and rates, and how many did not fit (0: the same table);
 #   - the save file is gone afterwards, and so are its partial files
 #     (<file>.partial.XXXXXX);
 #   - a bad option is refused with its message and status 2;
+#   - clear: text and JSON carry the open's, the clear's and the
+#     barriers' times, and no key hits after a clear;
 #   - nothing is left in the shm directory (private to this script).
 #
 # Environment: top_builddir, top_srcdir (as make check sets them), MPIRUN
@@ -30,12 +32,12 @@ export OMPI_MCA_osc MPIKVS_VIRTUAL_NODES
 xs="-x OMPI_MCA_btl -x OMPI_MCA_osc -x MPIKVS_VIRTUAL_NODES -x MPIKVS_SHM_DIR"
 plain_mpirun_asan "$bench" && xs="$xs -x ASAN_OPTIONS"
 
-run() {   # run OUT NP ARGS...
+run() {   # run OUT NP ARGS...: persist, or clear (SUB=clear)
     out=$1 np=$2
     shift 2
     # shellcheck disable=SC2086
     timeout -k 10 "$limit" "$mpirun" --oversubscribe -np "$np" $xs \
-        "$bench" persist "$@" >"$out" 2>&1 </dev/null
+        "$bench" "${SUB:-persist}" "$@" >"$out" 2>&1 </dev/null
 }
 file="$tmp/save.kvs"
 num='[0-9][0-9]*\.[0-9][0-9]*'
@@ -66,6 +68,23 @@ run "$tmp/r" 1 --fill 2
 rc=$?
 if [ "$rc" -eq 2 ] && grep -qF "invalid value '2' for --fill" "$tmp/r"; then
     ok; else bad "--fill 2: exit $rc" "$tmp/r"; fi
+
+echo "# clear"
+if SUB=clear run "$tmp/c" 2 --size 1M --puts 2000 --reps 2; then ok
+else bad "clear: exit $?" "$tmp/c"; fi
+if grep -q "^clear: 2 ranks on 2 virtual nodes, 1048576 bytes a node, 2000 puts before each clear, median of 2$" "$tmp/c" &&
+    grep -q "^  open (empty table): $num s$" "$tmp/c" &&
+    grep -q "^  clear: $num s (the open takes $num times as long)$" "$tmp/c" &&
+    grep -q "^  4 barriers (a clear's collectives alone): $num s$" "$tmp/c" &&
+    grep -q "^  gets after the clears: 0 of 4000 hit$" "$tmp/c"; then ok
+else bad "clear: text" "$tmp/c"; fi
+if SUB=clear run "$tmp/cj" 2 --size 1M --puts 0 --reps 1 --json &&
+    grep -q '"puts": 0, "reps": 1, "open_s": [0-9.]*, "clear_s": [0-9.]*, "open_over_clear": [0-9.]*, "barriers_s": [0-9.]*, "checked": 0, "hits_after_clear": 0}$' "$tmp/cj"; then ok
+else bad "clear: json" "$tmp/cj"; fi
+SUB=clear run "$tmp/cr" 1 --puts -1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "invalid value '-1' for --puts" "$tmp/cr"; then
+    ok; else bad "clear --puts -1: exit $rc" "$tmp/cr"; fi
 
 echo "# nothing left behind"
 left=$(ls -A "$MPIKVS_SHM_DIR")

@@ -5,8 +5,8 @@
  *   test_clear MODE CACHING DIR   (MODE lockfree or fine-lock, CACHING
  *                                  off or always; DIR for save files)
  *
- *   fill:    every rank puts three times as many keys as the two nodes
- *            have slots (versions 1), so that every bucket is full; then
+ *   fill:    every rank puts twice as many keys as the two nodes have
+ *            slots (versions 1), so that nearly every bucket is full; then
  *            each rank gets every key and keeps which hit (entries on
  *            both nodes, seen by foreach_local).  always: half of them
  *            are gotten before a fence, which publishes them: the node
@@ -30,6 +30,7 @@
  *            ranks, the old keys miss.
  *   twice:   two clears in a row: both succeed, generation 4, the new
  *            keys miss.
+ *   NULL:    mpikvs_clear(NULL) is MPIKVS_ERR_INVAL, saying so.
  *   batch:   rank 0 starts a batch and does not wait for it; both ranks
  *            call mpikvs_clear: MPIKVS_ERR_INVAL on both, the text naming
  *            rank 0's one batch in flight; the table is not cleared.
@@ -78,9 +79,9 @@ static mpikvs_t *open_table(void)
                 "  \"size\": \"%s\", \"mode\": \"%s\",\n"
                 "  \"key\": { \"key_size\": %u },\n"
                 "  \"value\": { \"value_size\": %u }%s%s%s } } }\n",
-                /* 64K of buckets either way: the tier's share is its
+                /* 16K of buckets either way: the tier's share is its
                  * size */
-                tier ? "320K" : "64K", mode, KS, VS,
+                tier ? "272K" : "16K", mode, KS, VS,
                 tier ? ",\n  \"tier\": { \"enabled\": true, \"size\": "
                        "\"256K\", \"caching\": \""
                      : "",
@@ -199,7 +200,7 @@ static void fill(mpikvs_t *kvs)
     mt_phase("fill: get");
     /* always: the first half before a fence publishes it, the second
      * half after it, remote hits the tier has not published */
-    for (int r = 0; r < size; r++)
+    for (int r = 0; tier && r < size; r++)
         for (uint32_t i = 0; i < nfill / 2; i++)
             hit[(size_t)r * nfill + i] = get_fill(kvs, r, i);
     ok_call(mpikvs_fence(kvs), kvs, "fill: fence");
@@ -207,7 +208,7 @@ static void fill(mpikvs_t *kvs)
     for (int r = 0; r < size; r++)
         for (uint32_t i = 0; i < nfill; i++) {
             int h = get_fill(kvs, r, i);
-            if (i < nfill / 2)
+            if (tier && i < nfill / 2)
                 EXPECT(h == hit[(size_t)r * nfill + i],
                        "fill key %d/%u: %s before the fence, %s after", r,
                        i, hit[(size_t)r * nfill + i] ? "hit" : "missed",
@@ -255,7 +256,7 @@ static void all_miss(mpikvs_t *kvs, const char *when)
             const void *ref;
             hits += (uint64_t)get_fill(kvs, r, i);
             mt_make_key(TAG_FILL, (uint32_t)r, i, key, KS);
-            refs += mpikvs_get_ref(kvs, key, &ref) == MPIKVS_OK;
+            refs += tier && mpikvs_get_ref(kvs, key, &ref) == MPIKVS_OK;
         }
     b = job_stats(kvs);
     EXPECT(hits == 0, "%s: %llu fill keys hit", when,
@@ -454,10 +455,15 @@ int main(int argc, char **argv)
     dir = argv[3];
     tier = strcmp(caching, "off") != 0;
 
+    rc = mpikvs_clear(NULL);
+    EXPECT(rc == MPIKVS_ERR_INVAL &&
+               strstr(mpikvs_last_error(NULL), "mpikvs_clear: the handle "
+                                               "is NULL"),
+           "mpikvs_clear(NULL): %d: %s", rc, mpikvs_last_error(NULL));
     kvs = open_table();
     generation_is(kvs, 0, "a new table");
-    /* three times the slots of both nodes: every bucket full */
-    nfill = (uint32_t)(3 * kvs->tab.nbuckets * kvs->tab.slots * kvs->nnodes /
+    /* twice the slots of both nodes: nearly every bucket full */
+    nfill = (uint32_t)(2 * kvs->tab.nbuckets * kvs->tab.slots * kvs->nnodes /
                        (uint64_t)size);
     if (!(hit = calloc((size_t)size * nfill, sizeof(*hit))))
         mt_abort("out of memory");
