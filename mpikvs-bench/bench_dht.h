@@ -81,4 +81,16 @@ void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
 /* "64.0 MiB", "1000 bytes" or "the job's size" (bytes 0). */
 void dht_size_text(uint64_t bytes, char *buf, size_t len);
 
+/* 0 when why is NULL on every rank; else the lowest rank with a reason
+ * prints it after "mpikvs-bench WHAT: rank R: " and every rank gets
+ * BENCH_EXIT_FAIL (collective). */
+int dht_agree(int rank, int np, const char *what, const char *why);
+
+/* Wait for every rank without spinning: a nonblocking barrier tested
+ * every DHT_QUIET_WAIT_NS with a sleep in between (the test also
+ * progresses MPI for the mpi transport).  On a host of few cores a waiting rank that spins
+ * takes the core a measured one needs. */
+#define DHT_QUIET_WAIT_NS 50000L
+void dht_quiet_barrier(void);
+
 #endif /* MPIKVS_CONTRIB_BENCH_DHT_H */

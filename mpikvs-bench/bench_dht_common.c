@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "bench_dht.h"
@@ -98,4 +99,33 @@ void dht_size_text(uint64_t bytes, char *buf, size_t len)
         snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
     else
         snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
+}
+
+int dht_agree(int rank, int np, const char *what, const char *why)
+{
+    int mine = why ? rank : np, first;
+
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == np)
+        return 0;
+    if (first == rank) {
+        fprintf(stderr, "%s: %s: rank %d: %s\n", BENCH_PROG, what, rank, why);
+        fflush(stderr);
+    }
+    return BENCH_EXIT_FAIL;
+}
+
+void dht_quiet_barrier(void)
+{
+    const struct timespec pause = {0, DHT_QUIET_WAIT_NS};
+    MPI_Request rq;
+    int done = 0;
+
+    MPI_Ibarrier(MPI_COMM_WORLD, &rq);
+    for (;;) {
+        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        nanosleep(&pause, NULL);
+    }
 }

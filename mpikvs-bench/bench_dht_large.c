@@ -21,8 +21,8 @@
  *            reads cold memory, as a get of a random key does.
  *
  * While one rank measures, every rank not in the measurement waits in a
- * nonblocking barrier tested every WAIT_NS with nanosleep in between
- * (quiet_barrier), not spinning: on a host of few cores a waiting rank
+ * nonblocking barrier tested every DHT_QUIET_WAIT_NS with nanosleep in
+ * between (dht_quiet_barrier), not spinning: on a host of few cores a waiting rank
  * that spins takes the core the measured one needs, and the figure would
  * be how two cores are shared, not what a get moves.
  */
@@ -59,7 +59,6 @@
 #define KEYS_MAX      UINT64_C(262144)      /* listed of the target's node */
 #define MEMCPY_BUFFER (UINT64_C(256) << 20)  /* larger than any cache */
 #define MEMCPY_PIECES UINT64_C(262144)      /* copies of a walk, at most */
-#define WAIT_NS       50000L     /* quiet_barrier's sleep between tests */
 #define TAG_PING      3401
 #define TAG_PONG      3402
 #define TAG_KEYS      3403
@@ -122,40 +121,6 @@ bad:
 }
 
 /* ---- every rank, or none ------------------------------------------------ */
-
-/* 0 when why is NULL on every rank; else the lowest rank with a reason
- * prints it and every rank gets BENCH_EXIT_FAIL. */
-static int agree(int rank, int np, const char *why)
-{
-    int mine = why ? rank : np, first;
-
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first == np)
-        return 0;
-    if (first == rank) {
-        fprintf(stderr, "%s: %s --value-size: rank %d: %s\n", BENCH_PROG,
-                SUB, rank, why);
-        fflush(stderr);
-    }
-    return BENCH_EXIT_FAIL;
-}
-
-/* Wait for every rank without spinning: a nonblocking barrier, tested
- * every WAIT_NS. */
-static void quiet_barrier(void)
-{
-    const struct timespec pause = {0, WAIT_NS};
-    MPI_Request rq;
-    int done = 0;
-
-    MPI_Ibarrier(MPI_COMM_WORLD, &rq);
-    for (;;) {
-        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
-        if (done)
-            return;
-        nanosleep(&pause, NULL);
-    }
-}
 
 static void fail(const struct lctx *c, const char *call, int rc)
 {
@@ -262,7 +227,7 @@ static int open_table(struct lctx *c)
     const char *bad = write_config(c, path, sizeof path, why, sizeof why);
     int rc = MPIKVS_OK;
 
-    if (agree(c->rank, c->np, bad)) {
+    if (dht_agree(c->rank, c->np, SUB " --value-size", bad)) {
         if (path[0])
             unlink(path);
         return BENCH_EXIT_FAIL;
@@ -298,7 +263,7 @@ static int open_table(struct lctx *c)
                  *more ? " (" : "", more, *more ? ")" : "");
         bad = why;
     }
-    if (agree(c->rank, c->np, bad) == 0) {
+    if (dht_agree(c->rank, c->np, SUB " --value-size", bad) == 0) {
         c->info = (mpikvs_info_t){.size = sizeof c->info};
         if ((rc = mpikvs_info(c->kvs, &c->info)) != MPIKVS_OK)
             fail(c, "mpikvs_info", rc);
@@ -585,7 +550,8 @@ static void print_header(const struct lctx *c, uint64_t gets)
            "random order) after %u untimed, each timed on its own; every "
            "other rank waits in MPI_Ibarrier tested every %ld us "
            "(nanosleep), not spinning\n",
-           (unsigned long long)gets, c->target, WARM_GETS, WAIT_NS / 1000);
+           (unsigned long long)gets, c->target, WARM_GETS,
+           DHT_QUIET_WAIT_NS / 1000);
     printf("# moved, copies: rank 0's statistics (mpikvs_stats, "
            "MPIKVS_SCOPE_RANK) over the timed gets, per get; read_path: "
            "bucket when a get moved a whole bucket or more, value when "
@@ -683,10 +649,10 @@ static int run_size(struct lctx *c, bool first)
                 time_gets(c, keys, r.keys, gets, us, &r);
                 time_memcpy(c, &r);
             }
-            quiet_barrier();
+            dht_quiet_barrier();
             if (c->rank == 0 || c->rank == c->target)
                 ping_pong(c, gets, us, &r);
-            quiet_barrier();
+            dht_quiet_barrier();
         }
         free(keys);
     }
@@ -715,7 +681,7 @@ int dht_large_run(const struct dht_opts *o, int rank, int np)
               "made for its config: run it under plain mpirun";
     else if (rank == 0 && !(c.memcpy_buf = malloc(MEMCPY_BUFFER)))
         bad = "cannot allocate the memcpy reference's 256 MiB";
-    if (agree(rank, np, bad)) {
+    if (dht_agree(rank, np, SUB " --value-size", bad)) {
         free(c.memcpy_buf);
         return BENCH_EXIT_FAIL;
     }

@@ -30,16 +30,16 @@
  *             (near_queries, near_members, direct, remote) are read
  *             around each pass, to cross-check members per query.
  *
- * While rank 0 measures, every other rank waits in a nonblocking barrier
- * tested every WAIT_NS with nanosleep in between (quiet_barrier): on a
- * host of few cores a rank that spins takes the core the measured one
- * needs (bench_dht_large.c does the same).
+ * While rank 0 measures, every other rank waits in dht_quiet_barrier,
+ * not spinning: on a host of few cores a rank that spins takes the core
+ * the measured one needs (bench_dht_large.c does the same).
  *
  * The nodes are the job's, as for "mpikvs-bench dht": one node, or
  * MPIKVS_VIRTUAL_NODES=2 at np 2 for two.
  */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "bench_dht.h"
 #include "bench_keys.h"
 #include "bench_subcommands.h"
 
@@ -66,7 +66,6 @@
 #define MOVE         2.0        /* a query's offset: fine steps, at most */
 #define PUT_BATCH    256u
 #define WARM         16u        /* untimed calls before a pass */
-#define WAIT_NS      50000L     /* quiet_barrier's sleep between tests */
 #define LOCATION_BYTES 16u      /* a member's location: node, slot, tag */
 #define CHECKSUM_BYTES 8u       /* a copy's XXH3 of key and value */
 #define FIELDS_MAX   16u
@@ -132,39 +131,6 @@ static void fail(const struct nctx *c, const char *call, int rc)
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL);
     exit(BENCH_EXIT_FAIL);
-}
-
-/* 0 when why is NULL on every rank; else the lowest rank with a reason
- * prints it and every rank gets BENCH_EXIT_FAIL. */
-static int agree(int rank, int np, const char *why)
-{
-    int mine = why ? rank : np, first;
-
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first == np)
-        return 0;
-    if (first == rank) {
-        fprintf(stderr, "%s: %s: rank %d: %s\n", BENCH_PROG, SUB, rank, why);
-        fflush(stderr);
-    }
-    return BENCH_EXIT_FAIL;
-}
-
-/* Wait for every rank without spinning: a nonblocking barrier, tested
- * every WAIT_NS (the test also progresses MPI for the mpi transport). */
-static void quiet_barrier(void)
-{
-    const struct timespec pause = {0, WAIT_NS};
-    MPI_Request rq;
-    int done = 0;
-
-    MPI_Ibarrier(MPI_COMM_WORLD, &rq);
-    for (;;) {
-        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
-        if (done)
-            return;
-        nanosleep(&pause, NULL);
-    }
 }
 
 /* ---- points, keys and values --------------------------------------------- */
@@ -338,7 +304,7 @@ static int open_table(struct nctx *c)
     const char *bad = write_config(c, path, sizeof path, why, sizeof why);
     int rc;
 
-    if (agree(c->rank, c->np, bad)) {
+    if (dht_agree(c->rank, c->np, SUB, bad)) {
         if (path[0])
             unlink(path);
         return BENCH_EXIT_FAIL;
@@ -369,7 +335,7 @@ static int open_table(struct nctx *c)
                  *more ? " (" : "", more, *more ? ")" : "");
         bad = why;
     }
-    if (agree(c->rank, c->np, bad)) {
+    if (dht_agree(c->rank, c->np, SUB, bad)) {
         /* the library promises no handle on any rank then */
         if (c->kvs) {
             MPI_Abort(MPI_COMM_WORLD, BENCH_EXIT_FAIL);
@@ -390,7 +356,7 @@ static int open_table(struct nctx *c)
                  c->nin, (unsigned long long)c->o->fields);
         bad = why;
     }
-    return agree(c->rank, c->np, bad);
+    return dht_agree(c->rank, c->np, SUB, bad);
 }
 
 static void rank_stats(const struct nctx *c, mpikvs_stats_t *st)
@@ -736,7 +702,8 @@ static void print_header(const struct nctx *c)
     printf("# queries: %llu a pass, rank 0 alone, each call timed after %u "
            "untimed; the other ranks wait in MPI_Ibarrier tested every %ld "
            "us (nanosleep)\n",
-           (unsigned long long)o->queries, WARM, WAIT_NS / 1000);
+           (unsigned long long)o->queries, WARM,
+           DHT_QUIET_WAIT_NS / 1000);
     printf("# get: mpikvs_get of points' keys; get_batch: mpikvs_get_batch "
            "of %llu; near: mpikvs_get_near (max %llu) of a point moved up to "
            "%g fine steps (%g) in every field; near_batch: "
@@ -1094,7 +1061,7 @@ int bench_near_main(int argc, char **argv)
         MPI_Finalize();
         return rc > 0 ? 0 : BENCH_EXIT_USAGE;
     }
-    if (agree(c.rank, c.np,
+    if (dht_agree(c.rank, c.np,
               layout && *layout
                   ? "the benchmark makes its own table, and under "
                     "spank_mpikvs (MPIKVS_LAYOUT is set) the job's regions "
@@ -1121,7 +1088,7 @@ int bench_near_main(int argc, char **argv)
         for (int p = 0; p < NPASSES; p++)
             run_pass(&c, (enum pass)p, &r[p]);
     }
-    quiet_barrier();
+    dht_quiet_barrier();
 
     if (c.rank == 0) {
         if (o.json)
