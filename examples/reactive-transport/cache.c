@@ -19,6 +19,10 @@
  * neighbourhood keeps (mpikvs.json(5) "near" "members"), so that a
  * query gets every member there is. */
 #define NEAR_MAX 64
+/* Neighbourhood queries per mpikvs_get_near_batch: their buffers hold
+ * NEAR_MAX members each (10 KiB), so a large --batch is queried in
+ * chunks. */
+#define NEAR_CHUNK 256
 
 struct rt_cache {
     mpikvs_t      *kvs;
@@ -223,12 +227,13 @@ static int reserve(struct rt_cache *c, size_t n, struct rt_err *err)
     c->fresh_keys = malloc(n * c->key_size);
     c->fresh_values = malloc(n * VALUE_BYTES);
     if (c->near_inputs) {
-        c->near_keys = malloc(n * c->key_size);
-        c->near = malloc(n * sizeof(mpikvs_near_t));
-        c->near_status = malloc(n * sizeof(int));
-        c->near_distances = malloc(n * NEAR_MAX * sizeof(double));
-        c->near_in = malloc(n * NEAR_MAX * c->near_inputs * sizeof(double));
-        c->near_values = malloc(n * NEAR_MAX * VALUE_BYTES);
+        size_t q = n < NEAR_CHUNK ? n : NEAR_CHUNK;
+        c->near_keys = malloc(q * c->key_size);
+        c->near = malloc(q * sizeof(mpikvs_near_t));
+        c->near_status = malloc(q * sizeof(int));
+        c->near_distances = malloc(q * NEAR_MAX * sizeof(double));
+        c->near_in = malloc(q * NEAR_MAX * c->near_inputs * sizeof(double));
+        c->near_values = malloc(q * NEAR_MAX * VALUE_BYTES);
     }
     if (!c->keys || !c->values || !c->status || !c->missed ||
         !c->to_verify || !c->fresh_keys || !c->fresh_values ||
@@ -321,21 +326,20 @@ static int verify_hit(struct rt_cache *c, struct chem_solver *s,
     return 0;
 }
 
-/* Interpolate the misses from their neighbourhoods: those accepted are
- * done (and not cached: the cache keeps CVODE's results only); the rest
- * stay in c->missed, whose new length is returned through *nmissed. */
-static int interpolate_misses(struct rt_cache *c, const struct rt_options *o,
-                              cell_t *cells, size_t *nmissed,
-                              struct cache_counts *counts,
-                              struct rt_err *err)
+/* Interpolate the misses missed[first, first + n) from their
+ * neighbourhoods, one mpikvs_get_near_batch for them: those accepted
+ * are done (and not cached: the cache keeps CVODE's results only); the
+ * rest are appended to missed[*left]. */
+static int interpolate_chunk(struct rt_cache *c, const struct rt_options *o,
+                             cell_t *cells, size_t first, size_t n,
+                             size_t *left, struct cache_counts *counts,
+                             struct rt_err *err)
 {
-    const size_t ks = c->key_size, n = *nmissed;
-    size_t left = 0;
+    const size_t ks = c->key_size;
 
-    if (n == 0)
-        return 0;
     for (size_t m = 0; m < n; m++) {
-        memcpy(c->near_keys + m * ks, c->keys + c->missed[m] * ks, ks);
+        memcpy(c->near_keys + m * ks, c->keys + c->missed[first + m] * ks,
+               ks);
         c->near[m] = (mpikvs_near_t){
             .max = NEAR_MAX,
             .distances = c->near_distances + m * NEAR_MAX,
@@ -352,7 +356,7 @@ static int interpolate_misses(struct rt_cache *c, const struct rt_options *o,
     if (rc != MPIKVS_OK)
         return kvs_fail(err, c->kvs, "mpikvs_get_near_batch", rc);
     for (size_t m = 0; m < n; m++) {
-        const size_t i = c->missed[m];
+        const size_t i = c->missed[first + m];
         const mpikvs_near_t *near = &c->near[m];
         double out[CHEM_NSTATE];
 
@@ -361,7 +365,7 @@ static int interpolate_misses(struct rt_cache *c, const struct rt_options *o,
         if (c->near_status[m] != MPIKVS_OK ||
             near->found < (size_t)o->min_members) {
             counts->cvode_misses++;
-            c->missed[left++] = i;
+            c->missed[(*left)++] = i;
             continue;
         }
         switch (interp_idw(near->values, near->found, cells[i], out)) {
@@ -374,13 +378,32 @@ static int interpolate_misses(struct rt_cache *c, const struct rt_options *o,
             break;
         case INTERP_UNBALANCED:
             counts->rejected_balance++;
-            c->missed[left++] = i;
+            c->missed[(*left)++] = i;
             break;
         case INTERP_NEGATIVE:
             counts->rejected_negative++;
-            c->missed[left++] = i;
+            c->missed[(*left)++] = i;
             break;
         }
+    }
+    return 0;
+}
+
+/* The misses of a batch, NEAR_CHUNK at a time; *nmissed becomes the
+ * number left for CVODE, at the front of c->missed. */
+static int interpolate_misses(struct rt_cache *c, const struct rt_options *o,
+                              cell_t *cells, size_t *nmissed,
+                              struct cache_counts *counts,
+                              struct rt_err *err)
+{
+    size_t left = 0;
+
+    /* left never passes first: each chunk keeps at most what it read */
+    for (size_t first = 0; first < *nmissed; first += NEAR_CHUNK) {
+        size_t n = *nmissed - first < NEAR_CHUNK ? *nmissed - first
+                                                  : NEAR_CHUNK;
+        if (interpolate_chunk(c, o, cells, first, n, &left, counts, err))
+            return -1;
     }
     *nmissed = left;
     return 0;
