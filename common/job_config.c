@@ -16,12 +16,14 @@
 
 #include "job_config.h"
 #include "errors_internal.h"
+#include "near_key.h"
 #include "round.h"
 #include "size.h"
 
 #define PATH_MAX_LEN      256
 #define MAX_FIELDS        1024u
 #define DEFAULT_TIER_SHARE 0.25
+#define DEFAULT_NEAR_SHARE 0.25
 
 struct ctx {
     const char        *source;
@@ -554,6 +556,187 @@ static void parse_tier(struct ctx *c, const char *path, json_t *v,
         t->tier.size.fraction = DEFAULT_TIER_SHARE;
 }
 
+/* ---- neighbourhoods ---- */
+
+/* The key field of that name, or NULL. */
+static const struct kvshm_field *key_field(const struct kvshm_record *key,
+                                           const char *name, size_t *index)
+{
+    for (size_t i = 0; key->fields && i < key->nfields; i++)
+        if (strcmp(key->fields[i].name, name) == 0) {
+            *index = i;
+            return &key->fields[i];
+        }
+    return NULL;
+}
+
+/* "Ca, pH, T": the key's field names, for a message. */
+static const char *field_list(const struct kvshm_record *key, char *buf,
+                              size_t len)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; i < key->nfields && strlen(buf) + 1 < len; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? ", " : "",
+                 key->fields[i].name);
+    return buf;
+}
+
+/* near.digits: each named double field's digits in the coarse key into
+ * digits[] (0: not given).  False if something was wrong. */
+static bool parse_near_digits(struct ctx *c, const char *path, json_t *v,
+                              const struct kvshm_record *key,
+                              uint32_t *digits)
+{
+    char sub[PATH_MAX_LEN], list[256];
+    const char *name;
+    json_t *x;
+    bool ok = true;
+
+    if (!json_is_object(v)) {
+        wrong_type(c, path, v, "an object of key field names and digits, "
+                               "such as {\"Ca\": 3}");
+        return false;
+    }
+    json_object_foreach(v, name, x) {
+        const struct kvshm_field *f;
+        size_t i;
+        uint64_t n;
+
+        join(sub, path, name);
+        if (!(f = key_field(key, name, &i))) {
+            problem(c, sub, "the key has no field '%s' (its fields: %s)",
+                    name, field_list(key, list, sizeof(list)));
+            ok = false;
+        } else if (f->type != KVSHM_FIELD_DOUBLE) {
+            problem(c, sub, "'%s' is %s: only double fields are rounded, "
+                            "and so coarsened",
+                    name, f->type == KVSHM_FIELD_INT64 ? "int64" : "bytes");
+            ok = false;
+        } else if (get_uint(c, sub, x, KVSHM_DIGITS_MIN, f->digits, &n)) {
+            digits[i] = (uint32_t)n;
+        } else {
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/*
+ * The coarse key of a table's neighbourhoods (near_key.h): each double
+ * field with its digits from "digits", else the key's less "coarser"
+ * (given, or 1 without "digits"); other fields as they are.
+ */
+static void resolve_near_key(struct ctx *c, const char *path,
+                             struct kvshm_table_config *t, uint32_t coarser,
+                             bool coarser_given, const uint32_t *digits)
+{
+    const struct kvshm_record *key = &t->key;
+    struct kvshm_record *out = &t->near.key;
+    char sub[PATH_MAX_LEN];
+    bool coarsened = false, doubles = false, ok = true;
+
+    join(sub, path, "coarser");
+    for (size_t i = 0; i < key->nfields; i++) {
+        const struct kvshm_field *f = &key->fields[i];
+        if (f->type != KVSHM_FIELD_DOUBLE)
+            continue;
+        doubles = true;
+        if (!digits[i] && f->digits <= coarser) {
+            problem(c, coarser_given ? sub : path,
+                    "%u%s leaves key field '%s' (%u digit%s) with no digit "
+                    "(give it at least 1 in digits)",
+                    coarser, coarser_given ? "" : " digit less, the default,",
+                    f->name, f->digits, f->digits == 1 ? "" : "s");
+            ok = false;
+        }
+        coarsened |= digits[i] ? digits[i] < f->digits : coarser > 0;
+    }
+    if (!doubles) {
+        problem(c, path, "the key has no double field: nothing to make "
+                         "coarser (int64 and bytes fields are kept)");
+        return;
+    }
+    if (!coarsened) {
+        problem(c, path, "not coarser than the key: no field loses a digit "
+                         "(give coarser, or digits fewer than the key's)");
+        return;
+    }
+    if (!ok)
+        return;
+    out->fields = calloc(key->nfields, sizeof(*out->fields));
+    if (!out->fields) {
+        c->oom = c->failed = true;
+        return;
+    }
+    out->nfields = key->nfields;
+    for (size_t i = 0; i < key->nfields; i++) {
+        struct kvshm_field *f = &out->fields[i];
+        *f = key->fields[i];
+        if (f->type == KVSHM_FIELD_DOUBLE)
+            f->digits = digits[i] ? digits[i] : f->digits - coarser;
+    }
+    kvshm_key_layout(out);
+}
+
+static void parse_near(struct ctx *c, const char *path, json_t *v,
+                       struct kvshm_table_config *t)
+{
+    static const char *const keys[] = {"coarser", "digits", "members",
+                                       "size", NULL};
+    char sub[PATH_MAX_LEN];
+    uint32_t *digits = NULL, coarser = 1;
+    bool digits_ok = true, coarser_ok = true;
+    json_t *x, *jd;
+    uint64_t n = 0;
+
+    t->near.enabled = true;
+    t->near.members = KVSHM_NEAR_MEMBERS_DEFAULT;
+    t->near.size.fraction = DEFAULT_NEAR_SHARE;
+    if (!json_is_object(v)) {
+        wrong_type(c, path, v, "an object (coarser, digits, members, size)");
+        return;
+    }
+    only_keys(c, path, v, keys);
+    join(sub, path, "members");
+    if ((x = json_object_get(v, "members")) &&
+        get_uint(c, sub, x, 1, KVSHM_SLOTS_MAX, &n))
+        t->near.members = (uint32_t)n;
+    join(sub, path, "size");
+    if ((x = json_object_get(v, "size")))
+        get_share(c, sub, x, &t->near.size);
+
+    /* the coarse key: only of a key of valid fields */
+    if (!t->key.fields) {
+        if (t->key.size)
+            problem(c, path, "the key is %zu raw bytes: a neighbourhood "
+                             "needs key fields to make coarser",
+                    t->key.size);
+        return;
+    }
+    for (size_t i = 0; i < t->key.nfields; i++)
+        if (t->key.fields[i].type == KVSHM_FIELD_DOUBLE &&
+            !t->key.fields[i].digits)
+            return;   /* the key's own problem is reported */
+    digits = calloc(t->key.nfields, sizeof(*digits));
+    if (!digits) {
+        c->oom = c->failed = true;
+        return;
+    }
+    jd = json_object_get(v, "digits");
+    join(sub, path, "digits");
+    if (jd)
+        digits_ok = parse_near_digits(c, sub, jd, &t->key, digits);
+    join(sub, path, "coarser");
+    if ((x = json_object_get(v, "coarser"))) {
+        coarser_ok = get_uint(c, sub, x, 1, KVSHM_DIGITS_MAX, &n);
+        coarser = (uint32_t)n;
+    } else if (jd)
+        coarser = 0;   /* with digits, the fields not named keep theirs */
+    if (digits_ok && coarser_ok)
+        resolve_near_key(c, path, t, coarser, x != NULL, digits);
+    free(digits);
+}
+
 /* A file path of persist: absolute, so that it means the same on every
  * node and to the plugin at submission. */
 static void get_persist_path(struct ctx *c, const char *path, json_t *v,
@@ -603,7 +786,8 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     static const char *const keys[] = {"size", "key", "value",
                                        "slots_per_bucket", "mode",
                                        "transport", "far_read", "tier",
-                                       "counters", "persist", NULL};
+                                       "counters", "persist",
+                                       "near", NULL};
     char sub[PATH_MAX_LEN];
     json_t *x;
     uint64_t n;
@@ -665,6 +849,9 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     join(sub, path, "persist");
     if ((x = json_object_get(v, "persist")))
         parse_persist(c, sub, x, t);
+    join(sub, path, "near");
+    if ((x = json_object_get(v, "near")))
+        parse_near(c, sub, x, t);
 }
 
 /* What can be said of the sizes before the node's size is known. */
@@ -883,6 +1070,23 @@ static json_t *layout_json(const struct kvshm_record *l, bool is_key)
     return o;
 }
 
+/* Each double field's digits spelled out: parsing it gives the same
+ * coarse key, whatever "coarser" made it. */
+static json_t *near_json(const struct kvshm_table_config *t)
+{
+    json_t *o = json_object(), *digits = json_object();
+
+    json_object_set_new(o, "members", json_integer(t->near.members));
+    json_object_set_new(o, "size", share_json(&t->near.size));
+    for (size_t i = 0; t->near.key.fields && i < t->near.key.nfields; i++) {
+        const struct kvshm_field *f = &t->near.key.fields[i];
+        if (f->type == KVSHM_FIELD_DOUBLE)
+            json_object_set_new(digits, f->name, json_integer(f->digits));
+    }
+    json_object_set_new(o, "digits", digits);
+    return o;
+}
+
 char *kvshm_config_dump(const struct kvshm_config *cfg)
 {
     json_t *root = json_object(), *tables = json_object();
@@ -925,6 +1129,8 @@ char *kvshm_config_dump(const struct kvshm_config *cfg)
                 json_object_set_new(p, "save", json_string(t->persist.save));
             json_object_set_new(jt, "persist", p);
         }
+        if (t->near.enabled)
+            json_object_set_new(jt, "near", near_json(t));
         json_object_set_new(tables, t->name, jt);
     }
     json_object_set_new(root, "tables", tables);
@@ -950,6 +1156,7 @@ void kvshm_config_free(struct kvshm_config *cfg)
     for (size_t i = 0; i < cfg->ntables; i++) {
         free(cfg->tables[i].key.fields);
         free(cfg->tables[i].value.fields);
+        free(cfg->tables[i].near.key.fields);
     }
     free(cfg->tables);
     free(cfg);

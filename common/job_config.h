@@ -27,6 +27,7 @@
 #define KVSHM_TABLE_NAME_MAX      17u
 #define KVSHM_SLOTS_DEFAULT       4u
 #define KVSHM_SLOTS_MAX           64u
+#define KVSHM_NEAR_MEMBERS_DEFAULT 16u    /* a neighbourhood keeps */
 #define KVSHM_CONFIG_MAX_BYTES    (1u << 20)
 #define KVSHM_CONFIG_MAX_ERRORS   32u
 #define KVSHM_COUNTERS_DEFAULT    4u      /* global counters of a table */

@@ -14,6 +14,8 @@ common_libcommon_la_SOURCES = \
 	common/job_config.h \
 	common/names.c \
 	common/names.h \
+	common/near_key.c \
+	common/near_key.h \
 	common/record.h \
 	common/round.c \
 	common/round.h \

@@ -44,6 +44,7 @@
 #include <fenv.h>
 #include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,10 +56,8 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-/* The decimal exponents a rounded double can have: DBL_TRUE_MIN is
- * 4.9e-324 and DBL_MAX 1.8e308 (2e308 to one digit). */
-#define EXP_MIN (-324)
-#define EXP_MAX 308
+#define EXP_MIN KVSHM_EXP_MIN
+#define EXP_MAX KVSHM_EXP_MAX
 
 #define TIE_MARGIN 0x1p-49          /* relative to y: 16 u */
 #define NARROW_MANT_BITS 53
@@ -427,8 +426,8 @@ static bool reachable(const struct kvshm_decimal *dec, uint32_t digits)
     return false;
 }
 
-int kvshm_decode_decimal(const unsigned char *in, uint32_t digits,
-                         struct kvshm_decimal *out)
+int kvshm_decode_decimal_form(const unsigned char *in, uint32_t digits,
+                              struct kvshm_decimal *out)
 {
     struct kvshm_decimal d = {.zero = false};
     int64_t e;
@@ -457,15 +456,52 @@ int kvshm_decode_decimal(const unsigned char *in, uint32_t digits,
         d.mantissa = d.negative ? (uint64_t)0 - m : m;
     }
     /* a sign or an exponent with a zero mantissa, a mantissa of another
-     * length, an exponent no double has, a value no double rounds to */
+     * length, an exponent no double has */
     if (d.mantissa < pow10_u64[digits - 1] || d.mantissa >= pow10_u64[digits]
         || e < EXP_MIN || e > EXP_MAX)
         return MPIKVS_ERR_INVAL;
     d.exponent = (int32_t)e;
-    if (!reachable(&d, digits))
+    *out = d;
+    return MPIKVS_OK;
+}
+
+int kvshm_decode_decimal(const unsigned char *in, uint32_t digits,
+                         struct kvshm_decimal *out)
+{
+    struct kvshm_decimal d;
+    int rc = kvshm_decode_decimal_form(in, digits, &d);
+
+    if (rc != MPIKVS_OK)
+        return rc;
+    /* a value no double rounds to */
+    if (!d.zero && !reachable(&d, digits))
         return MPIKVS_ERR_INVAL;
     *out = d;
     return MPIKVS_OK;
+}
+
+uint64_t kvshm_pow10_u64(uint32_t n)
+{
+    return n <= KVSHM_DIGITS_MAX + 1 ? pow10_u64[n] : 0;
+}
+
+double kvshm_pow10(int k)
+{
+    char buf[16];
+    int saved = errno;
+    double x;
+
+    if (k >= P10_MIN && k <= P10_MAX)
+        return p10[k - P10_MIN];
+    if (k > P10_MAX)
+        return HUGE_VAL;
+    if (k <= EXP_MIN)
+        return 0.0;   /* below half of the smallest subnormal */
+    /* a subnormal power: strtod rounds it correctly */
+    snprintf(buf, sizeof buf, "1e%d", k);
+    x = strtod(buf, NULL);
+    errno = saved;
+    return x;
 }
 
 /* ---- keys ------------------------------------------------------------- */

@@ -29,6 +29,11 @@
 
 #define KVSHM_EXP_BIAS 400
 
+/* The decimal exponents a rounded double can have: DBL_TRUE_MIN is
+ * 4.9e-324 and DBL_MAX 1.8e308 (2e308 to one digit). */
+#define KVSHM_EXP_MIN (-324)
+#define KVSHM_EXP_MAX 308
+
 /* Bytes a key double of that many digits takes: 8 or 16. */
 static inline uint32_t kvshm_double_width(uint32_t digits)
 {
@@ -58,6 +63,23 @@ void kvshm_encode_decimal(const struct kvshm_decimal *d, uint32_t digits,
  * rounding can make). */
 int kvshm_decode_decimal(const unsigned char *in, uint32_t digits,
                          struct kvshm_decimal *out);
+
+/* The same without asking whether some double rounds to the decimal
+ * (kvshm_decode_decimal's strtod, a microsecond): only the form is
+ * checked (a mantissa of exactly digits digits, an exponent a double can
+ * have, no sign or exponent on zero).  For the bytes of keys the table
+ * made (kvshm_key_from_doubles, kvshm_key_coarsen), where speed counts.
+ * Returns MPIKVS_OK or MPIKVS_ERR_INVAL. */
+int kvshm_decode_decimal_form(const unsigned char *in, uint32_t digits,
+                              struct kvshm_decimal *out);
+
+/* 10^n as an integer for n = 0 .. KVSHM_DIGITS_MAX + 1; 0 beyond. */
+uint64_t kvshm_pow10_u64(uint32_t n);
+
+/* 10^k correctly rounded to a double: from a table of literals for the
+ * normal powers (10^-307 .. 10^308), by strtod for the subnormal ones;
+ * 0 below 10^-324 and HUGE_VAL above 10^308. */
+double kvshm_pow10(int k);
 
 /* Build a key from n doubles, one per field of key (double fields are
  * rounded; an int64 field takes a double that is a whole number in range).

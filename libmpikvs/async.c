@@ -27,6 +27,7 @@
 #include "async.h"
 #include "batch.h"
 #include "errors.h"
+#include "near.h"
 #include "ops.h"
 
 /* Requests a handle holds at once, started and not yet waited for. */
@@ -182,8 +183,11 @@ int mpikvs_put_batch_start(mpikvs_t *kvs, size_t n, const void *keys,
                            const void *values, mpikvs_request_t *req)
 {
     /* only read: a chunk's values are the caller's either way */
-    return start(kvs, "mpikvs_put_batch_start", true, n, keys,
-                 (void *)values, NULL, req);
+    int rc = start(kvs, "mpikvs_put_batch_start", true, n, keys,
+                   (void *)values, NULL, req);
+
+    /* the neighbourhoods take the keys now, the batch's table later */
+    return rc == MPIKVS_OK ? kvs_near_enter_batch(kvs, n, keys, values) : rc;
 }
 
 /* The request req names, or NULL with the handle's error set. */

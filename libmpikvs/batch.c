@@ -21,6 +21,7 @@
 #include "batch.h"
 #include "bucket_far.h"
 #include "errors.h"
+#include "near.h"
 #include "ops.h"
 #include "slot.h"
 
@@ -427,5 +428,6 @@ int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
     if ((rc = kvs_batch_args(kvs, "mpikvs_put_batch", n, keys, values,
                              values)))
         return rc;
-    return run_batch(kvs, true, n, keys, values, NULL);
+    rc = run_batch(kvs, true, n, keys, values, NULL);
+    return rc == MPIKVS_OK ? kvs_near_enter_batch(kvs, n, keys, values) : rc;
 }

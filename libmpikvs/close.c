@@ -14,6 +14,7 @@
 #include "handle.h"
 #include "locks.h"
 #include "mpi_impl.h"
+#include "near.h"
 #include "node_tier.h"
 #include "transport.h"
 /* A barrier over the handle's ranks that gives up after
@@ -73,6 +74,8 @@ static int all_at_close(mpikvs_t *kvs)
 int kvs_teardown(mpikvs_t *kvs, bool report, bool stalled)
 {
     int rc = stalled ? MPIKVS_ERR_STALLED : MPIKVS_OK;
+    /* the neighbourhoods' table first: its close is collective too */
+    int near = kvs_near_close(kvs, stalled);
     bool together = !stalled, exposed;
 
     if (kvs->tp && kvs->tp->release)
@@ -110,6 +113,9 @@ int kvs_teardown(mpikvs_t *kvs, bool report, bool stalled)
         MPI_Comm_free(&kvs->leaders_comm);
     if (together && kvs->comm != MPI_COMM_NULL)
         MPI_Comm_free(&kvs->comm);
+    if (rc == MPIKVS_OK && near != MPIKVS_OK)
+        rc = kvs_fail(kvs, near, "closing the neighbourhoods: %s",
+                      mpikvs_last_error(NULL));
     if (rc != MPIKVS_OK && report)
         kvs_fail(NULL, rc, "%s", kvs->err.text);
     free(kvs);

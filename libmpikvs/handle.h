@@ -119,6 +119,12 @@ struct mpikvs {
     uint64_t                 *recorded;    /* filter of recorded key hashes */
     int                      *gather_counts, *gather_displs; /* leader */
 
+    /* the neighbourhoods (near.c): NULL without the table's "near"; in
+     * the neighbourhoods' own handle, the bytes of a key (its coarse
+     * key) that place it (key.h), else 0 */
+    struct kvs_near          *near;
+    size_t                    hash_prefix;
+
     unsigned                  ncounters;   /* global counters (counters.c) */
     uint64_t                  saves;       /* begun: each save's tag */
 

@@ -34,10 +34,13 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/locks.h \
 	libmpikvs/mpi_impl.c \
 	libmpikvs/mpi_impl.h \
+	libmpikvs/near.c \
+	libmpikvs/near.h \
 	libmpikvs/node_tier.h \
 	libmpikvs/nodes.c \
 	libmpikvs/nodes.h \
 	libmpikvs/open.c \
+	libmpikvs/open.h \
 	libmpikvs/open_env.c \
 	libmpikvs/open_env.h \
 	libmpikvs/open_region.c \

@@ -24,7 +24,9 @@
 #include "handle.h"
 #include "locks.h"
 #include "mpi_impl.h"
+#include "near.h"
 #include "nodes.h"
+#include "open.h"
 #include "open_env.h"
 #include "open_region.h"
 #include "open_resolve.h"
@@ -129,7 +131,13 @@ static int check_mpi_thread(void)
                                                   : "MPI_THREAD_FUNNELED");
 }
 
-int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
+/* mpikvs_open, and the open of a handle's own second table (parent
+ * not NULL, open.h): that one takes no job layout, config, tier or warm
+ * start, reads its buckets with RMA where the transport could ship keys,
+ * and hashes only the first hash_prefix bytes of a key for its home. */
+static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
+                       const mpikvs_t *parent, size_t hash_prefix,
+                       mpikvs_t **out)
 {
     mpikvs_options_t options;
     struct mpikvs_env env;
@@ -162,6 +170,11 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     MPI_Comm_rank(kvs->comm, &kvs->rank);
     MPI_Comm_size(kvs->comm, &kvs->size);
     kvs_env_read(&env);
+    if (parent) {
+        env.layout = env.config = env.verbose = NULL;
+        env.ucx_ops = "rma";   /* a bucket read per query, not a key */
+        kvs->hash_prefix = hash_prefix;
+    }
     rc = kvs_apply_env(kvs, &env, &populate);
     if (rc == MPIKVS_OK)
         rc = kvs_verbose_parse(kvs, env.verbose, &verbose);
@@ -199,6 +212,8 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         kvs->ncounters = kvs->table ? kvs->table->counters
                                     : KVSHM_COUNTERS_DEFAULT;
     }
+    if (rc == MPIKVS_OK && !parent)   /* before the warm start enters */
+        rc = kvs_near_open(kvs);
     /* the config's warm start: the entries a run before saved */
     if (rc == MPIKVS_OK && kvs->table && kvs->table->persist.load[0])
         rc = kvs_load_at_open(kvs, kvs->table->persist.load);
@@ -211,4 +226,15 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
         kvs_describe_print(kvs);
     *out = kvs;
     return MPIKVS_OK;
+}
+
+int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
+{
+    return open_handle(comm, opt, NULL, 0, out);
+}
+
+int kvs_open_child(mpikvs_t *parent, const mpikvs_options_t *opt,
+                   size_t hash_prefix, mpikvs_t **out)
+{
+    return open_handle(parent->comm, opt, parent, hash_prefix, out);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "near.h"
 #include "node_tier.h"
 #include "ops.h"
 #include "slot.h"
@@ -204,6 +205,7 @@ int mpikvs_get(mpikvs_t *kvs, const void *key, void *value)
 int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value)
 {
     struct kvs_key k;
+    int rc;
 
     if (!kvs)
         return kvs_no_handle("mpikvs_put");
@@ -211,5 +213,6 @@ int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_put: key and value must not be NULL");
     kvs_key_make(kvs, key, &k);
-    return kvs_put(kvs, &k, value);
+    rc = kvs_put(kvs, &k, value);
+    return rc == MPIKVS_OK ? kvs_near_enter(kvs, key, value) : rc;
 }

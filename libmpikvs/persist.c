@@ -45,6 +45,7 @@
 #include "async.h"
 #include "bounded_comm.h"
 #include "errors.h"
+#include "near.h"
 #include "key_hash.h"
 #include "local.h"
 #include "mpi_impl.h"
@@ -631,8 +632,11 @@ static int put_round(mpikvs_t *kvs, const struct save_header *h,
         memcpy(&kh, w, WIRE_HASH);   /* unaligned in the wire entry */
         kvs_key_from_hash(kvs, w + WIRE_HASH, kh, &k);
         rc = kvs_put(kvs, &k, w + WIRE_HASH + kvs->tab.key_size);
-        if (rc == MPIKVS_OK)
+        if (rc == MPIKVS_OK) {
             KVS_COUNT(&kvs->tab, loaded, 1);
+            rc = kvs_near_enter(kvs, w + WIRE_HASH,
+                                w + WIRE_HASH + kvs->tab.key_size);
+        }
     }
     free(hash);
     free(home);

@@ -16,6 +16,9 @@ man_MANS += \
 	man/mpikvs_fence.3 \
 	man/mpikvs_foreach_local.3 \
 	man/mpikvs_get_ref.3 \
+	man/mpikvs_near_inputs.3 \
+	man/mpikvs_get_near_batch.3 \
+	man/mpikvs_get_near.3 \
 	man/mpikvs_get.3 \
 	man/mpikvs_get_batch.3 \
 	man/mpikvs_get_batch_start.3 \
@@ -56,6 +59,9 @@ EXTRA_DIST += \
 	man/mpikvs_fence.3.in \
 	man/mpikvs_foreach_local.3.in \
 	man/mpikvs_get_ref.3.in \
+	man/mpikvs_near_inputs.3.in \
+	man/mpikvs_get_near_batch.3.in \
+	man/mpikvs_get_near.3.in \
 	man/mpikvs_get.3.in \
 	man/mpikvs_get_batch.3.in \
 	man/mpikvs_get_batch_start.3.in \

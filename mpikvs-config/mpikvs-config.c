@@ -149,13 +149,18 @@ static int cmd_check(int argc, char **argv)
     for (size_t i = 0; size && i < plan.ntables; i++) {
         const struct kvshm_table_plan *tp = &plan.tables[i];
         const struct kvshm_table_config *t = &cfg->tables[i];
-        char bytes[32], tier[32];
+        char bytes[32], tier[32], near[96] = "", near_bytes[32];
         kvshm_format_bytes(bytes, sizeof(bytes),
-                           tp->data_bytes + tp->tier_bytes);
+                           tp->data_bytes + tp->tier_bytes + tp->near_bytes);
         kvshm_format_bytes(tier, sizeof(tier), tp->tier_bytes);
-        fprintf(stderr, "%s: %s of %s per node%s%s\n", tp->name, bytes, size,
-                t->tier.enabled ? ", tier " : "",
-                t->tier.enabled ? tier : "");
+        kvshm_format_bytes(near_bytes, sizeof(near_bytes), tp->near_bytes);
+        if (t->near.enabled)
+            snprintf(near, sizeof(near), ", near %s (%u members, %zu-byte "
+                     "coarse keys)", near_bytes, t->near.members,
+                     t->near.key.size);
+        fprintf(stderr, "%s: %s of %s per node%s%s%s\n", tp->name, bytes,
+                size, t->tier.enabled ? ", tier " : "",
+                t->tier.enabled ? tier : "", near);
     }
     kvshm_plan_free(&plan);
     kvshm_config_free(cfg);

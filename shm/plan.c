@@ -175,6 +175,7 @@ int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
             problem(&c, path, "not given, and nothing is left for this "
                               "table");
         t->tier.bytes = kvshm_tier_bytes(t, t->bytes);
+        t->near.bytes = kvshm_near_bytes(t, t->bytes);
     }
     return c.failed ? MPIKVS_ERR_INVAL : MPIKVS_OK;
 }
@@ -188,6 +189,28 @@ uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
     if (t->tier.size.bytes)
         return t->tier.size.bytes;
     return share_of(t->tier.size.fraction, table_bytes);
+}
+
+uint64_t kvshm_near_bytes(const struct kvshm_table_config *t,
+                          uint64_t table_bytes)
+{
+    if (!t->near.enabled)
+        return 0;
+    if (t->near.size.bytes)
+        return t->near.size.bytes;
+    return share_of(t->near.size.fraction, table_bytes);
+}
+
+/* What a table's buckets come after, for a message: "" or " after its
+ * tier", " after its neighbourhoods", " after its tier and
+ * neighbourhoods". */
+static const char *after_shares(const struct kvshm_table_plan *tp)
+{
+    if (tp->tier_bytes && tp->near_bytes)
+        return " after its tier and neighbourhoods";
+    if (tp->near_bytes)
+        return " after its neighbourhoods";
+    return tp->tier_bytes ? " after its tier" : "";
 }
 
 /* ---- the plan ---- */
@@ -211,14 +234,20 @@ static int plan_own_table(const struct kvshm_plan_input *in,
     tp->shape.max_ranks = in->max_ranks;
     kvshm_shape_sizes(&tp->shape);
     tp->tier_bytes = t ? kvshm_tier_bytes(t, size) : 0;
-    if (tp->tier_bytes >= size) {
+    tp->near_bytes = t ? kvshm_near_bytes(t, size) : 0;
+    if (tp->tier_bytes >= size || tp->near_bytes >= size - tp->tier_bytes) {
         snprintf(line, sizeof(line),
-                 "table '%s': its tier takes all of the %llu bytes per node",
-                 tp->name, (unsigned long long)size);
+                 "table '%s': its %s take%s all of the %llu bytes per node",
+                 tp->name,
+                 !tp->near_bytes ? "tier"
+                 : tp->tier_bytes ? "tier and neighbourhoods"
+                                  : "neighbourhoods",
+                 tp->near_bytes ? "" : "s", (unsigned long long)size);
         kvshm_diag_line(diag, line);
         return MPIKVS_ERR_TOOSMALL;
     }
-    tp->shape.nbuckets = (size - tp->tier_bytes) / tp->shape.bucket_size;
+    tp->shape.nbuckets = (size - tp->tier_bytes - tp->near_bytes) /
+                         tp->shape.bucket_size;
     if (tp->shape.nbuckets == 0) {
         snprintf(line, sizeof(line),
                  "%llu bytes per node cannot hold one bucket of %llu bytes "
@@ -256,7 +285,7 @@ static int plan_node(const struct kvshm_plan_input *in, struct kvshm_plan *p,
     for (size_t i = 0; i < cfg->ntables; i++) {
         const struct kvshm_table_config *t = &cfg->tables[i];
         struct kvshm_table_plan *tp = &p->tables[i];
-        char tier[32], table[32], path[64], line[512];
+        char tier[32], near[32], table[32], path[64], line[512];
 
         snprintf(tp->name, sizeof(tp->name), "%s", t->name);
         if (t->tier.bytes && t->tier.bytes >= t->bytes) {
@@ -270,10 +299,25 @@ static int plan_node(const struct kvshm_plan_input *in, struct kvshm_plan *p,
             rc = MPIKVS_ERR_INVAL;
             continue;
         }
+        if (t->near.bytes && t->near.bytes >= t->bytes - t->tier.bytes) {
+            kvshm_format_bytes(near, sizeof(near), t->near.bytes);
+            kvshm_format_bytes(table, sizeof(table), t->bytes);
+            kvshm_format_bytes(tier, sizeof(tier), t->tier.bytes);
+            snprintf(path, sizeof(path), "tables.%s.near.size", t->name);
+            snprintf(line, sizeof(line), "%s: %s: %s leaves nothing of the "
+                                         "table's %s%s%s%s for its buckets",
+                     cfg->source, path, near, table,
+                     t->tier.bytes ? " (less its tier's " : "",
+                     t->tier.bytes ? tier : "", t->tier.bytes ? ")" : "");
+            kvshm_diag_line(diag, line);
+            rc = MPIKVS_ERR_INVAL;
+            continue;
+        }
         shape_of(t, &tp->shape);
         tp->shape.max_ranks = in->max_ranks;
         tp->tier_bytes = t->tier.bytes;   /* 0: no tier */
-        tp->data_bytes = t->bytes - t->tier.bytes;
+        tp->near_bytes = t->near.bytes;   /* 0: no neighbourhoods */
+        tp->data_bytes = t->bytes - t->tier.bytes - t->near.bytes;
         tp->shape.nbuckets = buckets_in(&tp->shape, tp->data_bytes,
                                         in->max_ranks);
     }
@@ -315,8 +359,7 @@ static int check_room(const struct kvshm_plan_input *in,
                      "ranks and one bucket of %llu bytes (%llu slots of "
                      "%llu-byte keys and %llu-byte values): it needs %llu "
                      "bytes",
-                     in->config->source, tp->name, have,
-                     tp->tier_bytes ? " after its tier" : "",
+                     in->config->source, tp->name, have, after_shares(tp),
                      (unsigned long long)in->max_ranks,
                      (unsigned long long)kvshm_bucket_size(&s),
                      (unsigned long long)s.slots_per_bucket,
@@ -430,7 +473,12 @@ static void describe_min(const struct kvshm_plan_input *in,
                  (unsigned long long)t->slots_per_bucket,
                  (unsigned long long)t->key_size,
                  (unsigned long long)t->value_size,
-                 p->tables[0].tier_bytes ? " after the tier's share" : "");
+                 !p->tables[0].near_bytes
+                     ? (p->tables[0].tier_bytes ? " after the tier's share"
+                                                : "")
+                 : p->tables[0].tier_bytes
+                     ? " after the tier's and the neighbourhoods' shares"
+                     : " after the neighbourhoods' share");
         return;
     }
     if (!in->config) {
@@ -442,10 +490,14 @@ static void describe_min(const struct kvshm_plan_input *in,
                  (unsigned long long)kvshm_bucket_size(&smallest_shape));
         return;
     }
+    bool near = false;
+    for (size_t i = 0; i < p->ntables; i++)
+        near |= p->tables[i].near_bytes != 0;
     used = (size_t)snprintf(buf, len,
                             "counters for %llu ranks and one bucket in each "
-                            "table, after its tier (buckets of",
-                            (unsigned long long)in->max_ranks);
+                            "table, after its tier%s (buckets of",
+                            (unsigned long long)in->max_ranks,
+                            near ? " and neighbourhoods" : "");
     for (size_t i = 0; i < p->ntables && used < len; i++)
         used += (size_t)snprintf(buf + used, len - used, "%s %s: %llu bytes",
                                  i ? "," : "", p->tables[i].name,

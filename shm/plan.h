@@ -52,6 +52,8 @@ struct kvshm_table_plan {
     struct kvshm_table_shape shape;      /* key_size 0: none yet */
     uint64_t                 data_bytes; /* the data region */
     uint64_t                 tier_bytes; /* both tier regions; 0: none */
+    uint64_t                 near_bytes; /* the neighbourhoods ("near");
+                                          * 0: none */
 };
 
 /* The plan of a node. */
@@ -88,8 +90,8 @@ struct kvshm_plan_input {
     const char                *size_text;
 };
 
-/* Work out each table's bytes and its tier's bytes from the node's DHT
- * size: absolute sizes as given, fractions of node_bytes, and tables
+/* Work out each table's bytes, its tier's and its neighbourhoods'
+ * bytes (tier.bytes, near.bytes) from the node's DHT size: absolute sizes as given, fractions of node_bytes, and tables
  * without a size share what is left equally.  Fails (MPIKVS_ERR_INVAL,
  * problems in diag) when the sizes add up to more than node_bytes. */
 int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
@@ -100,10 +102,17 @@ int kvshm_config_resolve(struct kvshm_config *cfg, uint64_t node_bytes,
 uint64_t kvshm_tier_bytes(const struct kvshm_table_config *t,
                           uint64_t table_bytes);
 
+/* The bytes of a table's neighbourhoods ("near") out of table_bytes: 0
+ * when it has none, its absolute size, or its share.  Like the tier's,
+ * they are taken from the table's bytes: its buckets get the rest. */
+uint64_t kvshm_near_bytes(const struct kvshm_table_config *t,
+                          uint64_t table_bytes);
+
 /*
  * Work out the plan: each table's bytes of the node (absolute sizes as
  * given, fractions of dht_size, the rest shared equally:
- * kvshm_config_resolve), its tier's bytes, the rest its data region; its
+ * kvshm_config_resolve), its tier's and its neighbourhoods' bytes, the
+ * rest its data region; its
  * shape from the config (none without one), and the buckets that fit
  * the data region after max_ranks counters.
  *

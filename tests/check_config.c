@@ -661,6 +661,179 @@ START_TEST(shares)
 }
 END_TEST
 
+/* ---- neighbourhoods ("near") ---- */
+
+#define NEAR_KEY                                                      \
+    "\"key\":{\"fields\":["                                           \
+    "{\"name\":\"Ca\",\"type\":\"double\",\"digits\":16},"            \
+    "{\"name\":\"pH\",\"type\":\"double\",\"digits\":4},"             \
+    "{\"name\":\"step\",\"type\":\"int64\"},"                         \
+    "{\"name\":\"tag\",\"type\":\"bytes[3]\"},"                       \
+    "{\"name\":\"T\",\"type\":\"double\",\"digits\":3,"               \
+    "\"zero_below\":1e-9}]},\"value\":{\"value_size\":8}"
+
+static struct kvshm_config *near_config(const char *near)
+{
+    char text[2048];
+
+    snprintf(text, sizeof(text),
+             "{\"version\":1,\"tables\":{\"t\":{" NEAR_KEY ",\"near\":%s},"
+             "\"plain\":{" NEAR_KEY "}}}",
+             near);
+    return parse_ok(text);
+}
+
+/* The coarse record's digits, widths and offsets, as "Ca:15/8@0 ...". */
+static void assert_coarse(const struct kvshm_record *r, const char *want)
+{
+    char got[512] = "";
+
+    for (size_t i = 0; i < r->nfields; i++)
+        snprintf(got + strlen(got), sizeof(got) - strlen(got),
+                 "%s%s:%u/%u@%u", i ? " " : "", r->fields[i].name,
+                 r->fields[i].digits, r->fields[i].width,
+                 r->fields[i].offset);
+    snprintf(got + strlen(got), sizeof(got) - strlen(got), " =%zu", r->size);
+    ck_assert_str_eq(got, want);
+}
+
+START_TEST(near_defaults)
+{
+    struct kvshm_config *cfg = near_config("{}");
+    const struct kvshm_table_config *t = &cfg->tables[0], *p = &cfg->tables[1];
+
+    ck_assert(t->near.enabled && !p->near.enabled);
+    ck_assert_uint_eq(t->near.members, KVSHM_NEAR_MEMBERS_DEFAULT);
+    ck_assert_uint_eq(t->near.members, 16);
+    ck_assert(t->near.size.fraction == 0.25 && t->near.size.bytes == 0);
+    /* one digit less each: the 16-digit field becomes an 8-byte one, the
+     * int64 and bytes fields stay, offsets follow; zero_below is kept */
+    assert_coarse(&t->near.key, "Ca:15/8@0 pH:3/8@8 step:0/8@16 tag:0/3@24 "
+                                "T:2/8@27 =35");
+    ck_assert(t->near.key.fields[4].zero_below == 1e-9);
+    ck_assert_uint_eq(t->key.size, 43);
+    ck_assert(p->near.key.fields == NULL && p->near.key.size == 0);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+START_TEST(near_digits_and_coarser)
+{
+    struct kvshm_config *cfg;
+
+    /* digits alone: the fields not named keep theirs */
+    cfg = near_config("{\"digits\":{\"pH\":2},\"members\":20,"
+                      "\"size\":\"25M\"}");
+    assert_coarse(&cfg->tables[0].near.key,
+                  "Ca:16/16@0 pH:2/8@16 step:0/8@24 tag:0/3@32 T:3/8@35 =43");
+    ck_assert_uint_eq(cfg->tables[0].near.members, 20);
+    ck_assert_uint_eq(cfg->tables[0].near.size.bytes, UINT64_C(25) << 20);
+    kvshm_config_free(cfg);
+    /* digits and coarser: coarser for the others */
+    cfg = near_config("{\"coarser\":2,\"digits\":{\"T\":3,\"Ca\":1},"
+                      "\"members\":64,\"size\":0.5}");
+    assert_coarse(&cfg->tables[0].near.key,
+                  "Ca:1/8@0 pH:2/8@8 step:0/8@16 tag:0/3@24 T:3/8@27 =35");
+    ck_assert_uint_eq(cfg->tables[0].near.members, 64);
+    ck_assert(cfg->tables[0].near.size.fraction == 0.5);
+    kvshm_config_free(cfg);
+    cfg = near_config("{\"coarser\":2,\"members\":1}");
+    assert_coarse(&cfg->tables[0].near.key,
+                  "Ca:14/8@0 pH:2/8@8 step:0/8@16 tag:0/3@24 T:1/8@27 =35");
+    kvshm_config_free(cfg);
+}
+END_TEST
+
+START_TEST(near_dump_round_trip)
+{
+    static const char *const nears[] = {
+        "{}", "{\"coarser\":2,\"digits\":{\"T\":3},\"size\":\"1M\"}",
+        "{\"digits\":{\"Ca\":9},\"members\":3,\"size\":0.125}"};
+
+    for (size_t i = 0; i < sizeof(nears) / sizeof(nears[0]); i++) {
+        struct kvshm_config *cfg = near_config(nears[i]), *again;
+        char *first = kvshm_config_dump(cfg), *second;
+        const struct kvshm_table_config *a, *b;
+
+        ck_assert(first && strstr(first, "\"near\""));
+        again = parse_ok(first);
+        second = kvshm_config_dump(again);
+        ck_assert_msg(strcmp(first, second) == 0, "%s: dump changed:\n%s\n"
+                      "---\n%s", nears[i], first, second);
+        a = &cfg->tables[0];
+        b = &again->tables[0];
+        ck_assert(b->near.enabled && !again->tables[1].near.enabled);
+        ck_assert_uint_eq(a->near.members, b->near.members);
+        ck_assert(a->near.size.bytes == b->near.size.bytes &&
+                  a->near.size.fraction == b->near.size.fraction);
+        ck_assert_uint_eq(a->near.key.size, b->near.key.size);
+        for (size_t f = 0; f < a->near.key.nfields; f++)
+            ck_assert(a->near.key.fields[f].digits ==
+                          b->near.key.fields[f].digits &&
+                      a->near.key.fields[f].offset ==
+                          b->near.key.fields[f].offset);
+        free(first);
+        free(second);
+        kvshm_config_free(cfg);
+        kvshm_config_free(again);
+    }
+}
+END_TEST
+
+/* near.bytes is a share of the table's bytes; the buckets get the rest
+ * after the tier and the neighbourhoods. */
+START_TEST(near_bytes_in_the_plan)
+{
+    struct kvshm_config *cfg = parse_ok(
+        "{\"version\":1,\"tables\":{"
+        "\"a\":{\"size\":\"1G\"," NEAR_KEY ",\"near\":{},"
+        "\"tier\":{\"enabled\":true,\"size\":\"64M\"}},"
+        "\"b\":{\"size\":\"100M\"," NEAR_KEY ",\"near\":{\"size\":\"10M\"}},"
+        "\"c\":{" NEAR_KEY "}}}");
+    struct kvshm_plan_input in = {.dht_size = UINT64_C(2) << 30,
+                                  .config = cfg, .max_ranks = 4};
+    struct kvshm_plan plan;
+    struct kvshm_diag diag;
+    const struct kvshm_table_plan *tp;
+
+    ck_assert_uint_eq(kvshm_near_bytes(&cfg->tables[0], 1000), 250);
+    ck_assert_uint_eq(kvshm_near_bytes(&cfg->tables[1], 1000),
+                      UINT64_C(10) << 20);
+    ck_assert_uint_eq(kvshm_near_bytes(&cfg->tables[2], 1000), 0);
+    ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_uint_eq(cfg->tables[0].near.bytes, UINT64_C(256) << 20);
+    ck_assert_uint_eq(cfg->tables[1].near.bytes, UINT64_C(10) << 20);
+    ck_assert_uint_eq(cfg->tables[2].near.bytes, 0);
+    tp = kvshm_plan_table(&plan, "a");
+    ck_assert_uint_eq(tp->near_bytes, UINT64_C(256) << 20);
+    ck_assert_uint_eq(tp->tier_bytes, UINT64_C(64) << 20);
+    ck_assert_uint_eq(tp->data_bytes, UINT64_C(704) << 20);
+    tp = kvshm_plan_table(&plan, "b");
+    ck_assert_uint_eq(tp->data_bytes, UINT64_C(90) << 20);
+    tp = kvshm_plan_table(&plan, "c");
+    ck_assert_uint_eq(tp->near_bytes, 0);
+    ck_assert_uint_eq(tp->data_bytes, cfg->tables[2].bytes);
+    kvshm_plan_free(&plan);
+    kvshm_diag_free(&diag);
+    kvshm_config_free(cfg);
+
+    /* neighbourhoods that leave the buckets nothing */
+    cfg = parse_ok("{\"version\":1,\"tables\":{\"a\":{\"size\":\"1G\","
+                   NEAR_KEY ",\"near\":{\"size\":\"960M\"},"
+                   "\"tier\":{\"enabled\":true,\"size\":\"64M\"}}}}");
+    in.config = cfg;
+    ck_assert_int_ne(kvshm_plan_make(&in, &plan, &diag), MPIKVS_OK);
+    ck_assert_msg(diag.text && strstr(diag.text,
+                                      "job.json: tables.a.near.size: 960.0 "
+                                      "MiB leaves nothing of the table's "
+                                      "1.0 GiB (less its tier's 64.0 MiB) "
+                                      "for its buckets"),
+                  "%s", diag.text ? diag.text : "(nothing)");
+    kvshm_diag_free(&diag);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -682,6 +855,10 @@ static Suite *config_suite(void)
     tcase_add_test(tc, sizes_that_do_not);
     tcase_add_test(tc, sizes_round_exactly);
     tcase_add_test(tc, shares);
+    tcase_add_test(tc, near_defaults);
+    tcase_add_test(tc, near_digits_and_coarser);
+    tcase_add_test(tc, near_dump_round_trip);
+    tcase_add_test(tc, near_bytes_in_the_plan);
     suite_add_tcase(s, tc);
     return s;
 }

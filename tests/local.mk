@@ -16,6 +16,7 @@ check_PROGRAMS += \
 	tests/check_bucket \
 	tests/check_config \
 	tests/check_job_layout \
+	tests/check_near_key \
 	tests/check_populate \
 	tests/check_region \
 	tests/check_region_name \
@@ -29,6 +30,7 @@ TESTS += \
 	tests/check_bucket \
 	tests/check_config \
 	tests/check_job_layout \
+	tests/check_near_key \
 	tests/check_populate \
 	tests/check_region \
 	tests/check_region_name \
@@ -111,6 +113,11 @@ tests_check_rmacache_index_SOURCES = tests/check_rmacache_index.c rmacache/index
 tests_check_rmacache_index_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/rmacache
 tests_check_rmacache_index_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
 tests_check_rmacache_index_LDADD = shm/libkvshm.la $(CHECK_LIBS) -lpthread
+
+tests_check_near_key_SOURCES = tests/check_near_key.c
+tests_check_near_key_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_check_near_key_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_check_near_key_LDADD = shm/libkvshm.la $(CHECK_LIBS)
 
 tests_check_round_SOURCES = tests/check_round.c
 tests_check_round_CPPFLAGS = $(TESTS_CPPFLAGS)

@@ -74,6 +74,14 @@ expect check-ranks-zero 2 'check: --ranks 0: give a rank count from 1 to 65536' 
 # bucket: a 64-byte header and four slots of a 65536-byte key, a
 # 1048576-byte value and an 8-byte checksum, 4456544 bytes, in whole
 # cache lines 4456576; with 64 ranks' counters it needs 16384 more.
+# neighbourhoods: their bytes, members and coarse key in the summary, and
+# the digits each field keeps in the normalized config
+near="$src/tests/config/good/near.json"
+expect check-near 0 'chem: 4.0 GiB of 8G per node, tier 512.0 MiB, near 1.0 GiB (20 members, 32-byte coarse keys)' -- \
+    check --size 8G "$near"
+expect check-near-digits 0 '"Mg": 3,' -- check "$near"
+expect check-near-bad 1 "near-members-zero.json: tables.t.near.members: 0 is out of range 1..64" -- \
+    check "$src/tests/config/bad/near-members-zero.json"
 large="$src/tests/config/good/large-values.json"
 expect check-large-values 0 '"value_size": 1048576' -- check "$large"
 expect check-far-read 0 '"far_read": "slot"' -- check "$large"

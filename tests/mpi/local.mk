@@ -19,6 +19,7 @@ check_PROGRAMS += \
 	tests/mpi/test_torture \
 	tests/mpi/test_locks \
 	tests/mpi/test_mpi_mix \
+	tests/mpi/test_near \
 	tests/mpi/test_nodes \
 	tests/mpi/test_persist \
 	tests/mpi/test_persist_fault \
@@ -41,6 +42,7 @@ TESTS += \
 	tests/mpi/run-large-values-test.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-mpi-mix-test.sh \
+	tests/mpi/run-near-test.sh \
 	tests/mpi/run-nodes-test.sh \
 	tests/mpi/run-persist-tests.sh \
 	tests/mpi/run-persist-fault-tests.sh \
@@ -108,6 +110,11 @@ tests_mpi_test_errors_SOURCES = tests/mpi/test_errors.c
 tests_mpi_test_errors_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_errors_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -pthread
 tests_mpi_test_errors_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lpthread
+
+tests_mpi_test_near_SOURCES = tests/mpi/test_near.c
+tests_mpi_test_near_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_near_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_near_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lm
 
 tests_mpi_test_tier_SOURCES = tests/mpi/test_tier.c
 tests_mpi_test_tier_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -200,6 +207,7 @@ EXTRA_DIST += \
 	tests/mpi/run-large-values-test.sh \
 	tests/mpi/run-lock-tests.sh \
 	tests/mpi/run-mpi-mix-test.sh \
+	tests/mpi/run-near-test.sh \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-nodes-test.sh \
 	tests/mpi/run-persist-tests.sh \

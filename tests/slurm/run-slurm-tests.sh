@@ -86,6 +86,9 @@ printf '{ "version": 1, "tables": { "t": { "key": { "key_size": 16 },\n  "value"
     >"$work/bad-transport.json"
 printf '{ "version": 1,\n  "tables": { "t": { "key": { "size": 16 }, }\n}\n' \
     >"$work/bad-syntax.json"
+# neighbourhoods that are not coarser than the key (mpikvs.json(5))
+printf '{ "version": 1, "tables": { "t": { "key": { "fields": [\n  { "name": "Ca", "type": "double", "digits": 3 } ] },\n  "value": { "value_size": 8 }, "near": { "digits": { "Ca": 3 } } } } }\n' \
+    >"$work/near-not-coarser.json"
 printf '{ "version": 1, "tables": { "t": { "size": "64M",\n  "key": { "key_size": 16 }, "value": { "value_size": 32 } } } }\n' \
     >"$work/big.json"
 # values of 1 MiB, the largest, and one byte more
@@ -404,6 +407,9 @@ reject "--dht-config with a bad value" \
 reject "--dht-config with a bad transport" \
     "--dht-config=$work/bad-transport.json: tables.t.transport: 'verbs' is not one of: auto, mpi, ucx" \
     --dht-config="$work/bad-transport.json"
+reject "--dht-config with near not coarser than the key" \
+    "--dht-config=$work/near-not-coarser.json: tables.t.near: not coarser than the key: no field loses a digit" \
+    --dht-config="$work/near-not-coarser.json"
 reject "--dht-config with a JSON syntax error" \
     "--dht-config=$work/bad-syntax.json: line [0-9]*, column [0-9]*: invalid JSON" --dht-config="$work/bad-syntax.json"
 reject "--dht-config whose tables do not fit" \
