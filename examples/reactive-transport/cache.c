@@ -326,6 +326,31 @@ static int verify_hit(struct rt_cache *c, struct chem_solver *s,
     return 0;
 }
 
+/* Keep the members within max_distance (0: all) at the front of near's
+ * buffers; how many there are. */
+static size_t close_members(mpikvs_near_t *near, size_t ninputs,
+                            double max_distance)
+{
+    size_t kept = 0;
+
+    if (max_distance <= 0.0)
+        return near->found;
+    for (size_t j = 0; j < near->found; j++) {
+        if (!(near->distances[j] <= max_distance))
+            continue;
+        if (kept != j) {
+            double *v = near->values;
+            memcpy(v + kept * CACHE_VALUE_FIELDS, v + j * CACHE_VALUE_FIELDS,
+                   VALUE_BYTES);
+            memcpy(near->inputs + kept * ninputs, near->inputs + j * ninputs,
+                   ninputs * sizeof(double));
+            near->distances[kept] = near->distances[j];
+        }
+        kept++;
+    }
+    return kept;
+}
+
 /* Interpolate the misses missed[first, first + n) from their
  * neighbourhoods, one mpikvs_get_near_batch for them: those accepted
  * are done (and not cached: the cache keeps CVODE's results only); the
@@ -357,18 +382,20 @@ static int interpolate_chunk(struct rt_cache *c, const struct rt_options *o,
         return kvs_fail(err, c->kvs, "mpikvs_get_near_batch", rc);
     for (size_t m = 0; m < n; m++) {
         const size_t i = c->missed[first + m];
-        const mpikvs_near_t *near = &c->near[m];
+        mpikvs_near_t *near = &c->near[m];
         double out[CHEM_NSTATE];
 
-        if (c->near_status[m] == MPIKVS_OK)
+        size_t found = 0;
+        if (c->near_status[m] == MPIKVS_OK) {
             counts->near_members += near->found;
-        if (c->near_status[m] != MPIKVS_OK ||
-            near->found < (size_t)o->min_members) {
+            found = close_members(near, c->near_inputs, o->max_distance);
+        }
+        if (found < (size_t)o->min_members) {
             counts->cvode_misses++;
             c->missed[(*left)++] = i;
             continue;
         }
-        switch (interp_idw(near->values, near->found, cells[i], out)) {
+        switch (interp_idw(near->values, found, cells[i], out)) {
         case INTERP_ACCEPTED:
             /* checked again as the cell will hold it */
             if (interp_check(cells[i], out) != INTERP_ACCEPTED)

@@ -32,7 +32,7 @@ enum {
     OPT_NX = 256, OPT_NY, OPT_STEPS, OPT_DT, OPT_NO_CACHE, OPT_COMPARE,
     OPT_REUSE, OPT_BATCH, OPT_CONFIG, OPT_TABLE, OPT_CSV, OPT_PLOT, OPT_NO_PLOT,
     OPT_FIELDS, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_INTERPOLATE,
-    OPT_MIN_MEMBERS, OPT_VERIFY
+    OPT_MIN_MEMBERS, OPT_VERIFY, OPT_MAX_DISTANCE
 };
 
 static const struct option long_options[] = {
@@ -54,6 +54,7 @@ static const struct option long_options[] = {
     {"interpolate", no_argument, NULL, OPT_INTERPOLATE},
     {"min-members", required_argument, NULL, OPT_MIN_MEMBERS},
     {"verify", required_argument, NULL, OPT_VERIFY},
+    {"max-distance", required_argument, NULL, OPT_MAX_DISTANCE},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -98,6 +99,8 @@ static void usage(FILE *f)
 "                    accepted only if Ca, Mg and C balance to 1e-10 and\n"
 "                    no amount is negative, else CVODE\n"
 "  --min-members N   --interpolate needs at least N members (default %d)\n"
+"  --max-distance D  ... within distance D of the cell, in units of the\n"
+"                    key's last digit (default: any distance)\n"
 "  --verify FRACTION check that fraction of hits with CVODE, report the\n"
 "                    error to mpikvs and per field (0 < FRACTION <= 1)\n"
 "\n"
@@ -271,6 +274,18 @@ int rt_parse_options(int argc, char **argv, struct rt_options *o, bool print,
                           &o->min_members, err))
                 return -1;
             break;
+        case OPT_MAX_DISTANCE: {
+            char *end;
+            errno = 0;
+            double v = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(v > 0.0 && v <= 1e9))
+                return rt_fail(err, "invalid value '%s' for --max-distance: "
+                                    "expected a distance, more than 0 and "
+                                    "at most 1e9",
+                               optarg);
+            o->max_distance = v;
+            break;
+        }
         case OPT_VERIFY:
             if (parse_fraction("--verify", optarg, &o->verify, err))
                 return -1;

@@ -41,6 +41,8 @@ struct rt_options {
     bool          interpolate;  /* on an exact miss, interpolate the
                                  * changes of the key's neighbourhood */
     int           min_members;  /* --interpolate needs at least these */
+    double        max_distance; /* ... within this distance (mpikvs's
+                                 * metric); 0: any */
     double        verify;       /* fraction of hits to check with CVODE;
                                  * 0: none */
 };

@@ -298,6 +298,7 @@ refused "--no-cache --compare" "exclude each other" --no-cache --compare
 refused "--verify 1.5" "invalid value '1.5' for --verify" --verify 1.5
 refused "--verify 0" "invalid value '0' for --verify" --verify 0
 refused "--min-members 0" "invalid value '0' for --min-members" --min-members 0
+refused "--max-distance -1" "invalid value '-1' for --max-distance" --max-distance -1
 refused "--no-cache --interpolate" "excludes --interpolate" --no-cache --interpolate
 demo help 1 --help
 if [ "$rc" = 0 ] && grep -q -- "--compare" "$tmp/help.out"; then ok "--help"
