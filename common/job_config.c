@@ -199,6 +199,25 @@ static bool get_nonnegative(struct ctx *c, const char *path, json_t *v,
     return true;
 }
 
+/* A fraction of 0 to 1, both included (a table's verify). */
+static void get_fraction01(struct ctx *c, const char *path, json_t *v,
+                           double *out)
+{
+    char buf[80];
+
+    if (!json_is_number(v)) {
+        wrong_type(c, path, v, "a number from 0 to 1");
+        return;
+    }
+    double d = json_number_value(v);
+    if (!(d >= 0.0 && d <= 1.0)) {
+        problem(c, path, "%s is out of range: a fraction from 0 to 1",
+                shown(v, buf, sizeof(buf)));
+        return;
+    }
+    *out = d;
+}
+
 /* One of the names in t (names.h); returns its index or -1. */
 static int get_enum(struct ctx *c, const char *path, json_t *v,
                     const struct kvshm_names *t)
@@ -787,7 +806,8 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
                                        "slots_per_bucket", "mode",
                                        "transport", "far_read", "tier",
                                        "counters", "persist",
-                                       "near", NULL};
+                                       "near", "verify",
+                                       NULL};
     char sub[PATH_MAX_LEN];
     json_t *x;
     uint64_t n;
@@ -846,6 +866,9 @@ static void parse_table(struct ctx *c, const char *path, const char *name,
     if ((x = json_object_get(v, "counters")) &&
         get_uint(c, sub, x, 0, KVSHM_COUNTERS_MAX, &n))
         t->counters = (uint32_t)n;
+    join(sub, path, "verify");
+    if ((x = json_object_get(v, "verify")))
+        get_fraction01(c, sub, x, &t->verify);
     join(sub, path, "persist");
     if ((x = json_object_get(v, "persist")))
         parse_persist(c, sub, x, t);
@@ -1121,6 +1144,8 @@ char *kvshm_config_dump(const struct kvshm_config *cfg)
         /* only where given: older configs dump as they did */
         if (t->counters != KVSHM_COUNTERS_DEFAULT)
             json_object_set_new(jt, "counters", json_integer(t->counters));
+        if (t->verify > 0)
+            json_object_set_new(jt, "verify", json_real(t->verify));
         if (t->persist.load[0] || t->persist.save[0]) {
             json_t *p = json_object();
             if (t->persist.load[0])

@@ -262,6 +262,11 @@ void kvs_async_complete(mpikvs_t *kvs)
         advance(kvs, a);
 }
 
+unsigned kvs_async_live(const mpikvs_t *kvs)
+{
+    return kvs->async ? kvs->async->live : 0;
+}
+
 unsigned kvs_async_close(mpikvs_t *kvs)
 {
     struct kvs_async *a = kvs->async;

@@ -12,4 +12,8 @@
 void kvs_async_complete(mpikvs_t *kvs);
 unsigned kvs_async_close(mpikvs_t *kvs);
 
+/* Batches in flight: started and not yet waited for (mpikvs_clear
+ * refuses to run with any). */
+unsigned kvs_async_live(const mpikvs_t *kvs);
+
 #endif /* MPIKVS_ASYNC_H */

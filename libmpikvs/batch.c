@@ -24,6 +24,7 @@
 #include "near.h"
 #include "ops.h"
 #include "slot.h"
+#include "verify.h"
 
 /* Own-node keys whose bucket lines are on their way while one is served:
  * enough to keep the core's outstanding misses busy (each key asks for
@@ -289,8 +290,8 @@ static int put_remote_batch(mpikvs_t *kvs, struct kvs_chunk *c)
 
         /* a batch does not wait for a slot the key's node is writing
          * (put_far does); here nothing is claimed anyway */
-        kvs_slot_pick(&kvs->tab, bucket, false, &p[j].key, TAKEOVER_ANY,
-                      &pick);
+        kvs_slot_pick(&kvs->tab, bucket, false, true, &p[j].key,
+                      TAKEOVER_ANY, &pick);
         kvs_slot_image(&kvs->tab, &p[j].key,
                        v + p[j].index * kvs->tab.value_size, image);
         metas[j] = pick.meta;
@@ -380,6 +381,8 @@ int kvs_chunk_finish(mpikvs_t *kvs, struct kvs_chunk *c)
         put_finish(kvs, c);
     else
         get_finish(kvs, c);
+    if (!c->put && c->rc == MPIKVS_OK)
+        kvs_verify_batch(kvs, c->n, c->keys, c->status);
     return c->rc;
 }
 

@@ -36,6 +36,7 @@
 
 #include "bucket.h"
 #include "key.h"
+#include "route.h"
 #include "slot.h"
 
 void kvs_count_put(const struct kvs_table *t, int choice)
@@ -161,6 +162,17 @@ static int stalled(struct kvs_access *a, uint64_t i, uint64_t meta)
     return MPIKVS_ERR_STALLED;
 }
 
+/* Whether the bucket as the I/O gives it holds every slot's key: in
+ * shared memory, and in a copy read whole; not in a copy of a route that
+ * reads single slots (bucket_far.c: its header and the slots of the
+ * key's tag only).  No handle: a serving thread's or a test's, in shared
+ * memory or a whole copy. */
+static inline __attribute__((always_inline)) bool
+keys_at_hand(const struct kvs_access *a, const struct kvs_bucket_io *io)
+{
+    return io->shared || !a->kvs || !kvs_route(a->kvs, a->k->node)->far_slot;
+}
+
 /* Pick the slot a put of a->k goes to, in the bucket as it is now (*b),
  * waiting for the claims in its way as the pick says. */
 static inline __attribute__((always_inline)) int
@@ -171,7 +183,7 @@ pick(struct kvs_access *a, const struct kvs_bucket_io *io, struct kvs_busy *w,
         int rc = io->bucket(a, b);
         if (rc != MPIKVS_OK)
             return rc;
-        if (kvs_slot_pick(a->t, *b, io->shared, a->k,
+        if (kvs_slot_pick(a->t, *b, io->shared, keys_at_hand(a, io), a->k,
                           kvs_slot_takeover(w, io->shared, io->locked), p))
             return MPIKVS_OK;
         if (!kvs_slot_busy_wait(w))
@@ -294,7 +306,7 @@ put_absent(struct kvs_access *a, const struct kvs_bucket_io *io,
     for (;;) {
         if ((rc = look(a, io, &b, present)) != MPIKVS_OK)
             return rc;
-        if (!kvs_slot_pick(a->t, b, io->shared, a->k,
+        if (!kvs_slot_pick(a->t, b, io->shared, keys_at_hand(a, io), a->k,
                            kvs_slot_takeover(&w, io->shared, io->locked),
                            &p)) {
             if (!kvs_slot_busy_wait(&w))

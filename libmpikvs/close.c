@@ -17,6 +17,7 @@
 #include "near.h"
 #include "node_tier.h"
 #include "transport.h"
+#include "verify.h"
 /* A barrier over the handle's ranks that gives up after
  * MPIKVS_CLOSE_TIMEOUT (of this rank's looking: clock.h): no rank
  * waits forever for one that died or does not call mpikvs_close.  One
@@ -105,6 +106,7 @@ int kvs_teardown(mpikvs_t *kvs, bool report, bool stalled)
     free(kvs->slot_image);
     free(kvs->batch);
     free(kvs->batch_images);
+    kvs_verify_close(kvs);
     /* the communicators too stay allocated after a timeout: the posted
      * barrier refers to them */
     if (together && kvs->node_comm != MPI_COMM_NULL)

@@ -77,6 +77,10 @@ struct mpikvs {
 
     /* this node's data region */
     struct kvshm_region      *region;
+    uint32_t                  generation;  /* every node's region's, the
+                                            * same (clear.c): the key
+                                            * records' (key.h); read by
+                                            * the leader's serving thread */
     bool                      created;     /* by us: removed at close */
     char                      shm_dir[KVSHM_DIR_MAX + 1];
     char                      region_name[KVSHM_NAME_MAX + 1];
@@ -126,6 +130,13 @@ struct mpikvs {
     size_t                    hash_prefix;
 
     unsigned                  ncounters;   /* global counters (counters.c) */
+    /* sampled accuracy (verify.c) */
+    unsigned                  flags;       /* options.flags, MPIKVS_OPEN_* */
+    uint64_t                  verify_below;/* hits whose key's selector is
+                                            * below it: MPIKVS_VERIFY; 0:
+                                            * none */
+    struct kvs_verify_set    *verify_set;  /* outstanding ones, from the
+                                            * first */
     uint64_t                  saves;       /* begun: each save's tag */
 
     unsigned                  close_timeout; /* s mpikvs_close waits */

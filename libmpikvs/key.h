@@ -24,7 +24,9 @@ struct kvs_key {
     uint64_t             bucket; /* home bucket */
     uint64_t             seed;   /* of its slot's checksum (slot_read.h) */
     uint32_t             node;   /* home node */
-    uint32_t             tag;    /* its slots' tag (format.h) */
+    uint32_t             tag;    /* its slots' tag (format.h) in ... */
+    uint32_t             generation; /* ... the table's generation
+                                  * (key_hash.h) when the record was made */
     uint32_t             preferred; /* the slot a new key takes if free */
 };
 
@@ -47,7 +49,10 @@ static inline void kvs_key_from_hash(const mpikvs_t *kvs, const void *key,
     k->node = (uint32_t)kvs_scale(h.high64, kvs->nnodes);
     k->bucket = kvs_scale(h.low64, kvs->tab.nbuckets);
     k->seed = kvshm_slot_checksum_seed(h.low64);
-    k->tag = kvshm_key_tag(h);
+    /* relaxed: only mpikvs_clear changes it, between collectives that
+     * order it before every record made after the clear (clear.c) */
+    k->generation = __atomic_load_n(&kvs->generation, __ATOMIC_RELAXED);
+    k->tag = kvshm_key_tag(h, k->generation);
     k->preferred = kvshm_key_preferred_slot(h, kvs->tab.slots);
 }
 

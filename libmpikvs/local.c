@@ -12,23 +12,22 @@
 #include "slot.h"   /* kvs_slot_retry */
 
 /* Read slot i of bucket b until it verifies or is not live any more:
- * true with the entry in copy and its meta in *meta. */
+ * true with the entry in copy and its meta in *meta.  A slot written
+ * before the latest mpikvs_clear is not live (clear.c). */
 static bool read_slot(mpikvs_t *kvs, const unsigned char *b, uint64_t i,
                       unsigned char *copy, uint64_t *meta, uint64_t *torn)
 {
-    const unsigned char *slot =
-        b + kvshm_bucket_slot_offset(kvs->tab.slots, kvs->tab.slot_size, i);
-
     for (int attempt = 0;; attempt++) {
         *meta = kvshm_meta_load(b, i, true);
-        switch (kvshm_slot_read(*meta, slot, kvs->tab.slot_size,
-                                kvs->tab.key_size, kvs->tab.value_size, true,
-                                NULL, 0, copy)) {
+        switch (kvshm_slot_scan(b, i, *meta, kvs->tab.slots,
+                                kvs->tab.slot_size, kvs->tab.key_size,
+                                kvs->tab.value_size, true, kvs->generation,
+                                copy)) {
         case KVSHM_SLOT_READ_VERIFIED:
             return true;
         case KVSHM_SLOT_READ_TORN:
             break;
-        default:   /* free or invalid (OTHER is not without a key) */
+        default:   /* free, invalid or cleared (OTHER is a lookup's) */
             return false;
         }
         if (!kvs_slot_retry(attempt, true)) {
@@ -89,10 +88,19 @@ int kvs_scan_local(mpikvs_t *kvs, uint64_t first, uint64_t end,
 bool kvs_local_any(const mpikvs_t *kvs, uint64_t first, uint64_t end)
 {
     for (uint64_t bi = first; bi < end; bi++) {
-        const unsigned char *b = kvs->tab.buckets + bi * kvs->tab.bucket_size;
-        for (uint64_t i = 0; i < kvs->tab.slots; i++)
-            if (kvshm_meta_live(kvshm_meta_load(b, i, true)))
+        unsigned char *b = kvs->tab.buckets + bi * kvs->tab.bucket_size;
+        for (uint64_t i = 0; i < kvs->tab.slots; i++) {
+            uint64_t meta = kvshm_meta_load(b, i, true);
+            /* a claimed slot is a put of this generation under way */
+            if (kvshm_meta_live(meta) &&
+                ((meta & KVSHM_SLOT_BUSY) || !kvs->generation ||
+                 kvshm_slot_of_generation(
+                     meta,
+                     kvshm_slot_key_hash(kvs_slot_at(&kvs->tab, b, i),
+                                         kvs->tab.key_size, true),
+                     kvs->generation)))
                 return true;
+        }
     }
     return false;
 }

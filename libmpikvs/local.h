@@ -26,7 +26,8 @@ int kvs_scan_local(mpikvs_t *kvs, uint64_t first, uint64_t end,
                    kvs_entry_fn fn, void *arg, uint64_t *torn);
 
 /* Whether any slot of the own node's buckets [first, end) is live
- * (written and not invalid), by its meta word alone. */
+ * (written and not invalid) and of the table's generation: by its meta
+ * word alone, and in a table cleared before, its key's hash. */
 bool kvs_local_any(const mpikvs_t *kvs, uint64_t first, uint64_t end);
 
 /* The part [*first, *end) of the own node's buckets that is local rank

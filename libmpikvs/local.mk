@@ -16,6 +16,8 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/bucket.h \
 	libmpikvs/bucket_far.c \
 	libmpikvs/bucket_far.h \
+	libmpikvs/clear.c \
+	libmpikvs/clear.h \
 	libmpikvs/close.c \
 	libmpikvs/close.h \
 	libmpikvs/counters.c \
@@ -26,6 +28,8 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/errors.c \
 	libmpikvs/errors.h \
 	libmpikvs/fence.c \
+	libmpikvs/forget.c \
+	libmpikvs/forget.h \
 	libmpikvs/handle.h \
 	libmpikvs/key.h \
 	libmpikvs/local.c \
@@ -68,7 +72,9 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/transport_mpi.c \
 	libmpikvs/transport_mpi.h \
 	libmpikvs/unlink_names.c \
-	libmpikvs/unlink_names.h
+	libmpikvs/unlink_names.h \
+	libmpikvs/verify.c \
+	libmpikvs/verify.h
 # End of libmpikvs_libmpikvs_la_SOURCES
 libmpikvs_libmpikvs_la_CPPFLAGS = $(SHM_CPPFLAGS) -I$(top_srcdir)/libmpikvs
 # what the library's sources need, also where a test builds them in

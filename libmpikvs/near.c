@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "close.h"
 #include "errors.h"
 #include "key.h"
 #include "locks.h"
@@ -227,6 +228,28 @@ struct near_query {
     size_t           found;
 };
 
+/* A slot of the neighbourhoods' table copied as a scan copies one
+ * (slot_read.h): the checksum first (acquire, in shared memory), then
+ * key and value; whether they verify, the seed from the copied key.  The
+ * tag its meta word had is the generation's (key.h): a write since
+ * stores a current one too. */
+static bool member_copy(const mpikvs_t *t, const unsigned char *slot,
+                        bool shared, unsigned char *copy)
+{
+    const uint64_t *sum_at = (const uint64_t *)(
+        slot + kvshm_slot_checksum_offset(t->tab.slot_size));
+    uint64_t sum = shared ? __atomic_load_n(sum_at, __ATOMIC_ACQUIRE)
+                          : *sum_at;
+    uint64_t seed;
+
+    kvshm_slot_copy(copy, slot, KVSHM_SLOT_KV_OFFSET,
+                    t->tab.key_size + t->tab.value_size, shared);
+    seed = kvshm_slot_checksum_seed(
+        kvshm_key_hash(copy, t->tab.key_size).low64);
+    return kvshm_slot_checksum(copy + t->tab.key_size, t->tab.value_size,
+                               seed) == sum;
+}
+
 /* Slot i of bucket b, if it is a member of k's neighbourhood: copied and
  * verified (key, value and checksum together), its coarse key k's,
  * then its inputs and distance to the query.  A slot that does not
@@ -242,12 +265,9 @@ static void take_member(mpikvs_t *t, const struct kvs_key *k,
     double *in = n->inputs + q->found * n->ninputs;
     double *steps = n->steps + q->found * n->ninputs;
 
-    if (!kvshm_meta_live(meta) || kvshm_meta_tag(meta) != k->tag)
-        return;
-    if (kvshm_slot_read(meta, kvs_slot_at(&t->tab, (unsigned char *)b, i),
-                        t->tab.slot_size, t->tab.key_size,
-                        t->tab.value_size, shared, NULL, 0,
-                        copy) != KVSHM_SLOT_READ_VERIFIED ||
+    if (!kvshm_meta_live(meta) || kvshm_meta_tag(meta) != k->tag ||
+        !member_copy(t, kvs_slot_at(&t->tab, (unsigned char *)b, i), shared,
+                     copy) ||
         memcmp(copy, k->bytes, n->coarse_size) != 0)
         return;   /* torn, or another coarse key's of the same tag */
     if (kvshm_key_inputs(n->key, copy + n->coarse_size, in) != MPIKVS_OK ||

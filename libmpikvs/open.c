@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bucket_far.h"
+#include "clear.h"
 #include "close.h"
 #include "describe.h"
 #include "errors.h"
@@ -35,6 +36,7 @@
 #include "stats.h"
 #include "transport.h"
 #include "unlink_names.h"
+#include "verify.h"
 
 size_t mpikvs_key_size(const mpikvs_t *kvs)
 {
@@ -197,6 +199,8 @@ static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
         rc = kvs_agree(kvs, kvs_open_region(kvs, &env, node));
     if (rc == MPIKVS_OK)   /* before the next collective: nobody counts */
         kvs_stats_mark_open(kvs);
+    if (rc == MPIKVS_OK)   /* before a key record is made (key.h) */
+        rc = kvs_agree(kvs, kvs_generation_agree(kvs, false));
     if (rc == MPIKVS_OK)
         rc = kvs_agree(kvs, kvs_locks_open(kvs));
     if (rc == MPIKVS_OK)
@@ -211,6 +215,7 @@ static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
         kvs_stats_set_transport(kvs);
         kvs->ncounters = kvs->table ? kvs->table->counters
                                     : KVSHM_COUNTERS_DEFAULT;
+        kvs_verify_open(kvs, options.flags);
     }
     if (rc == MPIKVS_OK && !parent)   /* before the warm start enters */
         rc = kvs_near_open(kvs);

@@ -12,6 +12,7 @@
 #include "errors.h"
 #include "handle.h"
 #include "open_resolve.h"
+#include "verify.h"
 
 /* The first sized options (mpikvs.h) end with transport: a caller has at
  * least these bytes. */
@@ -55,7 +56,7 @@ int kvs_read_options(mpikvs_t *kvs, const mpikvs_options_t *opt,
                             opt->size, sizeof(*own) + i, sizeof(*own),
                             mpikvs_version());
     memcpy(own, opt, opt->size < sizeof(*own) ? opt->size : sizeof(*own));
-    return MPIKVS_OK;
+    return kvs_verify_check_flags(kvs, own->flags);
 }
 
 static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)

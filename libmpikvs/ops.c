@@ -26,6 +26,7 @@
 #include "node_tier.h"
 #include "ops.h"
 #include "slot.h"
+#include "verify.h"
 
 static void count_get(mpikvs_t *kvs, int rc)
 {
@@ -199,7 +200,7 @@ int mpikvs_get(mpikvs_t *kvs, const void *key, void *value)
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_get: key and value must not be NULL");
     kvs_key_make(kvs, key, &k);
-    return kvs_get(kvs, &k, value);
+    return kvs_verify_hit(kvs, &k, kvs_get(kvs, &k, value));
 }
 
 int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value)

@@ -45,6 +45,7 @@ enum slot_found kvs_slot_find(const struct kvs_table *t, unsigned char *bucket,
         case KVSHM_SLOT_READ_FREE:
         case KVSHM_SLOT_READ_INVALID:
         case KVSHM_SLOT_READ_OTHER:
+        case KVSHM_SLOT_READ_CLEARED:   /* not from a lookup */
             continue;
         case KVSHM_SLOT_READ_VERIFIED:
             return SLOT_HIT;
@@ -105,8 +106,23 @@ static bool may_take(enum slot_takeover takeover, uint64_t meta)
            (takeover == TAKEOVER_DEAD && kvs_slot_owner_dead(meta));
 }
 
+/* Whether live slot i (meta) of bucket was written before the table's
+ * latest clear: its key's tag in the generation of k's record is not
+ * its tag.  A key read while a write that claims nothing rewrites it
+ * may say so wrongly: then a put takes a slot it could take anyway. */
+static bool cleared(const struct kvs_table *t, const unsigned char *bucket,
+                    bool shared, const struct kvs_key *k, uint64_t i,
+                    uint64_t meta)
+{
+    return !kvshm_slot_of_generation(
+        meta,
+        kvshm_slot_key_hash(kvs_slot_at(t, (unsigned char *)bucket, i),
+                            t->key_size, shared),
+        k->generation);
+}
+
 bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket,
-                   bool shared, const struct kvs_key *k,
+                   bool shared, bool keys, const struct kvs_key *k,
                    enum slot_takeover takeover, struct slot_pick *p)
 {
     uint64_t update = NONE, mine_busy = NONE, free_slot = NONE;
@@ -159,6 +175,15 @@ bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket,
     } else if (oldest != NONE) {
         p->slot = oldest;
         p->choice = SLOT_EVICT;
+        /* a table that was never cleared has nothing to ask */
+        if (keys && k->generation &&
+            cleared(t, bucket, shared, k, oldest, metas[oldest])) {
+            p->choice = SLOT_FREE;
+            uint64_t m = metas[k->preferred];
+            if (k->preferred != oldest && !(m & KVSHM_SLOT_BUSY) &&
+                cleared(t, bucket, shared, k, k->preferred, m))
+                p->slot = k->preferred;
+        }
     } else {   /* every slot is claimed: one that may be taken over */
         p->slot = 0;
         p->seen = metas[0];

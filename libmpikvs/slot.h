@@ -144,12 +144,20 @@ enum slot_takeover {
                       * puts, which may lose a key anyway: mpikvs(7)) */
 };
 
-/* Pick the slot a put of k goes to, in a bucket (shared or a copy).
- * false: a slot of k's tag is BUSY (a put, likely of k, is writing it),
- * or every slot is, and takeover does not allow taking it: wait and pick
- * again, or there would be two slots of k. */
+/* Pick the slot a put of k goes to, in a bucket (shared or a copy):
+ * k's own, else a free one (k's preferred slot if it is free), else the
+ * one written longest ago.  A slot written before the table's latest
+ * clear (key_hash.h, generations) is always older than every slot
+ * written since, so it goes first; where the pick would evict and keys
+ * says the slots' keys are in bucket (not a copy of only the slots of
+ * k's tag, bucket_far.c), it asks the oldest slot's key whether it is of
+ * an earlier generation, and takes such a slot (k's preferred one first,
+ * if it is one too) as free: the table is empty there, nothing is
+ * evicted.  false: a slot of k's tag is BUSY (a put, likely of k, is
+ * writing it), or every slot is, and takeover does not allow taking it:
+ * wait and pick again, or there would be two slots of k. */
 bool kvs_slot_pick(const struct kvs_table *t, unsigned char *bucket,
-                   bool shared, const struct kvs_key *k,
+                   bool shared, bool keys, const struct kvs_key *k,
                    enum slot_takeover takeover, struct slot_pick *p);
 
 /* How long a put waits for a live claim in its way before it gives up

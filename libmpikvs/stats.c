@@ -7,6 +7,13 @@
  * The blocks live in the region, which may outlive the handle (the
  * plugin's job scope): the figures since open are the blocks' statistics
  * less what they held when the handle opened.
+ *
+ * How the statistics of ranks combine is said once (combine, and
+ * less_at_open for a block's figures since open): counts add up,
+ * verify_error_sum adds up as doubles, verify_error_max is the largest
+ * double, and since open it is the largest of the blocks'
+ * verify_error_max_open, which each open sets to 0.  The node's blocks
+ * are combined here, the job's by MPI with the same function (job_op).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,37 +37,96 @@ MPIKVS_STATISTICS(SAME_PLACE)
 _Static_assert(sizeof(mpikvs_stats_t) == NCOUNTERS * sizeof(uint64_t),
                "mpikvs_stats_t is MPIKVS_STATISTICS and nothing else");
 
-static void read_block(const struct kvshm_rank_stats *s, mpikvs_stats_t *o)
+static double larger(double a, double b)
+{
+    return b > a ? b : a;
+}
+
+/* The statistics of two sets of ranks as those of them together. */
+static void combine(mpikvs_stats_t *sum, const mpikvs_stats_t *x)
+{
+    double esum = mpikvs_stat_double(sum->verify_error_sum) +
+                  mpikvs_stat_double(x->verify_error_sum);
+    double emax = larger(mpikvs_stat_double(sum->verify_error_max),
+                         mpikvs_stat_double(x->verify_error_max));
+
+#define ADD_COUNTER(name, label, text) sum->name += x->name;
+    MPIKVS_STATISTICS(ADD_COUNTER)
+#undef ADD_COUNTER
+    sum->verify_error_sum = kvs_stat_bits(esum);
+    sum->verify_error_max = kvs_stat_bits(emax);
+}
+
+/* x, read with its largest error since open, less base, what it held at
+ * open: its figures since open. */
+static void less_at_open(mpikvs_stats_t *x, const mpikvs_stats_t *base)
+{
+    double esum = mpikvs_stat_double(x->verify_error_sum) -
+                  mpikvs_stat_double(base->verify_error_sum);
+    uint64_t emax = x->verify_error_max;
+
+#define SUB_COUNTER(name, label, text) x->name -= base->name;
+    MPIKVS_STATISTICS(SUB_COUNTER)
+#undef SUB_COUNTER
+    x->verify_error_sum = kvs_stat_bits(esum);
+    x->verify_error_max = emax;
+}
+
+/* A block's statistics; since_open: with the largest error since the
+ * latest open in place of the largest ever. */
+static void read_block(const struct kvshm_rank_stats *s, bool since_open,
+                       mpikvs_stats_t *o)
 {
 #define LOAD_COUNTER(name, label, text)                                 \
     o->name = __atomic_load_n(&s->name, __ATOMIC_RELAXED);
     MPIKVS_STATISTICS(LOAD_COUNTER)
 #undef LOAD_COUNTER
-}
-
-static void add(mpikvs_stats_t *sum, const mpikvs_stats_t *x)
-{
-#define ADD_COUNTER(name, label, text) sum->name += x->name;
-    MPIKVS_STATISTICS(ADD_COUNTER)
-#undef ADD_COUNTER
-}
-
-static void subtract(mpikvs_stats_t *x, const mpikvs_stats_t *base)
-{
-#define SUB_COUNTER(name, label, text) x->name -= base->name;
-    MPIKVS_STATISTICS(SUB_COUNTER)
-#undef SUB_COUNTER
+    if (since_open)
+        o->verify_error_max =
+            __atomic_load_n(&s->verify_error_max_open, __ATOMIC_RELAXED);
 }
 
 /* The node's blocks sit side by side in its region. */
-static void read_node(const mpikvs_t *kvs, mpikvs_stats_t *out)
+static void read_node(const mpikvs_t *kvs, bool since_open,
+                      mpikvs_stats_t *out)
 {
     memset(out, 0, sizeof(*out));
     for (int r = 0; r < kvs->local_size; r++) {
         mpikvs_stats_t other;
-        read_block(kvs->tab.stats - kvs->local_rank + r, &other);
-        add(out, &other);
+        read_block(kvs->tab.stats - kvs->local_rank + r, since_open, &other);
+        combine(out, &other);
     }
+}
+
+/* MPI's side of combine: len elements of one mpikvs_stats_t each. */
+static void job_combine(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    for (int i = 0; i < *len; i++)
+        combine((mpikvs_stats_t *)inout + i, (const mpikvs_stats_t *)in + i);
+}
+
+/* The job's statistics: every rank's combined by MPI, one whole struct
+ * an element, so that the operation never sees a part of one. */
+static int job_op(mpikvs_t *kvs, const mpikvs_stats_t *mine,
+                  mpikvs_stats_t *all)
+{
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_OP_NULL;
+    int rc = MPI_Type_contiguous((int)NCOUNTERS, MPI_UINT64_T, &type);
+
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(&type);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Op_create(job_combine, 1, &op);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allreduce(mine, all, 1, type, op, kvs->comm);
+    if (op != MPI_OP_NULL)
+        MPI_Op_free(&op);
+    if (type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&type);
+    return rc == MPI_SUCCESS ? MPIKVS_OK
+                             : kvs_mpi_fail(kvs, "MPI_Allreduce of stats", rc);
 }
 
 void kvs_stats_mark_open(mpikvs_t *kvs)
@@ -68,8 +134,10 @@ void kvs_stats_mark_open(mpikvs_t *kvs)
     /* relaxed, as the statistics: mpikvs-stat wants a value it had */
     __atomic_store_n(&kvs->tab.stats->comm_rank, (uint64_t)kvs->rank + 1,
                      __ATOMIC_RELAXED);
-    read_block(kvs->tab.stats, &kvs->stats_at_open);
-    read_node(kvs, &kvs->node_stats_at_open);
+    __atomic_store_n(&kvs->tab.stats->verify_error_max_open, 0,
+                     __ATOMIC_RELAXED);
+    read_block(kvs->tab.stats, false, &kvs->stats_at_open);
+    read_node(kvs, false, &kvs->node_stats_at_open);
 }
 
 void kvs_stats_set_transport(mpikvs_t *kvs)
@@ -90,26 +158,21 @@ static int gather(mpikvs_t *kvs, int scope, mpikvs_stats_t *all)
 {
     bool since_open = (scope & MPIKVS_SINCE_OPEN) != 0;
     mpikvs_stats_t mine;
-    int rc;
 
-    read_block(kvs->tab.stats, &mine);
+    read_block(kvs->tab.stats, since_open, &mine);
     if (since_open)
-        subtract(&mine, &kvs->stats_at_open);
+        less_at_open(&mine, &kvs->stats_at_open);
     switch (scope & ~MPIKVS_SINCE_OPEN) {
     case MPIKVS_SCOPE_RANK:
         *all = mine;
         return MPIKVS_OK;
     case MPIKVS_SCOPE_NODE:
-        read_node(kvs, all);
+        read_node(kvs, since_open, all);
         if (since_open)
-            subtract(all, &kvs->node_stats_at_open);
+            less_at_open(all, &kvs->node_stats_at_open);
         return MPIKVS_OK;
     case MPIKVS_SCOPE_JOB:
-        rc = MPI_Allreduce(&mine, all, (int)NCOUNTERS, MPI_UINT64_T, MPI_SUM,
-                           kvs->comm);
-        return rc == MPI_SUCCESS ? MPIKVS_OK
-                                 : kvs_mpi_fail(kvs, "MPI_Allreduce of "
-                                                     "stats", rc);
+        return job_op(kvs, &mine, all);
     default:
         return kvs_fail(kvs, MPIKVS_ERR_INVAL,
                         "mpikvs_stats: scope %d is not rank (0), node (1) "

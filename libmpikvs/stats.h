@@ -4,7 +4,19 @@
 #ifndef MPIKVS_STATS_H
 #define MPIKVS_STATS_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "mpikvs.h"
+
+/* A double as the bits a statistic holds it in (mpikvs_stat_double is
+ * the way back). */
+static inline uint64_t kvs_stat_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return u;
+}
 
 /* Put the transport this open uses (kvs->transport, once
  * kvs_transport_open has set kvs->tp) in the rank's stats block, where

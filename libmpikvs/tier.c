@@ -38,6 +38,7 @@
 #include "mpi_impl.h"
 #include "node_tier.h"
 #include "tier.h"
+#include "verify.h"
 
 #define RECORDS_MIN 256u
 #define RECORDS_MAX 65536u
@@ -252,6 +253,26 @@ void kvs_tier_record(mpikvs_t *kvs, const struct kvs_key *k,
            kvs->tab.value_size);
 }
 
+/* The record of k, if this epoch has one, out of the buffer: the last
+ * record takes its place.  The filter keeps k's hash, so that k is not
+ * recorded again before the next fence (a cache may miss a key; it must
+ * not publish a value the program rejected). */
+void kvs_tier_unrecord(mpikvs_t *kvs, const struct kvs_key *k)
+{
+    size_t rs = record_size(kvs);
+
+    for (size_t i = 0; i < kvs->records_count; i++) {
+        unsigned char *rec = kvs->records + i * rs;
+        if (memcmp(rec, &k->hash, sizeof(k->hash)) != 0 ||
+            memcmp(rec + sizeof(k->hash), k->bytes, kvs->tab.key_size) != 0)
+            continue;
+        if (i + 1 < kvs->records_count)
+            memcpy(rec, kvs->records + (kvs->records_count - 1) * rs, rs);
+        kvs->records_count--;
+        return;
+    }
+}
+
 static void forget_records(mpikvs_t *kvs)
 {
     /* the filter holds exactly the keys recorded: none, nothing to clear */
@@ -339,12 +360,28 @@ int kvs_tier_publish(mpikvs_t *kvs)
     return rc;
 }
 
-int kvs_tier_invalidate(mpikvs_t *kvs)
+void kvs_tier_drop_records(mpikvs_t *kvs)
+{
+    if (kvs->tier)
+        forget_records(kvs);
+}
+
+int kvs_tier_empty(mpikvs_t *kvs)
 {
     mpikvs_error_t err;
+
+    if (kvs->tier && kvs->local_rank == 0 && kvs->tier_writer &&
+        kvshm_tier_clear(kvs->tier, &err) != MPIKVS_OK)
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL, "%s", err.text);
+    return MPIKVS_OK;
+}
+
+int kvs_tier_invalidate(mpikvs_t *kvs)
+{
     int rc = MPIKVS_OK;
 
-    /* off: nothing to drop; always: entries are never dropped */
+    /* off: nothing to drop; always: entries are never dropped (but
+     * mpikvs_clear empties every tier) */
     if (kvs->tier && kvs->caching == KVSHM_CACHING_USER) {
         forget_records(kvs);   /* read before the invalidation */
         /* The epoch ends here for every reader of the node before the
@@ -353,9 +390,8 @@ int kvs_tier_invalidate(mpikvs_t *kvs)
         if (mpi_rc != MPI_SUCCESS)
             rc = kvs_mpi_fail(kvs, "MPI_Barrier in mpikvs_tier_invalidate",
                               mpi_rc);
-        else if (kvs->local_rank == 0 && kvs->tier_writer &&
-                 kvshm_tier_clear(kvs->tier, &err) != MPIKVS_OK)
-            rc = kvs_fail(kvs, MPIKVS_ERR_INVAL, "%s", err.text);
+        else
+            rc = kvs_tier_empty(kvs);
     }
     /* Nobody reads the tier of the next epoch before it is clear. */
     int mpi_rc = MPI_Barrier(kvs->comm);
@@ -391,5 +427,5 @@ int mpikvs_get_ref(mpikvs_t *kvs, const void *key, const void **value)
     rc = tier_outcome(kvs, rc, len);
     if (rc == MPIKVS_OK)
         *value = ref;
-    return rc;
+    return kvs_verify_hit(kvs, &k, rc);
 }

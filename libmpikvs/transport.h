@@ -36,7 +36,8 @@
 enum kvs_ship_kind {
     KVS_SHIP_GET,
     KVS_SHIP_PUT,
-    KVS_SHIP_PUT_ABSENT
+    KVS_SHIP_PUT_ABSENT,
+    KVS_SHIP_FORGET     /* mpikvs_forget: the key only, a status back */
 };
 
 struct kvs_transport {
@@ -66,10 +67,10 @@ struct kvs_transport {
      * two round trips per key.  ships(): whether node's keys go this way
      * (asked in the lock-free mode only).  ship(): queue k's operation:
      * a get (out receives the value), a put (in is copied at once) or a
-     * put-if-absent (both: out, if not NULL, receives a present value);
-     * *status, after the flush: MPIKVS_OK or MPIKVS_MISS for a get, the
-     * slot choice (enum slot_choice, SLOT_PRESENT included) for the puts,
-     * or an error. */
+     * put-if-absent (both: out, if not NULL, receives a present value)
+     * or a forget (neither); *status, after the flush: MPIKVS_OK or
+     * MPIKVS_MISS for a get and a forget, the slot choice (enum
+     * slot_choice, SLOT_PRESENT included) for the puts, or an error. */
     bool (*ships)(const mpikvs_t *kvs, uint32_t node);
     int (*ship)(mpikvs_t *kvs, const struct kvs_key *k,
                 enum kvs_ship_kind kind, const void *in, void *out,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "forget.h"
 #include "key.h"
 #include "route.h"
 #include "slot.h"
@@ -54,6 +55,8 @@ static int32_t apply(struct ucx_serving *v, const struct kvs_key *k,
         return rc;
     case KVS_SHIP_PUT_ABSENT:
         return kvs_bucket_put_absent(&a, value, out);
+    case KVS_SHIP_FORGET:
+        return kvs_bucket_forget(&a);
     default:
         KVS_COUNT(&v->table, direct, 1);
         return kvs_bucket_get(&a, out);
@@ -87,7 +90,7 @@ static ucs_status_t serve_keys(void *arg, const void *header,
         return UCS_OK;
     if (h.count > ucx_ship_capacity(&v->table))
         h.count = 0;   /* answered with a length the sender refuses */
-    if (h.kind > KVS_SHIP_PUT_ABSENT)
+    if (h.kind > KVS_SHIP_FORGET)
         h.count = 0;   /* answered with a length the sender refuses */
     size_t stride = ucx_ship_stride(&v->table, h.kind);
     size_t len = ucx_ship_answer_len(&v->table, h.count, h.kind);
@@ -109,7 +112,8 @@ static ucs_status_t serve_keys(void *arg, const void *header,
         }
         /* a value that is not an answer goes out zeroed: no old heap,
          * and no torn slot's bytes */
-        if (h.kind != KVS_SHIP_PUT && !ucx_ship_answer_has_value(h.kind, st))
+        if (ucx_ship_answers_value(h.kind) &&
+            !ucx_ship_answer_has_value(h.kind, st))
             memset(values + i * v->table.value_size, 0,
                    v->table.value_size);
         memcpy(answer + sizeof(h) + i * sizeof(st), &st, sizeof(st));

@@ -84,7 +84,7 @@ int ucx_ship(mpikvs_t *kvs, const struct kvs_key *k, enum kvs_ship_kind kind,
         return rc;
     q->queue[q->nqueued] = (struct ship_entry){k->node, out, status};
     memcpy(q->payload + q->nqueued * stride, k->bytes, kvs->tab.key_size);
-    if (kind != KVS_SHIP_GET)
+    if (ucx_ship_sends_value(kind))
         memcpy(q->payload + q->nqueued * stride + kvs->tab.key_size, in,
                kvs->tab.value_size);
     q->queued = kind;

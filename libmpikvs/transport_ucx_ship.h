@@ -26,23 +26,36 @@ struct ship_head {
     uint32_t kind;    /* enum kvs_ship_kind: keys for a get, answered
                        * with statuses, then a value each; (key, value)
                        * pairs for a put, answered with slot choices; for
-                       * a put-if-absent, answered with both */
+                       * a put-if-absent, answered with both; keys for a
+                       * forget, answered with statuses */
 };
 
-/* A key's bytes in a shipment: the key, and but for a get its value. */
+/* Whether a shipment of kind carries a value per key (the puts), and
+ * its answer one (a get, a put-if-absent): a forget has neither. */
+static inline bool ucx_ship_sends_value(uint32_t kind)
+{
+    return kind == KVS_SHIP_PUT || kind == KVS_SHIP_PUT_ABSENT;
+}
+
+static inline bool ucx_ship_answers_value(uint32_t kind)
+{
+    return kind == KVS_SHIP_GET || kind == KVS_SHIP_PUT_ABSENT;
+}
+
+/* A key's bytes in a shipment: the key, and for a put its value. */
 static inline size_t ucx_ship_stride(const struct kvs_table *t,
                                      uint32_t kind)
 {
-    return t->key_size + (kind != KVS_SHIP_GET ? t->value_size : 0);
+    return t->key_size + (ucx_ship_sends_value(kind) ? t->value_size : 0);
 }
 
-/* The answer: an int32_t status per key, then, but for a put, a value
- * each. */
+/* The answer: an int32_t status per key, then, for a get and a
+ * put-if-absent, a value each. */
 static inline size_t ucx_ship_answer_len(const struct kvs_table *t,
                                          uint32_t count, uint32_t kind)
 {
     return count * (sizeof(int32_t) +
-                    (kind != KVS_SHIP_PUT ? t->value_size : 0));
+                    (ucx_ship_answers_value(kind) ? t->value_size : 0));
 }
 
 /* Keys a shipment holds at most: a chunk's, or fewer where values are

@@ -8,6 +8,7 @@ man_MANS += \
 	man/mpikvs.3 \
 	man/mpikvs.7 \
 	man/mpikvs.json.5 \
+	man/mpikvs_clear.3 \
 	man/mpikvs_close.3 \
 	man/mpikvs_counter_add.3 \
 	man/mpikvs_counter_cas.3 \
@@ -15,6 +16,7 @@ man_MANS += \
 	man/mpikvs_describe.3 \
 	man/mpikvs_fence.3 \
 	man/mpikvs_foreach_local.3 \
+	man/mpikvs_forget.3 \
 	man/mpikvs_get_ref.3 \
 	man/mpikvs_near_inputs.3 \
 	man/mpikvs_get_near_batch.3 \
@@ -40,6 +42,7 @@ man_MANS += \
 	man/mpikvs_transport.3 \
 	man/mpikvs_value_size.3 \
 	man/mpikvs_version.3 \
+	man/mpikvs_verify_report.3 \
 	man/mpikvs_wait.3 \
 	man/spank_mpikvs.8
 # End of man_MANS
@@ -51,6 +54,7 @@ EXTRA_DIST += \
 	man/mpikvs.3.in \
 	man/mpikvs.7.in \
 	man/mpikvs.json.5.in \
+	man/mpikvs_clear.3.in \
 	man/mpikvs_close.3.in \
 	man/mpikvs_counter_add.3.in \
 	man/mpikvs_counter_cas.3.in \
@@ -58,6 +62,7 @@ EXTRA_DIST += \
 	man/mpikvs_describe.3.in \
 	man/mpikvs_fence.3.in \
 	man/mpikvs_foreach_local.3.in \
+	man/mpikvs_forget.3.in \
 	man/mpikvs_get_ref.3.in \
 	man/mpikvs_near_inputs.3.in \
 	man/mpikvs_get_near_batch.3.in \
@@ -83,6 +88,7 @@ EXTRA_DIST += \
 	man/mpikvs_transport.3.in \
 	man/mpikvs_value_size.3.in \
 	man/mpikvs_version.3.in \
+	man/mpikvs_verify_report.3.in \
 	man/mpikvs_wait.3.in \
 	man/spank_mpikvs.8.in
 # End of EXTRA_DIST (man)

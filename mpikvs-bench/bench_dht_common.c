@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 #include "bench_dht.h"
@@ -42,9 +43,16 @@ void dht_job_stats(mpikvs_t *kvs, int rank, mpikvs_stats_t *st)
 void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
                     mpikvs_stats_t *d)
 {
+    double esum = mpikvs_stat_double(b->verify_error_sum) -
+                  mpikvs_stat_double(a->verify_error_sum);
+
 #define DIFF_COUNTER(name, label, text) d->name = b->name - a->name;
     MPIKVS_STATISTICS(DIFF_COUNTER)
 #undef DIFF_COUNTER
+    /* the statistics that hold doubles: the sum's growth as a double,
+     * the largest as it is at b (mpikvs_statistics.h) */
+    memcpy(&d->verify_error_sum, &esum, sizeof(esum));
+    d->verify_error_max = b->verify_error_max;
 }
 
 int dht_nodes_to_size_for(int np)

@@ -3,6 +3,7 @@
  * of a libmpikvs-rmacache window's region.
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,8 +13,18 @@
 
 /* A counter of MPIKVS_STATISTICS (mpikvs_statistics.h): its label, its field's
  * name as the JSON member, its place in the rank's block. */
-#define COUNTER(name, label, text) \
-    {label, #name, offsetof(struct kvshm_rank_stats, name)},
+#define COUNTER(name, label, text)                                       \
+    {label, #name, offsetof(struct kvshm_rank_stats, name), KIND(name)},
+
+/* The statistics that hold doubles (mpikvs_statistics.h), by place. */
+#define KIND(name)                                                      \
+    (offsetof(struct kvshm_rank_stats, name) ==                         \
+             offsetof(struct kvshm_rank_stats, verify_error_sum)        \
+         ? STAT_DOUBLE_SUM                                              \
+     : offsetof(struct kvshm_rank_stats, name) ==                       \
+             offsetof(struct kvshm_rank_stats, verify_error_max)        \
+         ? STAT_DOUBLE_MAX                                              \
+         : STAT_COUNT)
 
 /* The DHT's counters, as libmpikvs counts them (mpikvs(3), mpikvs_stats). */
 static const struct stat_counter dht_counters[] = {
@@ -26,8 +37,8 @@ enum { MPIKVS_STATISTICS_DHT(COUNTER_INDEX) };
 #undef COUNTER_INDEX
 
 static const struct stat_ratio dht_ratios[] = {
-    {"hit%", "hit_rate", DHT_hits, DHT_gets},
-    {"direct%", "direct_share", DHT_direct, DHT_gets},
+    {"hit%", "hit_rate", DHT_hits, DHT_gets, false},
+    {"direct%", "direct_share", DHT_direct, DHT_gets, false},
 };
 
 static const void *dht_block(const void *base, const void *control,
@@ -105,11 +116,40 @@ static const struct stat_counter_group transfer_group = {
     .mpi_rank = dht_mpi_rank,
 };
 
+/* Surrogates: keys forgotten, neighbourhood queries and their members,
+ * and the sampled accuracy of hits (verify hits, the errors reported:
+ * their sum and largest as doubles, their mean, and how many fell in
+ * each bin). */
+static const struct stat_counter surrogate_counters[] = {
+    MPIKVS_STATISTICS_SURROGATE(COUNTER)
+};
+
+#define SURROGATE_INDEX(name, label, text) SURROGATE_##name,
+enum { MPIKVS_STATISTICS_SURROGATE(SURROGATE_INDEX) };
+#undef SURROGATE_INDEX
+
+static const struct stat_ratio surrogate_ratios[] = {
+    {"err_mean", "verify_error_mean", SURROGATE_verify_error_sum,
+     SURROGATE_verify_reports, true},
+};
+
+static const struct stat_counter_group surrogate_group = {
+    .key = "surrogate",
+    .title = "surrogates",
+    .counters = surrogate_counters,
+    .ncounters = sizeof(surrogate_counters) / sizeof(surrogate_counters[0]),
+    .ratios = surrogate_ratios,
+    .nratios = sizeof(surrogate_ratios) / sizeof(surrogate_ratios[0]),
+    .block = dht_block,   /* the same block of the rank */
+    .mpi_rank = dht_mpi_rank,
+};
+
 const struct stat_counter_group *const stat_counter_groups[] = {
     &dht_group,
     &tier_group,
     &persist_group,
     &transfer_group,
+    &surrogate_group,
 };
 
 const size_t stat_ncounter_groups =
@@ -117,7 +157,8 @@ const size_t stat_ncounter_groups =
 
 /* A window of libmpikvs-rmacache: a rank's use of it (format.h). */
 #define RMA_COUNTER(name, label, text) \
-    {label, #name, offsetof(struct kvshm_rma_rank, counters.name)},
+    {label, #name, offsetof(struct kvshm_rma_rank, counters.name),      \
+     STAT_COUNT},
 
 static const struct stat_counter rma_counters[] = {
     KVSHM_RMA_COUNTERS(RMA_COUNTER)
@@ -128,8 +169,8 @@ enum { KVSHM_RMA_COUNTERS(RMA_INDEX) };
 #undef RMA_INDEX
 
 static const struct stat_ratio rma_ratios[] = {
-    {"hit%", "hit_rate", RMA_hits, RMA_gets},
-    {"node%", "node_share", RMA_node_hits, RMA_gets},
+    {"hit%", "hit_rate", RMA_hits, RMA_gets, false},
+    {"node%", "node_share", RMA_node_hits, RMA_gets, false},
 };
 
 static const void *rma_block(const void *base, const void *control,
@@ -219,7 +260,8 @@ int stat_counters_read(const void *base, const struct kvshm_data_control *c,
             bool any = false;
             for (size_t i = 0; block && i < n; i++) {
                 row[i] = load_counter(block, group->counters[i].offset);
-                v->total[i] += row[i];
+                stat_counter_combine(&group->counters[i], &v->total[i],
+                                     row[i]);
                 any |= row[i] != 0;
             }
             if (!any)
@@ -255,11 +297,59 @@ void stat_counters_free(struct stat_counter_values *values)
         stat_counters_free_one(&values[g]);
 }
 
+static uint64_t bits_of(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return u;
+}
+
+void stat_counter_combine(const struct stat_counter *c, uint64_t *total,
+                          uint64_t x)
+{
+    switch (c->kind) {
+    case STAT_DOUBLE_SUM:
+        *total = bits_of(mpikvs_stat_double(*total) + mpikvs_stat_double(x));
+        break;
+    case STAT_DOUBLE_MAX:
+        if (mpikvs_stat_double(x) > mpikvs_stat_double(*total))
+            *total = x;
+        break;
+    default:
+        *total += x;
+    }
+}
+
+double stat_counter_number(const struct stat_counter *c, uint64_t v)
+{
+    return c->kind == STAT_COUNT ? (double)v : mpikvs_stat_double(v);
+}
+
+void stat_counter_format(const struct stat_counter *c, uint64_t v, char *buf,
+                         size_t len)
+{
+    if (c->kind == STAT_COUNT)
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+    else
+        snprintf(buf, len, "%.3g", mpikvs_stat_double(v));
+}
+
+bool stat_counter_rate(const struct stat_counter *c, uint64_t grown,
+                       double seconds, double *rate)
+{
+    if (c->kind == STAT_DOUBLE_MAX)
+        return false;
+    *rate = stat_counter_number(c, grown) / seconds;
+    return true;
+}
+
 double stat_ratio_value(const struct stat_ratio *ratio, const uint64_t *row)
 {
     if (row[ratio->den] == 0)
         return -1.0;
-    return (double)row[ratio->num] / (double)row[ratio->den];
+    return (ratio->mean ? mpikvs_stat_double(row[ratio->num])
+                        : (double)row[ratio->num]) /
+           (double)row[ratio->den];
 }
 
 int stat_counters_read_rma(const void *base, const struct kvshm_rma_control *c,
@@ -282,7 +372,8 @@ int stat_counters_read_rma(const void *base, const struct kvshm_rma_control *c,
         v->mpi_ranks[r] = rma_group.mpi_rank(block);
         for (size_t i = 0; i < n; i++) {
             v->ranks[r * n + i] = load_counter(block, rma_counters[i].offset);
-            v->total[i] += v->ranks[r * n + i];
+            stat_counter_combine(&rma_counters[i], &v->total[i],
+                                 v->ranks[r * n + i]);
         }
     }
     return 0;

@@ -14,15 +14,25 @@
 #ifndef MPIKVS_STAT_COUNTERS_H
 #define MPIKVS_STAT_COUNTERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "format.h"
 
+/* What a counter's 64 bits are, and so how ranks' values combine and
+ * how it is shown. */
+enum stat_kind {
+    STAT_COUNT,         /* a count: they add up */
+    STAT_DOUBLE_SUM,    /* a double's bits (mpikvs_stat_double): a sum */
+    STAT_DOUBLE_MAX     /* a double's bits: the largest */
+};
+
 struct stat_counter {
-    const char *label;       /* column heading in text */
-    const char *key;         /* member name in JSON */
-    size_t      offset;      /* of its uint64_t in the rank's block */
+    const char    *label;    /* column heading in text */
+    const char    *key;      /* member name in JSON */
+    size_t         offset;   /* of its uint64_t in the rank's block */
+    enum stat_kind kind;
 };
 
 /* A figure derived from two counters of the group: num / den. */
@@ -30,6 +40,8 @@ struct stat_ratio {
     const char *label;
     const char *key;
     size_t      num, den;    /* indices into the group's counters */
+    bool        mean;        /* num is a STAT_DOUBLE_SUM: the ratio is a
+                              * mean, not a share */
 };
 
 struct stat_counter_group {
@@ -86,6 +98,23 @@ int stat_counters_read_rma(const void *base, const struct kvshm_rma_control *c,
                            struct stat_counter_values *v);
 
 void stat_counters_free_one(struct stat_counter_values *v);
+
+/* *total with x, a rank's or a node's value of counter c, combined in
+ * (by c's kind). */
+void stat_counter_combine(const struct stat_counter *c, uint64_t *total,
+                          uint64_t x);
+
+/* A counter's value as a number (a double's bits as that double). */
+double stat_counter_number(const struct stat_counter *c, uint64_t v);
+
+/* The counter's value as text: a count in digits, a double with %.3g. */
+void stat_counter_format(const struct stat_counter *c, uint64_t v, char *buf,
+                         size_t len);
+
+/* A counter's rate: grown (what it grew by, stat_totals_interval) per
+ * second in seconds; false for a largest double, which has none. */
+bool stat_counter_rate(const struct stat_counter *c, uint64_t grown,
+                       double seconds, double *rate);
 
 /* The ratio for a row of counters, or -1 when its denominator is 0. */
 double stat_ratio_value(const struct stat_ratio *ratio, const uint64_t *row);

@@ -4,8 +4,10 @@
  * Every builder returns a new reference or NULL when out of memory; a
  * NULL anywhere makes the whole document NULL (json_pack's "o" refuses a
  * NULL value, json_array_append_new and json_object_set_new free the
- * value they fail to take).  Counts are JSON integers, ratios reals (or
- * null when there is nothing to divide by), times seconds since the
+ * value they fail to take).  Counts are JSON integers, the statistics
+ * that hold doubles (err_sum, err_max) and ratios reals (ratios null
+ * when there is nothing to divide by, a largest double's rate null),
+ * times seconds since the
  * epoch, sizes bytes.
  */
 #include <jansson.h>
@@ -186,7 +188,10 @@ static json_t *row_json(const struct stat_counter_group *g,
 
     for (size_t i = 0; o && i < g->ncounters; i++)
         if (json_object_set_new(o, g->counters[i].key,
-                                json_integer(INT(row[i]))) != 0) {
+                                g->counters[i].kind == STAT_COUNT
+                                    ? json_integer(INT(row[i]))
+                                    : json_real(stat_counter_number(
+                                          &g->counters[i], row[i]))) != 0) {
             json_decref(o);
             o = NULL;
         }
@@ -218,10 +223,14 @@ static json_t *rates_json(const struct stat_counter_group *g,
                           const uint64_t *grown, double seconds)
 {
     json_t *o = json_object();
+    double rate;
 
     for (size_t i = 0; o && i < g->ncounters; i++)
         if (json_object_set_new(o, g->counters[i].key,
-                                json_real((double)grown[i] / seconds)) != 0) {
+                                stat_counter_rate(&g->counters[i], grown[i],
+                                                  seconds, &rate)
+                                    ? json_real(rate)
+                                    : json_null()) != 0) {
             json_decref(o);
             o = NULL;
         }

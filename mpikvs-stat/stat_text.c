@@ -191,10 +191,13 @@ static void print_occupancy(FILE *f, const struct stat_table_report *t)
             (unsigned long long)o->buckets);
 }
 
-static void format_ratio(char *buf, size_t len, double r)
+static void format_ratio(char *buf, size_t len, const struct stat_ratio *ratio,
+                         double r)
 {
     if (r < 0)
         snprintf(buf, len, "-");
+    else if (ratio->mean)
+        snprintf(buf, len, "%.3g", r);
     else
         snprintf(buf, len, "%.1f%%", 100.0 * r);
 }
@@ -213,8 +216,10 @@ static void column_widths(const struct stat_counter_group *g,
                                  : g->ratios[c - n].label;
         width[c] = strlen(head) < 7 ? 7 : (int)strlen(head);
         for (size_t t = 0; c < n && t < ntotals; t++) {
-            int digits = snprintf(cell, sizeof(cell), "%llu",
-                                  (unsigned long long)totals[t][c]);
+            int digits;
+            stat_counter_format(&g->counters[c], totals[t][c], cell,
+                                sizeof(cell));
+            digits = (int)strlen(cell);
             if (digits > width[c])
                 width[c] = digits;
         }
@@ -239,15 +244,21 @@ static void print_cells(FILE *f, const struct stat_counter_group *g,
 {
     size_t n = g->ncounters;
     char cell[32];
+    double rate;
 
     for (size_t c = 0; c < n + g->nratios; c++) {
         if (c >= n)
-            format_ratio(cell, sizeof(cell),
+            format_ratio(cell, sizeof(cell), &g->ratios[c - n],
                          stat_ratio_value(&g->ratios[c - n], row));
+        else if (per > 0 && !stat_counter_rate(&g->counters[c], row[c], per,
+                                               &rate))
+            snprintf(cell, sizeof(cell), "-");
         else if (per > 0)
-            snprintf(cell, sizeof(cell), "%.1f", (double)row[c] / per);
+            snprintf(cell, sizeof(cell),
+                     g->counters[c].kind == STAT_COUNT ? "%.1f" : "%.3g",
+                     rate);
         else
-            snprintf(cell, sizeof(cell), "%llu", (unsigned long long)row[c]);
+            stat_counter_format(&g->counters[c], row[c], cell, sizeof(cell));
         fprintf(f, " %*s", width[c], cell);
     }
     fprintf(f, "\n");

@@ -73,23 +73,41 @@ int stat_totals_build(const struct stat_job_report *rep,
             sum->nnodes++;
             for (size_t g = 0; g < stat_ncounter_groups; g++)
                 for (size_t c = 0; c < sum->counters[g].group->ncounters; c++)
-                    sum->counters[g].total[c] += t->counters[g].total[c];
+                    stat_counter_combine(&sum->counters[g].group->counters[c],
+                                         &sum->counters[g].total[c],
+                                         t->counters[g].total[c]);
         }
     }
     return 0;
 }
 
 /* What now's counters grew by since prev's, into d; false when one went
- * down. */
+ * down.  A sum of doubles grows as a double; a largest double is now's
+ * (a rate of it is shown as none). */
 static bool growth(const struct stat_counter_values *now,
                    const struct stat_counter_values *prev,
                    struct stat_counter_values *d)
 {
     for (size_t g = 0; g < stat_ncounter_groups; g++)
         for (size_t c = 0; c < now[g].group->ncounters; c++) {
-            if (now[g].total[c] < prev[g].total[c])
-                return false;
-            d[g].total[c] = now[g].total[c] - prev[g].total[c];
+            const struct stat_counter *k = &now[g].group->counters[c];
+            double grown;
+            switch (k->kind) {
+            case STAT_DOUBLE_MAX:
+                d[g].total[c] = now[g].total[c];
+                break;
+            case STAT_DOUBLE_SUM:
+                grown = stat_counter_number(k, now[g].total[c]) -
+                        stat_counter_number(k, prev[g].total[c]);
+                if (grown < 0)
+                    return false;
+                memcpy(&d[g].total[c], &grown, sizeof(grown));
+                break;
+            default:
+                if (now[g].total[c] < prev[g].total[c])
+                    return false;
+                d[g].total[c] = now[g].total[c] - prev[g].total[c];
+            }
         }
     return true;
 }

@@ -15,25 +15,23 @@
 enum slot_kind { SLOT_FREE, SLOT_INVALID, SLOT_USED, SLOT_UNVERIFIED };
 
 /* One slot, read as libmpikvs reads one (slot_read.h): a slot caught in
- * the middle of a write does not verify. */
+ * the middle of a write does not verify; one written before the table's
+ * latest clear is free (a put takes it as such: libmpikvs/slot.c). */
 static enum slot_kind read_slot(const unsigned char *bucket, uint64_t i,
                                 const struct kvshm_data_control *c,
                                 unsigned char *copy)
 {
-    const unsigned char *slot =
-        bucket + kvshm_bucket_slot_offset(c->slots_per_bucket, c->slot_size,
-                                          i);
-
-    switch (kvshm_slot_read(kvshm_meta_load(bucket, i, true), slot,
-                            c->slot_size, c->key_size, c->value_size, true,
-                            NULL, 0, copy)) {
+    switch (kvshm_slot_scan(bucket, i, kvshm_meta_load(bucket, i, true),
+                            c->slots_per_bucket, c->slot_size, c->key_size,
+                            c->value_size, true, c->generation, copy)) {
     case KVSHM_SLOT_READ_FREE:
+    case KVSHM_SLOT_READ_CLEARED:
         return SLOT_FREE;
     case KVSHM_SLOT_READ_INVALID:
         return SLOT_INVALID;
     case KVSHM_SLOT_READ_VERIFIED:
         return SLOT_USED;
-    case KVSHM_SLOT_READ_OTHER:     /* not without a key */
+    case KVSHM_SLOT_READ_OTHER:     /* a lookup's */
     case KVSHM_SLOT_READ_TORN:
         break;
     }

@@ -31,7 +31,8 @@ struct kvshm_occupancy {
                              * torn too often (lock-free mode) */
     uint64_t unverified;    /* occupied but the checksum does not match:
                              * a write in flight, or damage */
-    uint64_t free;          /* never written */
+    uint64_t free;          /* never written, or before the table's
+                             * latest clear (mpikvs_clear(3)) */
     uint64_t full_buckets;  /* buckets without a free or invalid slot: the
                              * next new key there evicts */
 };

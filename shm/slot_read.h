@@ -171,11 +171,38 @@ kvshm_slot_checksum_pieces(const unsigned char *slot, size_t key_size,
     return XXH3_64bits_digest(&state);
 }
 
+/* The hash of a slot's key (kvshm_key_hash), its bytes copied as readers
+ * copy them (in pieces: keys may be 64 KiB).  Out of line: for the rare
+ * paths that have no copy of the key, a put's pick that must evict
+ * (libmpikvs/slot.c) and the question whether a table holds entries. */
+static __attribute__((noinline, unused)) XXH128_hash_t
+kvshm_slot_key_hash(const unsigned char *slot, size_t key_size, bool shared)
+{
+    XXH3_state_t state;
+    unsigned char piece[KVSHM_SLOT_PIECE];
+
+    if (key_size <= KVSHM_SLOT_PIECE) {
+        kvshm_slot_copy(piece, slot, KVSHM_SLOT_KV_OFFSET, key_size, shared);
+        return kvshm_key_hash(piece, key_size);
+    }
+    XXH3_INITSTATE(&state);
+    XXH3_128bits_reset_withSeed(&state, KVSHM_KEY_SEED);
+    for (size_t done = 0; done < key_size; done += KVSHM_SLOT_PIECE) {
+        size_t n = key_size - done < KVSHM_SLOT_PIECE ? key_size - done
+                                                      : KVSHM_SLOT_PIECE;
+        kvshm_slot_copy(piece, slot, KVSHM_SLOT_KV_OFFSET + done, n, shared);
+        XXH3_128bits_update(&state, piece, n);
+    }
+    return XXH3_128bits_digest(&state);
+}
+
 /* What one read of a slot found. */
 enum kvshm_slot_read {
     KVSHM_SLOT_READ_FREE,       /* never written */
     KVSHM_SLOT_READ_INVALID,    /* marked invalid by a reader */
-    KVSHM_SLOT_READ_OTHER,      /* another key's (only when a key is given) */
+    KVSHM_SLOT_READ_OTHER,      /* another key's (a lookup) */
+    KVSHM_SLOT_READ_CLEARED,    /* of a generation before the region's
+                                 * (a scan; key_hash.h) */
     KVSHM_SLOT_READ_VERIFIED,   /* copied, and it verifies */
     KVSHM_SLOT_READ_TORN        /* copied, and it does not: a write in
                                  * flight, or damage */
@@ -184,16 +211,16 @@ enum kvshm_slot_read {
 /*
  * Read the slot at slot (slot_size bytes, keys of key_size and values of
  * value_size bytes) whose meta word the caller loaded as meta
- * (kvshm_meta_load).  With a key: seed is kvshm_slot_checksum_seed() of
- * its hash, a live slot of another key is skipped on a compare in place,
+ * (kvshm_meta_load), for key: seed is kvshm_slot_checksum_seed() of its
+ * hash, a live slot of another key is skipped on a compare in place,
  * before the checksum, and copy receives the value (value_size bytes).
- * Without a key (a scan): copy receives key and value (key_size +
- * value_size bytes) and the seed comes from the copied key.  The checksum
- * is loaded with acquire in shared memory, plainly in a private copy;
- * the value is hashed in the copy, as the bytes in the slot may change
- * while the hash runs.  With a key and copy NULL (a lookup that wants no
+ * The checksum is loaded with acquire in shared memory, plainly in a
+ * private copy; the value is hashed in the copy, as the bytes in the slot
+ * may change while the hash runs.  With copy NULL (a lookup that wants no
  * value), the value is hashed in pieces copied to the stack, so that a
- * large value needs no buffer of its size.  Never writes the slot.
+ * large value needs no buffer of its size.  The key's tag was compared
+ * with meta's by the caller, so a slot of another generation is never
+ * the key's.  Never writes the slot.
  */
 static inline __attribute__((always_inline)) enum kvshm_slot_read
 kvshm_slot_read(
@@ -210,19 +237,9 @@ kvshm_slot_read(
         return KVSHM_SLOT_READ_FREE;
     if (meta & KVSHM_SLOT_INVALID)
         return KVSHM_SLOT_READ_INVALID;
-    if (key && !kvshm_slot_equal(slot, KVSHM_SLOT_KV_OFFSET, key_size, key,
-                                 shared))
+    if (!kvshm_slot_equal(slot, KVSHM_SLOT_KV_OFFSET, key_size, key, shared))
         return KVSHM_SLOT_READ_OTHER;
     sum = shared ? __atomic_load_n(sum_at, __ATOMIC_ACQUIRE) : *sum_at;
-    if (!key) {
-        kvshm_slot_copy(copy, slot, KVSHM_SLOT_KV_OFFSET,
-                        key_size + value_size, shared);
-        seed = kvshm_slot_checksum_seed(
-            kvshm_key_hash(copy, key_size).low64);
-        return kvshm_slot_checksum(copy + key_size, value_size, seed) == sum
-                   ? KVSHM_SLOT_READ_VERIFIED
-                   : KVSHM_SLOT_READ_TORN;
-    }
     if (copy) {
         kvshm_slot_copy(copy, slot, kvshm_slot_value_offset(key_size),
                         value_size, shared);
@@ -235,6 +252,52 @@ kvshm_slot_read(
         kvshm_slot_equal(slot, KVSHM_SLOT_KV_OFFSET, key_size, key, shared))
         return KVSHM_SLOT_READ_VERIFIED;
     return KVSHM_SLOT_READ_TORN;
+}
+
+/*
+ * A scan's read of slot i of bucket (slots slots of slot_size bytes), as
+ * kvshm_slot_read reads a slot but with no key to look for, meta its
+ * meta word as the caller loaded it: copy receives key and value
+ * (key_size + value_size bytes), the checksum's seed comes from the
+ * copied key, and a slot that verifies is the table's only if its tag is
+ * its key's in generation, the region's (key_hash.h): else
+ * KVSHM_SLOT_READ_CLEARED.  But meta was loaded before the copy, and a
+ * write since (which always stores a new meta word first) may have put
+ * another key there: where meta is not what it was, the read is torn, to
+ * be read again, not a cleared slot.
+ */
+static inline enum kvshm_slot_read
+kvshm_slot_scan(const unsigned char *bucket, uint64_t i, uint64_t meta,
+                uint64_t slots, uint64_t slot_size, size_t key_size,
+                size_t value_size, bool shared, uint32_t generation,
+                unsigned char *copy)
+{
+    const unsigned char *slot =
+        bucket + kvshm_bucket_slot_offset(slots, slot_size, i);
+    const uint64_t *sum_at =
+        (const uint64_t *)(slot + kvshm_slot_checksum_offset(slot_size));
+    XXH128_hash_t h;
+    uint64_t sum;
+
+    if (!(meta & KVSHM_SLOT_OCCUPIED))
+        return KVSHM_SLOT_READ_FREE;
+    if (meta & KVSHM_SLOT_INVALID)
+        return KVSHM_SLOT_READ_INVALID;
+    sum = shared ? __atomic_load_n(sum_at, __ATOMIC_ACQUIRE) : *sum_at;
+    kvshm_slot_copy(copy, slot, KVSHM_SLOT_KV_OFFSET, key_size + value_size,
+                    shared);
+    h = kvshm_key_hash(copy, key_size);
+    if (kvshm_slot_checksum(copy + key_size, value_size,
+                            kvshm_slot_checksum_seed(h.low64)) != sum)
+        return KVSHM_SLOT_READ_TORN;
+    if (kvshm_slot_of_generation(meta, h, generation))
+        return KVSHM_SLOT_READ_VERIFIED;
+    /* the copy's loads before the second look at meta */
+    if (shared)
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return kvshm_meta_load(bucket, i, shared) == meta
+               ? KVSHM_SLOT_READ_CLEARED
+               : KVSHM_SLOT_READ_TORN;
 }
 
 #endif /* MPIKVS_SHM_SLOT_READ_H */

@@ -377,6 +377,41 @@ START_TEST(far_read_key)
 }
 END_TEST
 
+/* verify: a fraction of hits from 0 to 1 (0, the default: none); 0 and
+ * 1 themselves are fine; the dump writes it where it is above 0 and
+ * parses back to the same; bad values are the bad configs' files. */
+START_TEST(verify_key)
+{
+    struct kvshm_config *cfg = parse_ok(
+        "{\"version\":1,\"tables\":{"
+        "\"q\":{\"verify\":0.25,\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
+        "\"all\":{\"verify\":1,\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
+        "\"none\":{\"verify\":0,\"key\":{\"key_size\":8},"
+        "\"value\":{\"value_size\":8}},"
+        "\"d\":{\"key\":{\"key_size\":8},\"value\":{\"value_size\":8}}}}");
+    struct kvshm_config *again;
+    char *dump;
+
+    ck_assert(kvshm_config_table(cfg, "q")->verify == 0.25);
+    ck_assert(kvshm_config_table(cfg, "all")->verify == 1.0);
+    ck_assert(kvshm_config_table(cfg, "none")->verify == 0.0);
+    ck_assert(kvshm_config_table(cfg, "d")->verify == 0.0);
+    dump = kvshm_config_dump(cfg);
+    ck_assert_msg(strstr(dump, "\"verify\": 0.25") &&
+                      strstr(dump, "\"verify\": 1"),
+                  "the dump lacks the verify fractions:\n%s", dump);
+    again = parse_ok(dump);
+    ck_assert(kvshm_config_table(again, "q")->verify == 0.25);
+    ck_assert(kvshm_config_table(again, "all")->verify == 1.0);
+    ck_assert(kvshm_config_table(again, "d")->verify == 0.0);
+    free(dump);
+    kvshm_config_free(again);
+    kvshm_config_free(cfg);
+}
+END_TEST
+
 /* A tier's bytes out of its table's, the one rule resolve and the
  * library's own plan (shm/plan.c) share. */
 START_TEST(tier_bytes_of_a_table)
@@ -846,6 +881,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, transport_key);
     tcase_add_test(tc, key_and_value_limits);
     tcase_add_test(tc, far_read_key);
+    tcase_add_test(tc, verify_key);
     tcase_add_test(tc, tier_bytes_of_a_table);
     tcase_add_test(tc, resolve_shares_and_limits);
     tcase_add_test(tc, resolve_refuses_tables_larger_than_the_node);

@@ -127,7 +127,7 @@ static void data_seeds(void)
         memcpy(kv, "key00001value of thirty-two bytes, padded", 40);
         h = kvshm_key_hash(kv, 8);
         meta = KVSHM_SLOT_OCCUPIED |
-               ((uint64_t)kvshm_key_tag(h) << KVSHM_SLOT_TAG_SHIFT);
+               ((uint64_t)kvshm_key_tag(h, 0) << KVSHM_SLOT_TAG_SHIFT);
         memcpy(bucket + kvshm_bucket_meta_offset(0), &meta, sizeof(meta));
         sum = kvshm_slot_checksum(kv + 8, 32,
                                   kvshm_slot_checksum_seed(h.low64));

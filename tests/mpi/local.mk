@@ -8,9 +8,11 @@ check_PROGRAMS += \
 	tests/mpi/test_absent_stopped \
 	tests/mpi/test_areas \
 	tests/mpi/test_batch \
+	tests/mpi/test_clear \
 	tests/mpi/test_corrupt \
 	tests/mpi/test_counters \
 	tests/mpi/test_errors \
+	tests/mpi/test_forget \
 	tests/mpi/test_describe \
 	tests/mpi/test_fault \
 	tests/mpi/test_getput \
@@ -26,17 +28,20 @@ check_PROGRAMS += \
 	tests/mpi/test_populate \
 	tests/mpi/test_progress \
 	tests/mpi/test_thread \
-	tests/mpi/test_killed_writer
+	tests/mpi/test_killed_writer \
+	tests/mpi/test_verify
 # End of check_PROGRAMS (mpi)
 
 TESTS += \
 	tests/mpi/run-mpi-tests.sh \
 	tests/mpi/run-absent-stopped-test.sh \
+	tests/mpi/run-clear-tests.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-counters-test.sh \
 	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \
+	tests/mpi/run-forget-test.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
 	tests/mpi/run-large-values-test.sh \
@@ -48,13 +53,19 @@ TESTS += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh
+	tests/mpi/run-thread-test.sh \
+	tests/mpi/run-verify-test.sh
 # End of TESTS (mpi)
 
 tests_mpi_test_absent_stopped_SOURCES = tests/mpi/test_absent_stopped.c
 tests_mpi_test_absent_stopped_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_absent_stopped_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_absent_stopped_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
+
+tests_mpi_test_verify_SOURCES = tests/mpi/test_verify.c
+tests_mpi_test_verify_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_verify_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_test_verify_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lm
 
 tests_mpi_test_describe_SOURCES = tests/mpi/test_describe.c
 tests_mpi_test_describe_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -115,6 +126,12 @@ tests_mpi_test_near_SOURCES = tests/mpi/test_near.c
 tests_mpi_test_near_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_near_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_mpi_test_near_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS) -lm
+
+# the library's headers too: a key's home node (key.h)
+tests_mpi_test_forget_SOURCES = tests/mpi/test_forget.c
+tests_mpi_test_forget_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_forget_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_forget_LDADD = libmpikvs/libmpikvs.la $(MPI_LIBS)
 
 tests_mpi_test_tier_SOURCES = tests/mpi/test_tier.c
 tests_mpi_test_tier_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -186,6 +203,13 @@ tests_mpi_test_killed_writer_CPPFLAGS = $(TESTS_CPPFLAGS)
 tests_mpi_test_killed_writer_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
 tests_mpi_test_killed_writer_LDADD = $(LIBMPIKVS_LIBS)
 
+# built from the library's sources: it picks keys by their home bucket
+# and reads the regions' generation
+tests_mpi_test_clear_SOURCES = tests/mpi/test_clear.c $(libmpikvs_libmpikvs_la_SOURCES)
+tests_mpi_test_clear_CPPFLAGS = $(TESTS_CPPFLAGS)
+tests_mpi_test_clear_CFLAGS = $(AM_CFLAGS) $(LIBMPIKVS_CFLAGS)
+tests_mpi_test_clear_LDADD = $(LIBMPIKVS_LIBS)
+
 # built from the library's sources: it holds bucket locks itself
 tests_mpi_test_locks_SOURCES = tests/mpi/test_locks.c $(libmpikvs_libmpikvs_la_SOURCES)
 tests_mpi_test_locks_CPPFLAGS = $(TESTS_CPPFLAGS)
@@ -197,11 +221,13 @@ EXTRA_DIST += \
 	tests/mpi/mt_key_home.h \
 	tests/mpi/mt_table.h \
 	tests/mpi/run-absent-stopped-test.sh \
+	tests/mpi/run-clear-tests.sh \
 	tests/mpi/run-corrupt-test.sh \
 	tests/mpi/run-counters-test.sh \
 	tests/mpi/run-errors-test.sh \
 	tests/mpi/run-describe-test.sh \
 	tests/mpi/run-fault-tests.sh \
+	tests/mpi/run-forget-test.sh \
 	tests/mpi/run-intruder-test.sh \
 	tests/mpi/run-killed-writer-test.sh \
 	tests/mpi/run-large-values-test.sh \
@@ -214,5 +240,6 @@ EXTRA_DIST += \
 	tests/mpi/run-persist-fault-tests.sh \
 	tests/mpi/run-populate-test.sh \
 	tests/mpi/run-progress-tests.sh \
-	tests/mpi/run-thread-test.sh
+	tests/mpi/run-thread-test.sh \
+	tests/mpi/run-verify-test.sh
 # End of EXTRA_DIST (mpi)

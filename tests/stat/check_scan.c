@@ -82,7 +82,8 @@ static uint64_t *meta_at(const struct made *m, uint64_t bucket, uint64_t i)
     return (uint64_t *)(bucket_at(m, bucket) + kvshm_bucket_meta_offset(i));
 }
 
-/* A slot as libmpikvs writes it; a wrong checksum if damaged. */
+/* A slot as libmpikvs writes it, in the region's generation; a wrong
+ * checksum if damaged. */
 static void write_slot(const struct made *m, uint64_t bucket, uint64_t i,
                        uint32_t n, bool damaged)
 {
@@ -94,7 +95,8 @@ static void write_slot(const struct made *m, uint64_t bucket, uint64_t i,
         kv[b] = (unsigned char)(n * 7u + b);
     h = kvshm_key_hash(kv, KEY);
     meta = KVSHM_SLOT_OCCUPIED |
-           ((uint64_t)kvshm_key_tag(h) << KVSHM_SLOT_TAG_SHIFT) |
+           ((uint64_t)kvshm_key_tag(h, m->control->generation)
+            << KVSHM_SLOT_TAG_SHIFT) |
            ((uint64_t)(n + 1) << KVSHM_SLOT_STAMP_SHIFT);
     sum = kvshm_slot_checksum(kv + KEY, VALUE,
                               kvshm_slot_checksum_seed(h.low64));
@@ -243,6 +245,39 @@ START_TEST(slots_are_counted_by_what_a_reader_finds)
 }
 END_TEST
 
+/* mpikvs_clear: slots of an earlier generation are free. */
+START_TEST(slots_of_before_a_clear_are_free)
+{
+    struct kvshm_data_control c;
+    struct kvshm_occupancy o;
+    struct made m;
+
+    make(&m, &shape, 1u << 20);
+    for (uint32_t i = 0; i < 4; i++)
+        write_slot(&m, 0, i, i, false);
+    write_slot(&m, 1, 0, 10, false);
+    m.control->generation = 1;   /* a clear */
+    write_slot(&m, 1, 1, 11, false);
+    read_control(&m, &c, MPIKVS_OK, NULL);
+    ck_assert_uint_eq(c.generation, 1);
+    ck_assert_int_eq(kvshm_data_occupancy(m.reader->base, &c, &o),
+                     MPIKVS_OK);
+    ck_assert_uint_eq(o.used, 1);
+    ck_assert_uint_eq(o.unverified, 0);
+    ck_assert_uint_eq(o.free, o.slots - 1);
+    ck_assert_uint_eq(o.full_buckets, 0);
+    /* the slots of generation 1, after another clear */
+    m.control->generation = 2;
+    write_slot(&m, 0, 0, 12, false);
+    read_control(&m, &c, MPIKVS_OK, NULL);
+    ck_assert_int_eq(kvshm_data_occupancy(m.reader->base, &c, &o),
+                     MPIKVS_OK);
+    ck_assert_uint_eq(o.used, 1);
+    ck_assert_uint_eq(o.free, o.slots - 1);
+    unmake(&m);
+}
+END_TEST
+
 /* ---- a writer at work while the buckets are scanned ---- */
 
 struct writer {
@@ -329,6 +364,7 @@ static Suite *scan_suite(void)
     tcase_add_test(tc, a_region_not_laid_out_has_counters_only);
     tcase_add_test(tc, a_damaged_control_block_is_refused);
     tcase_add_test(tc, slots_are_counted_by_what_a_reader_finds);
+    tcase_add_test(tc, slots_of_before_a_clear_are_free);
     tcase_add_test(tc, a_scan_tolerates_a_writer);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

@@ -240,11 +240,11 @@ else
         [ "$watched" = "$baseline" ]
     [ "$watched" = "$baseline" ] || printf '    unwatched: %s\n    watched:   %s\n' "$baseline" "$watched"
     # two printings of a job row per counter group (DHT, tier, save and
-    # load, transfers), the second with the rates
+    # load, transfers, surrogates), the second with the rates
     check "text --watch: the rates of the interval, from the second printing" cond '
-        [ "$(grep -c "^ *job  *[0-9]" "$work/watch.text")" = 8 ] &&
-        [ "$(grep -c "^ */s ([0-9.]*s)  *[0-9]" "$work/watch.text")" = 4 ]'
-    [ "$(grep -c "^ */s (" "$work/watch.text")" = 4 ] || sed 's/^/    /' "$work/watch.text" | grep -A3 "^    job total"
+        [ "$(grep -c "^ *job  *[0-9]" "$work/watch.text")" = 10 ] &&
+        [ "$(grep -c "^ */s ([0-9.]*s)  *[0-9]" "$work/watch.text")" = 5 ]'
+    [ "$(grep -c "^ */s (" "$work/watch.text")" = 5 ] || sed 's/^/    /' "$work/watch.text" | grep -A3 "^    job total"
     expect "after the job: no such job" 1 "no regions of job $jobid" -- \
         "$stat_bin" -d "$shm" "$jobid"
 fi
@@ -272,6 +272,47 @@ check "mpikvs-stat: the ranks of the latest step" cond '
     [ "$(jget nodes.0.tables.0.counters.dht.ranks.1.mpi_rank <<<"$out")" = 1 ] &&
     [ "$(jget totals.0.counters.dht.gets <<<"$out")" = 1800 ]'
 rm -f "$shm"/mpikvs.901.*
+
+echo "# sampled accuracy: the surrogate counters, their doubles as numbers"
+# verify 1: every hit is a verify hit, reported with 0.25 (odd keys) or
+# 2^-40: 2 ranks x 2 owners x 10 keys on one node; the job holds
+printf '%s\n' '{ "version": 1, "tables": { "kvs": { "size": "4M", "verify": 1,' \
+    '  "key": { "key_size": 16 }, "value": { "value_size": 32 } } } }' \
+    >"$work/verify.json"
+job 2 1 --rounds 1 --keys 10 --verify "$work/verify.json" \
+    --hold "$work/go-v" --timeout 60 >"$work/v.out" 2>&1 &
+started="$started $!"
+wait_for 60 grep -qs "^stat_job:" "$work/v.out" ||
+    fail "the verify job did not get to its hold: $(cat "$work/v.out")"
+vjob=$(jobs_in_dir)
+rep=$("$stat_bin" -d "$shm" --json --no-scan "$vjob")
+text=$("$stat_bin" -d "$shm" --no-scan "$vjob")
+touch "$work/go-v"
+wait
+started=""
+s=nodes.0.tables.0.counters.surrogate.node
+check "verify job: its hits all reported ($(cat "$work/v.out"))" \
+    has "$(cat "$work/v.out")" "^stat_job: ranks 2 rounds 1: hits 40 misses 20 wrong 0"
+check "verify: 40 verify hits, 40 reports, in two bins" cond '
+    [ "$(jget $s.verify_hits <<<"$rep")" = 40 ] &&
+    [ "$(jget $s.verify_reports <<<"$rep")" = 40 ] &&
+    [ "$(jget $s.verify_below_1e_12 <<<"$rep")" = 20 ] &&
+    [ "$(jget $s.verify_above_1e_3 <<<"$rep")" = 20 ] &&
+    [ "$(jget $s.verify_below_1e_9 <<<"$rep")" = 0 ]'
+check "verify: the error sum, largest and mean as numbers ($(jget $s.verify_error_sum <<<"$rep"), $(jget $s.verify_error_max <<<"$rep"), $(jget $s.verify_error_mean <<<"$rep"))" \
+    awk -v s="$(jget $s.verify_error_sum <<<"$rep")" \
+    -v m="$(jget $s.verify_error_max <<<"$rep")" \
+    -v a="$(jget $s.verify_error_mean <<<"$rep")" \
+    'BEGIN { exit !(s > 4.999999 && s < 5.000001 && m == 0.25 &&
+                    a > 0.124999 && a < 0.125001) }'
+check "verify: the job's total as the node's" \
+    [ "$(jget totals.0.counters.surrogate.verify_error_max <<<"$rep")" = 0.25 ]
+check "verify text: the surrogate columns" has "$text" \
+    "forgotten *near *members *to_verify *reports *err_sum *err_max *<1e-12 *<1e-9 *<1e-6 *<1e-3 *>=1e-3 *err_mean"
+check "verify text: the node's row, doubles as numbers" has "$text" \
+    "^ *node *0 *0 *0 *40 *40 *5 *0.25 *20 *0 *0 *0 *20 *0.125$"
+[ "$(grep -c "^ *node *0 *0 *0 *40 *40 *5 *0.25" <<<"$text")" = 1 ] ||
+    printf '%s\n' "$text" | sed 's/^/    /'
 
 echo "# a live job and a job that ended without closing (a crash)"
 job 2 1 --rounds 5 --keys 40 --ready "$work/ready-a" --hold "$work/go-a" \
@@ -560,9 +601,9 @@ rm -f "$shm/mpikvs.781.nodex.kvs-data"
 
 echo "# a sparse region that claims counters for billions of ranks"
 "$stat_region" raw "$shm" 782 nodex kvs-data --sparse 1099511627776 \
-    --max-ranks 5726623000 >/dev/null
+    --max-ranks 3435973000 >/dev/null
 expect "refused with a clear error, nothing allocated for it" 1 \
-    "mpikvs.782.nodex.kvs-data is sparse: its control block claims counters for 5726623000 ranks" -- \
+    "mpikvs.782.nodex.kvs-data is sparse: its control block claims counters for 3435973000 ranks" -- \
     "$stat_bin" -d "$shm" --slurm-timeout 0 782
 out=$("$stat_bin" -d "$shm" --slurm-timeout 0 2>&1)
 check "  ... and the listing still shows it" has "$out" "^782 *nodex *kvs-data"

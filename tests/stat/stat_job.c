@@ -6,7 +6,7 @@
  *
  *   stat_job [--rounds N] [--keys K] [--pause-ms P] [--size BYTES]
  *            [--ready FILE] [--hold FILE] [--timeout S] [--leak]
- *            [--abort] [--save FILE] [--stats]
+ *            [--abort] [--save FILE] [--stats] [--verify CONFIG]
  *
  * Each round, every rank puts K keys of its own (one rank after the
  * other), all ranks meet in
@@ -24,6 +24,10 @@
  * node since open: gets G hits H puts P; since creation: gets G hits H
  * puts P" (mpikvs_stats of the job, of the node, and of the job for the
  * region's lifetime).
+ * --verify CONFIG: the table is CONFIG's (16-byte keys, 32-byte values,
+ * a "verify" fraction), opened with MPIKVS_OPEN_VERIFY; a verify hit
+ * counts as a hit and is reported with the error 0.25 for keys of odd i
+ * and 2^-40 for the others.
  *
  * Rank 0 prints "stat_job: ranks R rounds N: hits H misses M wrong W sum
  * S" (S sums the values read, so a wrong byte changes it) and exits 0;
@@ -47,7 +51,7 @@
 struct args {
     unsigned    rounds, keys, pause_ms, timeout;
     size_t      size;
-    const char *ready, *hold, *save;
+    const char *ready, *hold, *save, *verify;
     int         leak, abort, stats;
 };
 
@@ -74,7 +78,7 @@ static int parse(int argc, char **argv, struct args *a)
     a->pause_ms = 0;
     a->timeout = 60;
     a->size = 4u << 20;
-    a->ready = a->hold = a->save = NULL;
+    a->ready = a->hold = a->save = a->verify = NULL;
     a->leak = a->abort = a->stats = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -108,6 +112,8 @@ static int parse(int argc, char **argv, struct args *a)
             a->hold = v;
         else if (!strcmp(argv[i], "--save"))
             a->save = v;
+        else if (!strcmp(argv[i], "--verify"))
+            a->verify = v;
         else
             return -1;
         i++;
@@ -182,11 +188,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: stat_job [--rounds N] [--keys K] "
                             "[--pause-ms P] [--size BYTES] [--ready FILE] "
                             "[--hold FILE] [--timeout S] [--leak] [--abort] "
-                            "[--save FILE] [--stats]\n");
+                            "[--save FILE] [--stats] [--verify CONFIG]\n");
         MPI_Finalize();
         return 2;
     }
     opt.size_per_node = a.size;
+    if (a.verify) {
+        opt.config = a.verify;
+        opt.flags = MPIKVS_OPEN_VERIFY;
+        opt.size_per_node = 0;   /* the config's */
+    }
     rc = mpikvs_open(MPI_COMM_WORLD, &opt, &kvs);
     if (rc != MPIKVS_OK) {
         if (rank == 0)
@@ -220,7 +231,14 @@ int main(int argc, char **argv)
             for (uint32_t i = 0; i < a.keys && !failed; i++) {
                 make_key(r, (uint32_t)owner, i, key);
                 rc = mpikvs_get(kvs, key, value);
-                if (rc == MPIKVS_OK) {
+                if (rc == MPIKVS_VERIFY &&
+                    mpikvs_verify_report(kvs, key, i % 2 ? 0.25 : 0x1p-40) !=
+                        MPIKVS_OK) {
+                    printf("stat_job: rank %d: verify_report: %s\n", rank,
+                           mpikvs_last_error(kvs));
+                    failed = 1;
+                }
+                if (rc == MPIKVS_OK || rc == MPIKVS_VERIFY) {
                     make_value(key, want);
                     counts[0]++;
                     counts[2] += memcmp(value, want, VALUE_SIZE) != 0;

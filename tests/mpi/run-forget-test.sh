@@ -1,0 +1,75 @@
+#!/bin/sh
+#
+# run-forget-test.sh - mpikvs_forget (tests/mpi/test_forget.c), np 2 on
+# 2 virtual nodes, over every route to the other node's buckets: the ucx
+# transport mapping its region (the same-host path), ucx over
+# UCX_TLS=tcp,self (keys shipped to the node's serving thread; the lock
+# modes through the serving worker's memory operations), ucx with RMA
+# (MPIKVS_UCX_OPS=rma: slots claimed with UCX's compare-and-swap), and
+# the mpi transport (osc pt2pt: lock-free slots written unclaimed);
+# lock-free and fine-lock on each, coarse-lock once (it is MPI's).
+#
+# test_forget asserts: forgotten keys miss from both ranks, the others
+# hit with their values, a second forget is MPIKVS_MISS, puts after a
+# forget hit, the statistic "forgotten" equals the forgets that returned
+# MPIKVS_OK, and a forget racing puts of other keys into the same
+# buckets loses none of them (no evictions).  Each run has a hard limit
+# (MPITEST_TIMEOUT, default 120 s); the regions go to a private
+# directory, which must be empty at the end.  About 8 s in all.
+
+LC_ALL=C
+export LC_ALL
+. "${top_srcdir:-.}/tests/plain-mpirun.sh"
+plain_mpirun_env
+plain_mpirun_prog test_forget
+plain_mpirun_shm forget
+asan_x=
+plain_mpirun_asan "$prog" && asan_x="-x ASAN_OPTIONS"
+MPIKVS_VIRTUAL_NODES=2
+export MPIKVS_VIRTUAL_NODES
+
+fail=0
+start=$(date +%s)
+
+# route PATH MODE: test_forget MODE on 2 ranks, 2 virtual nodes, reaching
+# the other node by PATH: mapped, shipped, rma or mpi.
+route() {
+    unset UCX_TLS MPIKVS_TRANSPORT MPIKVS_UCX_TLS MPIKVS_UCX_OPS OMPI_MCA_osc
+    OMPI_MCA_btl=self,vader,tcp
+    xs="-x OMPI_MCA_btl -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
+    xs="$xs -x MPIKVS_VIRTUAL_NODES $asan_x"
+    case $1 in
+    mapped)
+        MPIKVS_TRANSPORT=ucx
+        export MPIKVS_TRANSPORT
+        xs="$xs -x MPIKVS_TRANSPORT" ;;
+    shipped)
+        UCX_TLS=tcp,self OMPI_MCA_btl=self,tcp MPIKVS_TRANSPORT=ucx
+        export UCX_TLS MPIKVS_TRANSPORT
+        xs="$xs -x UCX_TLS -x MPIKVS_TRANSPORT" ;;
+    rma)
+        MPIKVS_UCX_TLS=tcp,self OMPI_MCA_btl=self,tcp MPIKVS_TRANSPORT=ucx
+        MPIKVS_UCX_OPS=rma
+        export MPIKVS_UCX_TLS MPIKVS_TRANSPORT MPIKVS_UCX_OPS
+        xs="$xs -x MPIKVS_UCX_TLS -x MPIKVS_TRANSPORT -x MPIKVS_UCX_OPS" ;;
+    mpi)
+        MPIKVS_TRANSPORT=mpi OMPI_MCA_osc=pt2pt
+        export MPIKVS_TRANSPORT OMPI_MCA_osc
+        xs="$xs -x MPIKVS_TRANSPORT -x OMPI_MCA_osc" ;;
+    esac
+    t0=$(date +%s)
+    plain_mpirun_run "np=2 vnodes=2 $1: test_forget $2" 2 "$2"
+    echo "    ($(($(date +%s) - t0)) s)"
+}
+
+for mode in lockfree fine-lock; do
+    route mapped $mode
+    route shipped $mode
+    route mpi $mode
+done
+route rma lockfree
+route mpi coarse-lock
+
+plain_mpirun_left
+echo "forget: total time $(($(date +%s) - start)) s"
+[ "$fail" = 0 ]
