@@ -106,8 +106,8 @@ static void surrogates(FILE *out, const struct report *r)
         fprintf(out, "CVODE solves       %.2fx the exact-only cache's\n",
                 (double)i->work.solves / (double)r->cached->work.solves);
     fprintf(out, "interpolation      %llu accepted, %llu rejected (%llu off "
-                 "balance, %llu negative), %llu misses without %d members; "
-                 "%.1f members per query\n",
+                 "balance, %llu negative), %llu misses with fewer than %d "
+                 "members; %.2f members per query\n",
             (unsigned long long)i->counts.interpolated,
             (unsigned long long)rejected(i),
             (unsigned long long)i->counts.rejected_balance,
