@@ -662,10 +662,11 @@ static void resolve_near_key(struct ctx *c, const char *path,
         doubles = true;
         if (!digits[i] && f->digits <= coarser) {
             problem(c, coarser_given ? sub : path,
-                    "%u%s leaves key field '%s' (%u digit%s) with no digit "
+                    "%s%u%s leaves key field '%s' (%u digit%s) with no digit "
                     "(give it at least 1 in digits)",
-                    coarser, coarser_given ? "" : " digit less, the default,",
-                    f->name, f->digits, f->digits == 1 ? "" : "s");
+                    coarser_given ? "" : "coarser, ", coarser,
+                    coarser_given ? "" : " by default,", f->name, f->digits,
+                    f->digits == 1 ? "" : "s");
             ok = false;
         }
         coarsened |= digits[i] ? digits[i] < f->digits : coarser > 0;

@@ -128,6 +128,8 @@ struct mpikvs {
      * key) that place it (key.h), else 0 */
     struct kvs_near          *near;
     size_t                    hash_prefix;
+    uint64_t                  near_bytes;  /* the plan's (no plugin) or
+                                            * the layout's */
 
     unsigned                  ncounters;   /* global counters (counters.c) */
     /* sampled accuracy (verify.c) */

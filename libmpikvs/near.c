@@ -97,8 +97,8 @@ int kvs_near_open(mpikvs_t *kvs)
     struct kvs_near *n;
     int rc;
 
-    if (!t || !t->near.enabled)
-        return MPIKVS_OK;
+    if (!t || !t->near.enabled || !kvs->near_bytes)
+        return MPIKVS_OK;   /* none asked for, or none planned */
     n = near_alloc(t);
     rc = n ? MPIKVS_OK
            : kvs_fail(kvs, -ENOMEM, "out of memory for the neighbourhoods");
@@ -108,7 +108,7 @@ int kvs_near_open(mpikvs_t *kvs)
     }
     opt.key_size = n->coarse_size + n->key_size;
     opt.value_size = n->value_size;
-    opt.size_per_node = t->near.bytes;
+    opt.size_per_node = kvs->near_bytes;
     opt.slots_per_bucket = t->near.members;
     opt.mode = kvshm_mode_name(kvs->mode);
     opt.transport = kvshm_transport_name(kvs->transport);

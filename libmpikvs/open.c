@@ -215,7 +215,7 @@ static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
         kvs_stats_set_transport(kvs);
         kvs->ncounters = kvs->table ? kvs->table->counters
                                     : KVSHM_COUNTERS_DEFAULT;
-        kvs_verify_open(kvs, options.flags);
+        kvs_verify_open(kvs, &options);
     }
     if (rc == MPIKVS_OK && !parent)   /* before the warm start enters */
         rc = kvs_near_open(kvs);

@@ -56,7 +56,7 @@ int kvs_read_options(mpikvs_t *kvs, const mpikvs_options_t *opt,
                             opt->size, sizeof(*own) + i, sizeof(*own),
                             mpikvs_version());
     memcpy(own, opt, opt->size < sizeof(*own) ? opt->size : sizeof(*own));
-    return kvs_verify_check_flags(kvs, own->flags);
+    return kvs_verify_check_options(kvs, own);
 }
 
 static int parse_mode(mpikvs_t *kvs, const char *s, enum kvshm_mode *mode)
@@ -291,6 +291,7 @@ static int plan_own_table(mpikvs_t *kvs, uint64_t size_per_node,
     kvs->tab.nbuckets = plan.tables[0].shape.nbuckets;
     /* the table's memory holds its node tier too */
     kvs->tier_bytes = plan.tables[0].tier_bytes;
+    kvs->near_bytes = plan.tables[0].near_bytes;
     kvshm_plan_free(&plan);
     return MPIKVS_OK;
 }
@@ -368,6 +369,7 @@ int kvs_resolve(mpikvs_t *kvs, const mpikvs_options_t *opt,
     if (kvs->layout) {
         *size_per_node = opt->size_per_node ? opt->size_per_node
                                             : kvs->job_table->data_bytes;
+        kvs->near_bytes = kvs->job_table->near_bytes;
         take_job_plan(kvs);
         return MPIKVS_OK;
     }

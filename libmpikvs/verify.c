@@ -37,8 +37,15 @@ struct kvs_verify_set {
     struct { uint64_t lo, hi; } ring[VERIFY_REMEMBERED]; /* by seq */
 };
 
-int kvs_verify_check_flags(mpikvs_t *kvs, unsigned flags)
+int kvs_verify_check_options(mpikvs_t *kvs, const mpikvs_options_t *opt)
 {
+    unsigned flags = opt->flags;
+
+    if (opt->verify != 0 && !(opt->verify > 0 && opt->verify <= 1))
+        return kvs_fail(kvs, MPIKVS_ERR_INVAL,
+                        "mpikvs_open: options.verify %g is not a fraction "
+                        "of hits in (0, 1] (0: the table's \"verify\")",
+                        opt->verify);
     if (!(flags & ~(unsigned)KVS_OPEN_FLAGS_KNOWN))
         return MPIKVS_OK;
     return kvs_fail(kvs, MPIKVS_ERR_INVAL,
@@ -49,13 +56,16 @@ int kvs_verify_check_flags(mpikvs_t *kvs, unsigned flags)
                     (unsigned)MPIKVS_OPEN_VERIFY);
 }
 
-void kvs_verify_open(mpikvs_t *kvs, unsigned flags)
+void kvs_verify_open(mpikvs_t *kvs, const mpikvs_options_t *opt)
 {
-    double f = kvs->table ? kvs->table->verify : 0.0;
+    unsigned flags = opt->flags;
+    double f = opt->verify > 0 ? opt->verify
+               : kvs->table    ? kvs->table->verify
+                               : 0.0;
 
     kvs->flags = flags;
-    /* f is in [0, 1] (the config checked it): 1 gives 2^32, above every
-     * selector */
+    /* f is in [0, 1] (the config and the options were checked): 1 gives
+     * 2^32, above every selector */
     kvs->verify_below = (flags & MPIKVS_OPEN_VERIFY) && f > 0
                             ? (uint64_t)(f * 4294967296.0)
                             : 0;

@@ -19,12 +19,14 @@
 /* The flags mpikvs_open knows. */
 #define KVS_OPEN_FLAGS_KNOWN MPIKVS_OPEN_VERIFY
 
-/* MPIKVS_ERR_INVAL naming flag bits mpikvs_open does not know. */
-int kvs_verify_check_flags(mpikvs_t *kvs, unsigned flags);
+/* MPIKVS_ERR_INVAL naming flag bits mpikvs_open does not know, or an
+ * options.verify outside (0, 1] (0: the table's). */
+int kvs_verify_check_options(mpikvs_t *kvs, const mpikvs_options_t *opt);
 
 /* At open, once the table is known: keep the flags, and the threshold
- * of the selector (kvs->verify_below; 0: no hit is a verify hit). */
-void kvs_verify_open(mpikvs_t *kvs, unsigned flags);
+ * of the selector (kvs->verify_below; 0: no hit is a verify hit) from
+ * options.verify, else the table's verify. */
+void kvs_verify_open(mpikvs_t *kvs, const mpikvs_options_t *opt);
 
 /* At close: the set of outstanding verify hits goes. */
 void kvs_verify_close(mpikvs_t *kvs);

@@ -440,12 +440,14 @@ struct kvshm_job_table {
     uint8_t  pad[7];
     uint64_t data_bytes;                       /* data region size */
     uint64_t tier_bytes;                       /* both tier regions */
+    uint64_t near_bytes;                       /* its neighbourhoods
+                                                * (libmpikvs/near.c) */
     struct kvshm_table_shape shape;
 };
 
 _Static_assert(sizeof(struct kvshm_table_shape) == 64,
                "a table's shape is one cache line");
-_Static_assert(sizeof(struct kvshm_job_table) == 160,
+_Static_assert(sizeof(struct kvshm_job_table) == 168,
                "a layout table entry: names, sizes and shape");
 
 /*

@@ -98,6 +98,7 @@ static int plan_tables(const struct plugin *p, const struct step *s,
         }
         jt->data_bytes = tp->data_bytes;
         jt->tier_bytes = tp->tier_bytes;   /* 0: no tier */
+        jt->near_bytes = tp->near_bytes;   /* 0: no neighbourhoods */
         jt->shape = tp->shape;
         if (!jt->tier_bytes)
             jt->tier_prefix[0] = '\0';

@@ -1046,10 +1046,10 @@ START_TEST(test_buckets_offset)
                       "%" PRIu64 " ranks: offset %" PRIu64 ", counters end "
                       "at %" PRIu64, ranks[i], off, counters_end);
     }
-    /* 256 (header) + 256 (control) + 18 * 192 fits one page, 19 not. */
+    /* 256 (header) + 256 (control) + 11 * 320 fits one page, 12 not. */
     ck_assert_uint_eq(kvshm_data_buckets_offset(1), PAGE);
-    ck_assert_uint_eq(kvshm_data_buckets_offset(18), PAGE);
-    ck_assert_uint_eq(kvshm_data_buckets_offset(19), 2 * PAGE);
+    ck_assert_uint_eq(kvshm_data_buckets_offset(11), PAGE);
+    ck_assert_uint_eq(kvshm_data_buckets_offset(12), 2 * PAGE);
 }
 END_TEST
 
@@ -1807,8 +1807,8 @@ static const char *first_line(const struct kvshm_diag *diag, char *buf,
  * bucket after its tier.  Worked out here by hand from the layout
  * (format.h): 80-byte keys and 104-byte values in 4 slots make a bucket
  * of a 64-byte header and four 192-byte slots, 832 bytes; counters for
- * 64 ranks end at 256 + 256 + 64 * 192 = 12800, and the buckets start on
- * the next page, 16384.  The smallest is planned and lays out one
+ * 64 ranks end at 256 + 256 + 64 * 320 = 20992, and the buckets start on
+ * the next page, 24576.  The smallest is planned and lays out one
  * bucket; a byte less is refused, naming the smallest in the unit the
  * size was given in. */
 START_TEST(test_plan_min_size)
@@ -1828,19 +1828,19 @@ START_TEST(test_plan_min_size)
     char line[600];
 
     ck_assert_int_eq(kvshm_plan_min_size(&in, &min), MPIKVS_OK);
-    ck_assert_uint_eq(min, 16384 + 832);
+    ck_assert_uint_eq(min, 24576 + 832);
     ck_assert_uint_eq(min, kvshm_data_min_size(64, &shape));
     ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_TOOSMALL);
     ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
-                     "--dht-size=4K is below the smallest usable size, 17K "
-                     "(17216 bytes): counters for 64 ranks and one bucket in "
+                     "--dht-size=4K is below the smallest usable size, 25K "
+                     "(25408 bytes): counters for 64 ranks and one bucket in "
                      "each table, after its tier (buckets of cache: 832 "
                      "bytes)");
     ck_assert_msg(strstr(diag.text, "plan.json: tables.cache.size: 4.0 KiB "
                                     "cannot hold counters for 64 ranks and "
                                     "one bucket of 832 bytes (4 slots of "
                                     "80-byte keys and 104-byte values): it "
-                                    "needs 17216 bytes"),
+                                    "needs 25408 bytes"),
                   "%s", diag.text);
     ck_assert_ptr_null(plan.tables);
     kvshm_diag_free(&diag);
@@ -1857,15 +1857,15 @@ START_TEST(test_plan_min_size)
     kvshm_plan_free(&plan);
     ck_assert_int_eq(kvshm_data_init(&c, min - 1, 64, &shape, "cache", &err),
                      MPIKVS_ERR_TOOSMALL);
-    ck_assert_msg(strstr(err.text, "the smallest is 17216 bytes"), "%s",
+    ck_assert_msg(strstr(err.text, "the smallest is 25408 bytes"), "%s",
                   err.text);
 
     in.dht_size = min - 1;   /* in bytes, and without a name */
     in.size_what = in.size_text = NULL;
     ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_TOOSMALL);
     ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
-                     "a DHT size of 17215 is below the smallest usable size, "
-                     "17216: counters for 64 ranks and one bucket in each "
+                     "a DHT size of 25407 is below the smallest usable size, "
+                     "25408: counters for 64 ranks and one bucket in each "
                      "table, after its tier (buckets of cache: 832 bytes)");
     kvshm_diag_free(&diag);
 
@@ -1946,11 +1946,11 @@ START_TEST(test_plan_min_size_other_plans)
     char line[600];
 
     ck_assert_int_eq(kvshm_plan_min_size(&in, &min), MPIKVS_OK);
-    ck_assert_uint_eq(min, 16384 + 128);
+    ck_assert_uint_eq(min, 24576 + 128);
     ck_assert_int_eq(kvshm_plan_make(&in, &plan, &diag), MPIKVS_ERR_TOOSMALL);
     ck_assert_str_eq(first_line(&diag, line, sizeof(line)),
-                     "--dht-size=4k is below the smallest usable size, 17k "
-                     "(16512 bytes): counters for 64 ranks and one bucket of "
+                     "--dht-size=4k is below the smallest usable size, 25k "
+                     "(24704 bytes): counters for 64 ranks and one bucket of "
                      "the smallest shape, 128 bytes (the program's keys and "
                      "values may need more)");
     kvshm_diag_free(&diag);

@@ -42,24 +42,24 @@ expect check-size-too-small 1 'three-tables.json: tables: the tables need 7.5 Gi
 # The smallest usable size: one bucket of each table after its tier and
 # counters for 64 ranks (--ranks).  minimal.json's bucket: a 64-byte
 # header and four slots of an 80-byte key, a 104-byte value and an 8-byte
-# checksum, 832 bytes; 64 ranks' counters end at 256 + 256 + 64 * 192 =
-# 12800 and the buckets start on the next page: 16384 + 832 = 17216.
+# checksum, 832 bytes; 64 ranks' counters end at 256 + 256 + 64 * 320 =
+# 20992 and the buckets start on the next page: 24576 + 832 = 25408.
 minimal="$src/etc/examples/minimal.json"
-expect check-size-below-smallest 1 '--size=4K is below the smallest usable size, 17K (17216 bytes): counters for 64 ranks and one bucket in each table, after its tier (buckets of cache: 832 bytes)' -- \
+expect check-size-below-smallest 1 '--size=4K is below the smallest usable size, 25K (25408 bytes): counters for 64 ranks and one bucket in each table, after its tier (buckets of cache: 832 bytes)' -- \
     check --size 4K "$minimal"
-expect check-size-below-smallest-table 1 'minimal.json: tables.cache.size: 4.0 KiB cannot hold counters for 64 ranks and one bucket of 832 bytes (4 slots of 80-byte keys and 104-byte values): it needs 17216 bytes' -- \
+expect check-size-below-smallest-table 1 'minimal.json: tables.cache.size: 4.0 KiB cannot hold counters for 64 ranks and one bucket of 832 bytes (4 slots of 80-byte keys and 104-byte values): it needs 25408 bytes' -- \
     check --size 4K "$minimal"
-expect check-size-smallest 0 'cache: 16.8 KiB of 17216 per node' -- \
-    check --size 17216 "$minimal"
-expect check-size-smallest-less 1 '--size=17215 is below the smallest usable size, 17216:' -- \
-    check --size 17215 "$minimal"
-# chemistry.json: interp's 10% of the size must hold 16384 + a 448-byte
-# bucket (16-byte keys, 64-byte values): 168320
-expect check-size-smallest-share 0 'interp: 16.4 KiB of 168320 per node' -- \
-    check --size 168320 "$chem"
-expect check-size-smallest-share-less 1 '--size=168319 is below the smallest usable size, 168320: counters for 64 ranks and one bucket in each table, after its tier (buckets of chemistry: 832 bytes, interp: 448 bytes)' -- \
-    check --size 168319 "$chem"
-expect check-size-unit 1 '--size=0.1M is below the smallest usable size, 1M (168320 bytes)' -- \
+expect check-size-smallest 0 'cache: 24.8 KiB of 25408 per node' -- \
+    check --size 25408 "$minimal"
+expect check-size-smallest-less 1 '--size=25407 is below the smallest usable size, 25408:' -- \
+    check --size 25407 "$minimal"
+# chemistry.json: interp's 10% of the size must hold 24576 + a 448-byte
+# bucket (16-byte keys, 64-byte values): 250240
+expect check-size-smallest-share 0 'interp: 24.4 KiB of 250240 per node' -- \
+    check --size 250240 "$chem"
+expect check-size-smallest-share-less 1 '--size=250239 is below the smallest usable size, 250240: counters for 64 ranks and one bucket in each table, after its tier (buckets of chemistry: 832 bytes, interp: 448 bytes)' -- \
+    check --size 250239 "$chem"
+expect check-size-unit 1 '--size=0.1M is below the smallest usable size, 1M (250240 bytes)' -- \
     check --size 0.1M "$chem"
 # fewer ranks' counters: one page of them, 4096 + 832
 expect check-ranks 1 '--size=4K is below the smallest usable size, 5K (4928 bytes): counters for 1 ranks' -- \
@@ -88,7 +88,7 @@ expect check-far-read 0 '"far_read": "slot"' -- check "$large"
 expect check-far-read-default 0 '"far_read": "auto"' -- check "$minimal"
 expect check-large-values-size 0 'states: 256.0 MiB of 1G per node' -- \
     check --size 1G "$large"
-expect check-large-values-too-small 1 'large-values.json: tables.states.size: 4.0 MiB cannot hold counters for 64 ranks and one bucket of 4456576 bytes (4 slots of 65536-byte keys and 1048576-byte values): it needs 4472960 bytes' -- \
+expect check-large-values-too-small 1 'large-values.json: tables.states.size: 4.0 MiB cannot hold counters for 64 ranks and one bucket of 4456576 bytes (4 slots of 65536-byte keys and 1048576-byte values): it needs 4481152 bytes' -- \
     check --size 16M "$large"
 expect check-value-over-limit 1 'value-size-over-limit.json: tables.t.value.value_size: 1048577 is more than the largest value, 1048576 bytes' -- \
     check "$src/tests/config/bad/value-size-over-limit.json"

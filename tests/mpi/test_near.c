@@ -16,7 +16,8 @@
  * the documented metric (the fields' differences over the query's
  * rounding step: 0.001 at 4 digits in [1, 10)).  Then: max below the
  * count, an empty neighbourhood, a rewritten point (updated, not doubled),
- * the batch form, and bad arguments.
+ * the batch form, bad arguments, a forgotten point, a clear and the
+ * neighbourhoods filled again.
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #define CELLS 12          /* neighbourhoods a rank fills */
 #define PER   4           /* points a neighbourhood gets */
 #define MAXM  16          /* members a query asks for */
+#define ALL   ((1 << PER) - 1)
 
 static int rank, size;
 
@@ -52,7 +54,7 @@ static void point(int r, int c, int p, double xy[2])
 
 static void value_of(const double xy[2], double gen, double v[2])
 {
-    v[0] = 3.0 * xy[0] + gen;
+    v[0] = 3.0 * xy[0] + (gen == 1.5 ? 1.0 : gen);
     v[1] = xy[1] * xy[1];
 }
 
@@ -94,16 +96,16 @@ static void out_init(struct out *o, size_t max)
 /* The members of cell (r, c) as a query at its (3, 3) point finds them:
  * the four points, each consistent, nearest first. */
 static void check_members(int r, int c, const struct out *o, double gen,
-                          const char *what)
+                          const char *what, int want)
 {
     double a, b, q[2];
-    int seen = 0;
+    int seen = 0, count = __builtin_popcount((unsigned)want);
 
     cell(r, c, &a, &b);
     q[0] = a + 0.003;
     q[1] = b + 0.003;
-    EXPECT(o->n.found == PER, "%s: cell %d/%d: %zu members, want %d", what,
-           r, c, o->n.found, PER);
+    EXPECT(o->n.found == (size_t)count, "%s: cell %d/%d: %zu members, want %d",
+           what, r, c, o->n.found, count);
     for (size_t m = 0; m < o->n.found && m < MAXM; m++) {
         const double *in = o->in + 2 * m;
         double v[2], d;
@@ -131,8 +133,8 @@ static void check_members(int r, int c, const struct out *o, double gen,
         EXPECT(m == 0 || o->dist[m - 1] <= o->dist[m],
                "%s: members not nearest first", what);
     }
-    EXPECT(seen == (1 << PER) - 1, "%s: cell %d/%d: points seen %#x", what,
-           r, c, seen);
+    EXPECT(seen == want, "%s: cell %d/%d: points seen %#x, want %#x", what, r,
+           c, seen, want);
 }
 
 static void query(mpikvs_t *kvs, int r, int c, struct out *o, int *rc)
@@ -158,7 +160,10 @@ static void queries(mpikvs_t *kvs, double gen, const char *what)
             query(kvs, r, c, &o, &rc);
             EXPECT(rc == MPIKVS_OK, "%s: get_near: %d %s", what, rc,
                    mpikvs_last_error(kvs));
-            check_members(r, c, &o, gen, what);
+            /* after the forget phase, point 0 of each rank's cell 0 is
+             * gone */
+            check_members(r, c, &o, gen, what,
+                          c == 0 && gen == 1.5 ? ALL & ~1 : ALL);
         }
 }
 
@@ -207,7 +212,7 @@ static void batch(mpikvs_t *kvs)
     for (int c = 0; c < CELLS; c++) {
         o[c].n = n[c];
         EXPECT(status[c] == MPIKVS_OK, "batch status %d", status[c]);
-        check_members(peer, c, &o[c], 1.0, "batch");
+        check_members(peer, c, &o[c], 1.0, "batch", ALL);
     }
     free(o);
 }
@@ -240,6 +245,37 @@ static void bad(mpikvs_t *kvs, mpikvs_t *exact)
     EXPECT(mpikvs_near_inputs(kvs) == 2 && mpikvs_near_inputs(exact) == 0,
            "near_inputs %zu %zu", mpikvs_near_inputs(kvs),
            mpikvs_near_inputs(exact));
+}
+
+/* A forgotten key leaves its neighbourhood; a clear empties them all,
+ * and puts after it fill them again. */
+static void forget_and_clear(mpikvs_t *kvs)
+{
+    unsigned char key[16];
+    double xy[2];
+    struct out o;
+    int rc;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    point(rank, 0, 0, xy);
+    EXPECT(mpikvs_round_key(kvs, xy, 2, key) == MPIKVS_OK, "round_key");
+    EXPECT(mpikvs_forget(kvs, key) == MPIKVS_OK, "forget: %s",
+           mpikvs_last_error(kvs));
+    MPI_Barrier(MPI_COMM_WORLD);
+    queries(kvs, 1.5, "forgotten");   /* gen 1.5: the values of 1.0 */
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT(mpikvs_clear(kvs) == MPIKVS_OK, "clear: %s",
+           mpikvs_last_error(kvs));
+    for (int r = 0; r < size; r++) {
+        out_init(&o, MAXM);
+        query(kvs, r, 1, &o, &rc);
+        EXPECT(rc == MPIKVS_MISS && o.n.found == 0,
+               "after clear: cell %d/1: %d, %zu found", r, rc, o.n.found);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    put_points(kvs, 2.0);
+    EXPECT(mpikvs_fence(kvs) == MPIKVS_OK, "fence");
+    queries(kvs, 2.0, "refilled");
 }
 
 static mpikvs_t *open_table(const char *mode, const char *config,
@@ -283,6 +319,7 @@ int main(int argc, char **argv)
     queries(kvs, 0.0, "first");
     fewer_and_empty(kvs);
     mt_phase("rewrite");
+    MPI_Barrier(MPI_COMM_WORLD);   /* every rank's queries first */
     put_points(kvs, 1.0);   /* the same keys, new values */
     EXPECT(mpikvs_fence(kvs) == MPIKVS_OK, "fence");
     queries(kvs, 1.0, "rewritten");
@@ -290,16 +327,20 @@ int main(int argc, char **argv)
     batch(kvs);
     mt_phase("bad");
     bad(kvs, exact);
+    mt_phase("forget");
+    forget_and_clear(kvs);
 
     EXPECT(mpikvs_stats(kvs, MPIKVS_SCOPE_RANK | MPIKVS_SINCE_OPEN, &st,
                         sizeof(st)) == MPIKVS_OK,
            "stats");
-    /* 2 rounds of size * CELLS queries, 2 single (max 2, empty), CELLS
-     * batched, 2 that failed before querying (none counted) */
-    EXPECT(st.near_queries == (uint64_t)(2 * size * CELLS + 2 + CELLS),
+    /* 4 rounds of size * CELLS queries (first, rewritten, forgotten,
+     * refilled), 2 single (max 2, empty), CELLS batched, size after the
+     * clear; those that failed before querying are not counted */
+    EXPECT(st.near_queries ==
+               (uint64_t)(4 * size * CELLS + 2 + CELLS + size),
            "near_queries %llu", (unsigned long long)st.near_queries);
     EXPECT(st.near_members ==
-               (uint64_t)((2 * size * CELLS + CELLS) * PER + 2),
+               (uint64_t)((4 * size * CELLS + CELLS) * PER + 2 - size),
            "near_members %llu", (unsigned long long)st.near_members);
     mt_phase("close");
     EXPECT(mpikvs_close(&exact) == MPIKVS_OK, "close exact");

@@ -115,6 +115,14 @@ static mpikvs_t *open_ok(const char *verify, unsigned flags)
     return kvs;
 }
 
+static int agreed_ok(int ok)
+{
+    int all;
+
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
 static void close_ok(mpikvs_t *kvs)
 {
     int rc = mpikvs_close(&kvs);
@@ -453,6 +461,39 @@ static void test_all_and_none(void)
     close_ok(kvs);
 }
 
+/* options.verify: the program's own fraction over the table's (none
+ * here: every hit); one outside (0, 1] is refused naming it. */
+static void test_options_verify(void)
+{
+    mpikvs_options_t o = MPIKVS_OPTIONS_INIT;
+    unsigned char sel[NKEYS];
+    mpikvs_t *kvs = NULL;
+    char path[512];
+    unsigned n;
+    int rc;
+
+    mt_phase("options.verify");
+    write_config(path, sizeof(path), NULL);
+    o.config = path;
+    o.flags = MPIKVS_OPEN_VERIFY;
+    o.verify = 1.5;
+    rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
+    EXPECT(rc == MPIKVS_ERR_INVAL && !kvs &&
+               strstr(mpikvs_last_error(NULL), "options.verify 1.5"),
+           "options.verify 1.5: %d '%s'", rc, mpikvs_last_error(NULL));
+    o.verify = 1.0;
+    rc = mpikvs_open(MPI_COMM_WORLD, &o, &kvs);
+    unlink(path);
+    EXPECT(rc == MPIKVS_OK, "options.verify 1: %s", mpikvs_last_error(NULL));
+    if (!agreed_ok(rc == MPIKVS_OK))
+        mt_abort("mpikvs_open failed somewhere");
+    put_all(kvs);
+    n = get_all(kvs, sel);
+    EXPECT(n == NKEYS, "options.verify 1: %u of %u hits said VERIFY", n,
+           NKEYS);
+    close_ok(kvs);
+}
+
 static void test_unknown_flags(void)
 {
     mpikvs_t *kvs;
@@ -478,6 +519,7 @@ int main(int argc, char **argv)
         mt_abort("MPI does not give MPI_THREAD_FUNNELED");
 
     test_unknown_flags();
+    test_options_verify();
     test_quarter();
     test_not_opted();
     test_all_and_none();
