@@ -300,8 +300,6 @@ refused "--plot x.jpg" "must end in .svg or .png" --plot x.jpg
 refused "--reuse both" "give 'change' or 'state'" --reuse both
 refused "--no-cache --compare" "exclude each other" --no-cache --compare
 refused "--verify 1.5" "invalid value '1.5' for --verify" --verify 1.5
-refused "--min-members 0" "invalid value '0' for --min-members" --min-members 0
-refused "--max-distance -1" "invalid value '-1' for --max-distance" --max-distance -1
 refused "--no-cache --interpolate" "excludes --interpolate" --no-cache --interpolate
 demo help 1 --help
 if [ "$rc" = 0 ] && grep -q -- "--compare" "$tmp/help.out"; then ok "--help"
