@@ -8,7 +8,10 @@ examplesdir = $(docdir)/examples
 dist_examples_DATA = \
 	etc/examples/chemistry.json \
 	etc/examples/minimal.json \
-	etc/examples/reactive-transport.json
+	etc/examples/reactive-transport.json \
+	etc/examples/reactive-transport-near.json \
+	etc/examples/reactive-transport-near-coarser2.json \
+	etc/examples/reactive-transport-near-fields.json
 # End of dist_examples_DATA (etc)
 nodist_examples_DATA = etc/plugstack.conf.d/mpikvs.conf
 

@@ -47,6 +47,8 @@ const char *const chem_field_name[CHEM_NSTATE] = {
     "Ca", "Mg", "Cl", "C", "Calcite", "Dolomite",
 };
 
+const char *const chem_element_name[CHEM_NELEMENTS] = {"Ca", "Mg", "C"};
+
 /* log10 of the equilibrium constants (PHREEQC's phreeqc.dat, 25 C). */
 #define LOG_K1            (-6.352)   /* CO2 + H2O = HCO3- + H+ */
 #define LOG_K2            (-10.329)  /* HCO3- = CO3-2 + H+ */
@@ -257,6 +259,18 @@ static int rhs(sunrealtype t, N_Vector yv, N_Vector ydotv, void *data)
     ydot[CHEM_CALCITE] = -r.calcite;
     ydot[CHEM_DOLOMITE] = -r.dolomite;
     return 0;
+}
+
+/* The stoichiometry of rhs() below: calcite holds one Ca and one C,
+ * dolomite one Ca, one Mg and two C. */
+void chem_element_totals(const double state[CHEM_NSTATE],
+                         double totals[CHEM_NELEMENTS])
+{
+    totals[CHEM_ELEMENT_CA] = state[CHEM_CA] + state[CHEM_CALCITE] +
+                              state[CHEM_DOLOMITE];
+    totals[CHEM_ELEMENT_MG] = state[CHEM_MG] + state[CHEM_DOLOMITE];
+    totals[CHEM_ELEMENT_C] = state[CHEM_C] + state[CHEM_CALCITE] +
+                             2.0 * state[CHEM_DOLOMITE];
 }
 
 double chem_ph(const double state[CHEM_NSTATE])

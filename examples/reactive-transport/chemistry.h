@@ -28,6 +28,15 @@ enum chem_field {
 };
 #define CHEM_NMOBILE 4 /* the first four fields move with the water */
 
+/* The elements the reactions conserve, for mass balances. */
+enum chem_element {
+    CHEM_ELEMENT_CA = 0,
+    CHEM_ELEMENT_MG,
+    CHEM_ELEMENT_C,
+    CHEM_NELEMENTS
+};
+extern const char *const chem_element_name[CHEM_NELEMENTS];
+
 /* Field names, as in the job config and the outputs. */
 extern const char *const chem_field_name[CHEM_NSTATE];
 
@@ -56,6 +65,12 @@ int chem_solve(struct chem_solver *s, const double in[CHEM_NSTATE],
 
 /* What the solves so far cost. */
 void chem_work(const struct chem_solver *s, struct chem_work *w);
+
+/* The total of each element in a state, dissolved and in the minerals
+ * (Ca: Ca + Calcite + Dolomite, Mg: Mg + Dolomite, C: C + Calcite +
+ * 2 Dolomite): the reactions leave them as they are. */
+void chem_element_totals(const double state[CHEM_NSTATE],
+                         double totals[CHEM_NELEMENTS]);
 
 /* The pH of a state (the charge balance solved for H+). */
 double chem_ph(const double state[CHEM_NSTATE]);

@@ -14,6 +14,8 @@ examples_reactive_transport_mpikvs_reactive_transport_SOURCES = \
 	examples/reactive-transport/chemistry.h \
 	examples/reactive-transport/grid.c \
 	examples/reactive-transport/grid.h \
+	examples/reactive-transport/interpolate.c \
+	examples/reactive-transport/interpolate.h \
 	examples/reactive-transport/main.c \
 	examples/reactive-transport/options.c \
 	examples/reactive-transport/options.h \

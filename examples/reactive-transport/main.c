@@ -63,9 +63,9 @@ static const char *config_origin(const struct rt_options *o, char *buf,
 }
 
 struct outcome {
-    struct run_result reference, cached;
+    struct run_result reference, cached, interpolating;
     char              transport[16]; /* the cache's, for the summary */
-    struct run_error  error;
+    struct run_error  error, interpolating_error;
     cell_t           *fields;     /* rank 0: the last run's final grid */
 };
 
@@ -80,6 +80,9 @@ static int simulate(const struct rt_options *o, struct outcome *out)
     struct rt_err err = {.text = ""};
     cell_t initial, injected, *ref = NULL;
     bool need_cache = o->mode != RT_MODE_REFERENCE;
+    /* the exact-only cached run: always but in --interpolate's own run */
+    bool exact_run = need_cache &&
+                     (o->mode == RT_MODE_COMPARE || !o->interpolate);
     bool need_fields = o->plot || o->fields;
     int rank = rt_world_rank(), failed, rc = -1;
 
@@ -101,8 +104,7 @@ static int simulate(const struct rt_options *o, struct outcome *out)
         chem_close(&solver);
         return -1;
     }
-    if (need_cache && cache_open(grid.comm, o->config, o->table, &cache,
-                                 &err)) {
+    if (need_cache && cache_open(grid.comm, o, &cache, &err)) {
         say_failure(&err, rank);
         goto done;
     }
@@ -111,7 +113,8 @@ static int simulate(const struct rt_options *o, struct outcome *out)
                  cache_transport(cache));
 
     if (o->mode != RT_MODE_CACHED) {
-        if (run_simulation(o, &grid, solver, NULL, &out->reference, &err))
+        if (run_simulation(o, &grid, solver, NULL, false, &out->reference,
+                           &err))
             goto failed;
     }
     if (o->mode == RT_MODE_COMPARE) {
@@ -127,12 +130,23 @@ static int simulate(const struct rt_options *o, struct outcome *out)
             goto failed;
         }
     }
-    if (need_cache) {
-        if (run_simulation(o, &grid, solver, cache, &out->cached, &err))
+    if (exact_run) {
+        if (run_simulation(o, &grid, solver, cache, false, &out->cached,
+                           &err))
             goto failed;
+        if (ref)
+            run_compare(&grid, ref, &out->error);
     }
-    if (ref)
-        run_compare(&grid, ref, &out->error);
+    if (need_cache && o->interpolate) {
+        /* the interpolating run starts from an empty table too */
+        if (exact_run)
+            cache_clear(cache);
+        if (run_simulation(o, &grid, solver, cache, true,
+                           &out->interpolating, &err))
+            goto failed;
+        if (ref)
+            run_compare(&grid, ref, &out->interpolating_error);
+    }
 
     if (need_fields) {
         if (rank == 0) {
@@ -217,8 +231,16 @@ int main(int argc, char **argv)
         .config = config_origin(&o, origin, sizeof(origin)),
         .transport = out.transport,
         .reference = o.mode != RT_MODE_CACHED ? &out.reference : NULL,
-        .cached = o.mode != RT_MODE_REFERENCE ? &out.cached : NULL,
-        .error = o.mode == RT_MODE_COMPARE ? &out.error : NULL,
+        .cached = out.cached.cached ? &out.cached : NULL,
+        .interpolating = out.interpolating.cached ? &out.interpolating
+                                                  : NULL,
+        .error = o.mode == RT_MODE_COMPARE && out.cached.cached
+                     ? &out.error
+                     : NULL,
+        .interpolating_error = o.mode == RT_MODE_COMPARE &&
+                                       out.interpolating.cached
+                                   ? &out.interpolating_error
+                                   : NULL,
         .fields = out.fields,
     };
     report_summary(stdout, &rep);

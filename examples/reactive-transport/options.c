@@ -24,11 +24,15 @@
 #define DEFAULT_DT    200.0
 #define DEFAULT_CSV   "reactive-transport.csv"
 #define DEFAULT_PLOT  "reactive-transport.svg"
+/* POET's: fewer members than this are no neighbourhood to trust */
+#define DEFAULT_MIN_MEMBERS 5
+#define MAX_MIN_MEMBERS     64   /* the most a neighbourhood keeps */
 
 enum {
     OPT_NX = 256, OPT_NY, OPT_STEPS, OPT_DT, OPT_NO_CACHE, OPT_COMPARE,
     OPT_REUSE, OPT_BATCH, OPT_CONFIG, OPT_TABLE, OPT_CSV, OPT_PLOT, OPT_NO_PLOT,
-    OPT_FIELDS, OPT_QUIET, OPT_HELP, OPT_VERSION
+    OPT_FIELDS, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_INTERPOLATE,
+    OPT_MIN_MEMBERS, OPT_VERIFY, OPT_MAX_DISTANCE
 };
 
 static const struct option long_options[] = {
@@ -47,6 +51,10 @@ static const struct option long_options[] = {
     {"no-plot", no_argument, NULL, OPT_NO_PLOT},
     {"fields", required_argument, NULL, OPT_FIELDS},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"interpolate", no_argument, NULL, OPT_INTERPOLATE},
+    {"min-members", required_argument, NULL, OPT_MIN_MEMBERS},
+    {"verify", required_argument, NULL, OPT_VERIFY},
+    {"max-distance", required_argument, NULL, OPT_MAX_DISTANCE},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -67,7 +75,9 @@ static void usage(FILE *f)
 "  (default)         one run with the cache\n"
 "  --no-cache        one run without it: the reference\n"
 "  --compare         the reference, then the cached run; report the\n"
-"                    speedup and the cached run's error\n"
+"                    speedup and the cached run's error (with\n"
+"                    --interpolate: the reference, the exact-only cached\n"
+"                    run and the interpolating one, side by side)\n"
 "\n"
 "Model:\n"
 "  --nx N, --ny N    grid of N columns, N rows (default %d x %d)\n"
@@ -84,6 +94,15 @@ static void usage(FILE *f)
 "  --reuse HOW       what a hit gives: 'change' (the cell's input plus\n"
 "                    the cached change, the default) or 'state' (the\n"
 "                    cached result as it is)\n"
+"  --interpolate     on an exact miss, interpolate the changes of the\n"
+"                    key's neighbourhood (the table's \"near\" setting),\n"
+"                    accepted only if Ca, Mg and C balance to 1e-10 and\n"
+"                    no amount is negative, else CVODE\n"
+"  --min-members N   --interpolate needs at least N members (default %d)\n"
+"  --max-distance D  ... within distance D of the cell, in units of the\n"
+"                    key's last digit (default: any distance)\n"
+"  --verify FRACTION check that fraction of hits with CVODE, report the\n"
+"                    error to mpikvs and per field (0 < FRACTION <= 1)\n"
 "\n"
 "Output (rank 0):\n"
 "  --csv FILE        run summary as CSV (default %s)\n"
@@ -96,7 +115,7 @@ static void usage(FILE *f)
 "\n"
 "See mpikvs-reactive-transport(1).\n",
             RT_PROG, DEFAULT_SIDE, DEFAULT_SIDE, DEFAULT_STEPS, DEFAULT_DT,
-            DEFAULT_CSV, DEFAULT_PLOT);
+            DEFAULT_MIN_MEMBERS, DEFAULT_CSV, DEFAULT_PLOT);
 }
 
 static int parse_int(const char *opt, const char *arg, long min, long max,
@@ -129,6 +148,21 @@ static int parse_seconds(const char *opt, const char *arg, double *out,
     return 0;
 }
 
+static int parse_fraction(const char *opt, const char *arg, double *out,
+                          struct rt_err *err)
+{
+    char *end;
+
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno || end == arg || *end || !(v > 0.0 && v <= 1.0))
+        return rt_fail(err, "invalid value '%s' for %s: expected a "
+                            "fraction, more than 0 and at most 1",
+                       arg, opt);
+    *out = v;
+    return 0;
+}
+
 static int nonempty(const char *opt, const char *arg, struct rt_err *err)
 {
     return *arg ? 0 : rt_fail(err, "%s needs a non-empty value", opt);
@@ -154,6 +188,7 @@ int rt_parse_options(int argc, char **argv, struct rt_options *o, bool print,
         .reuse = RT_REUSE_CHANGE,
         .csv = DEFAULT_CSV,
         .plot = DEFAULT_PLOT,
+        .min_members = DEFAULT_MIN_MEMBERS,
     };
     optind = 1;
     opterr = 0;
@@ -231,6 +266,30 @@ int rt_parse_options(int argc, char **argv, struct rt_options *o, bool print,
         case OPT_QUIET:
             o->quiet = true;
             break;
+        case OPT_INTERPOLATE:
+            o->interpolate = true;
+            break;
+        case OPT_MIN_MEMBERS:
+            if (parse_int("--min-members", optarg, 1, MAX_MIN_MEMBERS,
+                          &o->min_members, err))
+                return -1;
+            break;
+        case OPT_MAX_DISTANCE: {
+            char *end;
+            errno = 0;
+            double v = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(v > 0.0 && v <= 1e9))
+                return rt_fail(err, "invalid value '%s' for --max-distance: "
+                                    "expected a distance, more than 0 and "
+                                    "at most 1e9",
+                               optarg);
+            o->max_distance = v;
+            break;
+        }
+        case OPT_VERIFY:
+            if (parse_fraction("--verify", optarg, &o->verify, err))
+                return -1;
+            break;
         case 'h':
         case OPT_HELP:
             if (print)
@@ -253,6 +312,10 @@ int rt_parse_options(int argc, char **argv, struct rt_options *o, bool print,
     if (no_cache && compare)
         return rt_fail(err, "--no-cache and --compare exclude each other "
                             "(--compare makes the no-cache run itself)");
+    if (no_cache && (o->interpolate || o->verify > 0.0))
+        return rt_fail(err, "--no-cache excludes %s (they work on the "
+                            "cache)",
+                       o->interpolate ? "--interpolate" : "--verify");
     if ((long)o->nx * o->ny > MAX_CELLS)
         return rt_fail(err, "a grid of %d x %d cells is more than %ld cells",
                        o->nx, o->ny, MAX_CELLS);

@@ -13,7 +13,9 @@
 enum rt_mode {
     RT_MODE_CACHED = 0,    /* the default: with the cache */
     RT_MODE_REFERENCE,     /* --no-cache: every cell through CVODE */
-    RT_MODE_COMPARE        /* --compare: the reference, then the cached run */
+    RT_MODE_COMPARE        /* --compare: the reference, then the cached
+                            * run (with --interpolate: the exact-only
+                            * cached run, then the interpolating one) */
 };
 
 /* What a cache hit makes of the cached result (see cache.h). */
@@ -36,6 +38,13 @@ struct rt_options {
     const char   *plot;         /* picture, .svg or .png; NULL: none */
     const char   *fields;       /* final fields as text; NULL: none */
     bool          quiet;        /* no progress lines */
+    bool          interpolate;  /* on an exact miss, interpolate the
+                                 * changes of the key's neighbourhood */
+    int           min_members;  /* --interpolate needs at least these */
+    double        max_distance; /* ... within this distance (mpikvs's
+                                 * metric); 0: any */
+    double        verify;       /* fraction of hits to check with CVODE;
+                                 * 0: none */
 };
 
 /* Parse argv.  Returns 0 to run, 1 when --help or --version was handled

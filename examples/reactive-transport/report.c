@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include "report.h"
 
+#include "interpolate.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -44,7 +46,7 @@ static void row(FILE *out, const char *name, const struct run_result *r)
 
     if (r->cached)
         snprintf(dht, sizeof(dht), "%.2f", r->dht_s);
-    fprintf(out, "%-9s %8.2f %12.2f %7s %12.2f %7.2f %13llu %9.1f", name,
+    fprintf(out, "%-13s %8.2f %12.2f %7s %12.2f %7.2f %13llu %9.1f", name,
             r->total_s, r->chemistry_s, dht, r->transport_s, r->sync_s,
             (unsigned long long)r->work.solves,
             1e6 * per(r->work.seconds, r->work.solves));
@@ -54,37 +56,142 @@ static void row(FILE *out, const char *name, const struct run_result *r)
         fprintf(out, " %9s\n", "-");
 }
 
+static uint64_t rejected(const struct run_result *run)
+{
+    return run->counts.rejected_balance + run->counts.rejected_negative;
+}
+
+/* one run's line of the side-by-side table */
+static void surrogate_row(FILE *out, const char *name,
+                          const struct run_result *run,
+                          const struct run_result *reference,
+                          const struct run_error *e)
+{
+    const struct cache_counts *c = &run->counts;
+    char speedup[32] = "-", error[32] = "-", interp[32] = "-";
+    char rej[48] = "-";
+
+    if (reference)
+        snprintf(speedup, sizeof(speedup), "%.2fx",
+                 ratio(reference->chemistry_s, run->chemistry_s));
+    if (e)
+        snprintf(error, sizeof(error), "%.2e", e->max_rel);
+    if (run->interpolating) {
+        snprintf(interp, sizeof(interp), "%.2f%%",
+                 100.0 * per((double)c->interpolated, c->lookups));
+        snprintf(rej, sizeof(rej), "%llu (%llu/%llu)",
+                 (unsigned long long)rejected(run),
+                 (unsigned long long)c->rejected_balance,
+                 (unsigned long long)c->rejected_negative);
+    }
+    fprintf(out, "%-13s %10.2f%% %12s %20s %13llu %13s %9s\n", name,
+            100.0 * hit_rate(run), interp, rej,
+            (unsigned long long)run->work.solves, error, speedup);
+}
+
+/* Exact-only and interpolating runs side by side. */
+static void surrogates(FILE *out, const struct report *r)
+{
+    const struct run_result *i = r->interpolating;
+
+    fprintf(out, "\n%-13s %11s %12s %20s %13s %13s %9s\n", "surrogate",
+            "exact hits", "interpolated", "rejected (bal./neg.)",
+            "CVODE solves", "largest error", "speedup");
+    if (r->cached)
+        surrogate_row(out, "cached", r->cached, r->reference, r->error);
+    surrogate_row(out, "interpolating", i, r->reference,
+                  r->interpolating_error);
+    fprintf(out, "\n");
+    if (r->cached && r->cached->work.solves)
+        fprintf(out, "CVODE solves       %.2fx the exact-only cache's\n",
+                (double)i->work.solves / (double)r->cached->work.solves);
+    fprintf(out, "interpolation      %llu accepted, %llu rejected (%llu off "
+                 "balance, %llu negative), %llu misses with fewer than %d "
+                 "members; %.2f members per query\n",
+            (unsigned long long)i->counts.interpolated,
+            (unsigned long long)rejected(i),
+            (unsigned long long)i->counts.rejected_balance,
+            (unsigned long long)i->counts.rejected_negative,
+            (unsigned long long)i->counts.cvode_misses, r->o->min_members,
+            per((double)i->counts.near_members, i->dht.near_queries));
+    fprintf(out, "mass balance       %llu of %llu accepted interpolations "
+                 "off by more than %g in Ca, Mg or C\n",
+            (unsigned long long)i->counts.mass_violations,
+            (unsigned long long)i->counts.interpolated, INTERP_BALANCE_TOL);
+}
+
+/* What the verified hits of a run found, and what the library kept. */
+static void accuracy(FILE *out, const char *name,
+                     const struct run_result *run)
+{
+    const struct cache_counts *c = &run->counts;
+    const struct cache_stats *d = &run->dht;
+
+    fprintf(out, "\naccuracy of hits, per field (%s run: %llu hits "
+                 "verified with CVODE; error |cached - CVODE| / "
+                 "max(|CVODE|, %g))\n",
+            name, (unsigned long long)c->verified, CACHE_VERIFY_FLOOR);
+    fprintf(out, "  largest:");
+    for (int f = 0; f < CHEM_NSTATE; f++)
+        fprintf(out, " %s %.1e%s", chem_field_name[f], c->verify_max[f],
+                f + 1 < CHEM_NSTATE ? "," : "\n");
+    fprintf(out, "  mean:   ");
+    for (int f = 0; f < CHEM_NSTATE; f++)
+        fprintf(out, " %s %.1e%s", chem_field_name[f],
+                per(c->verify_sum[f], c->verified),
+                f + 1 < CHEM_NSTATE ? "," : "\n");
+    fprintf(out, "  mpikvs_stats: %llu verify hits, %llu reports, mean "
+                 "%.2e, largest %.2e (since the open); <1e-12 %llu, "
+                 "<1e-9 %llu, <1e-6 %llu, <1e-3 %llu, >=1e-3 %llu\n",
+            (unsigned long long)d->verify_hits,
+            (unsigned long long)d->verify_reports,
+            per(d->verify_error_sum, d->verify_reports), d->verify_error_max,
+            (unsigned long long)d->verify_histogram[0],
+            (unsigned long long)d->verify_histogram[1],
+            (unsigned long long)d->verify_histogram[2],
+            (unsigned long long)d->verify_histogram[3],
+            (unsigned long long)d->verify_histogram[4]);
+}
+
 void report_summary(FILE *out, const struct report *r)
 {
     const struct rt_options *o = r->o;
     /* the reference solves every cell: its solves are the typical ones */
     const struct run_result *typical = r->reference ? r->reference
-                                                    : r->cached;
+                                       : r->cached  ? r->cached
+                                                    : r->interpolating;
+    /* the lines of one cached run: the exact one's if there is one */
+    const struct run_result *cached = r->cached ? r->cached
+                                                : r->interpolating;
+    const struct run_error *error = r->cached ? r->error
+                                              : r->interpolating_error;
 
     fprintf(out, "%s: %d x %d cells, %d steps of %g s, %d rank%s\n",
             RT_PROG, o->nx, o->ny, o->steps, o->dt, r->nranks,
             r->nranks == 1 ? "" : "s");
-    if (r->cached)
+    if (cached)
         fprintf(out, "cache: %s, mpikvs transport %s; a hit reuses the cached %s\n",
                 r->config, r->transport,
                 o->reuse == RT_REUSE_STATE ? "state"
                                            : "change, applied to the "
                                              "cell's own input");
-    fprintf(out, "\n%-9s %8s %12s %7s %12s %7s %13s %9s %9s\n", "run",
+    fprintf(out, "\n%-13s %8s %12s %7s %12s %7s %13s %9s %9s\n", "run",
             "total s", "chemistry s", "DHT s", "transport s", "sync s",
             "CVODE solves", "us/solve", "hit rate");
     if (r->reference)
         row(out, "no-cache", r->reference);
     if (r->cached)
         row(out, "cached", r->cached);
+    if (r->interpolating)
+        row(out, "interpolating", r->interpolating);
     fprintf(out, "\n");
 
-    if (r->reference && r->cached)
+    if (r->reference && cached)
         fprintf(out, "chemistry speedup  %.2fx  (total %.2fx)\n",
-                ratio(r->reference->chemistry_s, r->cached->chemistry_s),
-                ratio(r->reference->total_s, r->cached->total_s));
-    if (r->cached) {
-        const struct run_result *c = r->cached;
+                ratio(r->reference->chemistry_s, cached->chemistry_s),
+                ratio(r->reference->total_s, cached->total_s));
+    if (cached) {
+        const struct run_result *c = cached;
         fprintf(out, "hit rate           %.2f%%  (%llu of %llu cell "
                      "lookups found in the DHT)\n",
                 100.0 * hit_rate(c), (unsigned long long)c->counts.hits,
@@ -97,8 +204,8 @@ void report_summary(FILE *out, const struct report *r)
                 (unsigned long long)c->cell_steps,
                 (unsigned long long)c->counts.shared);
     }
-    if (r->error) {
-        const struct run_error *e = r->error;
+    if (error) {
+        const struct run_error *e = error;
         fprintf(out, "largest error      %.2e relative (%s at x=%d y=%d)\n",
                 e->max_rel, chem_field_name[e->field], e->x, e->y);
         fprintf(out, "  per field:      ");
@@ -116,8 +223,8 @@ void report_summary(FILE *out, const struct report *r)
             per((double)typical->work.jac_evals, typical->work.solves),
             per((double)typical->work.rhs_evals, typical->work.solves),
             typical->cached ? "cached" : "no-cache");
-    if (r->cached && (r->cached->evictions || r->cached->invalidations)) {
-        const struct run_result *c = r->cached;
+    if (cached && (cached->evictions || cached->invalidations)) {
+        const struct run_result *c = cached;
         fprintf(out, "DHT                %llu evictions, %llu invalidated "
                      "slots%s\n",
                 (unsigned long long)c->evictions,
@@ -127,15 +234,21 @@ void report_summary(FILE *out, const struct report *r)
                       "costs hits; give the table more memory"
                     : "");
     }
+    if (r->interpolating)
+        surrogates(out, r);
+    if (r->cached && r->o->verify > 0.0)
+        accuracy(out, "cached", r->cached);
+    if (r->interpolating && r->o->verify > 0.0)
+        accuracy(out, "interpolating", r->interpolating);
 }
 
 /* ---- CSV ------------------------------------------------------------- */
 
 static void csv_row(FILE *f, const struct report *r, const char *name,
-                    const struct run_result *run)
+                    const struct run_result *run, const struct run_error *e)
 {
     const struct rt_options *o = r->o;
-    bool compared = r->error && run == r->cached && r->reference;
+    bool compared = e && r->reference;
 
     fprintf(f, "%s,%d,%d,%d,%g,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%llu,%llu,"
                "%llu,",
@@ -158,12 +271,41 @@ static void csv_row(FILE *f, const struct report *r, const char *name,
             per((double)run->work.newton_iters, run->work.solves),
             (unsigned long long)run->evictions);
     if (compared)
-        fprintf(f, "%.4f,%.4f,%.6e,%s,%d,%d\n",
+        fprintf(f, "%.4f,%.4f,%.6e,%s,%d,%d,",
                 ratio(r->reference->chemistry_s, run->chemistry_s),
-                ratio(r->reference->total_s, run->total_s), r->error->max_rel,
-                chem_field_name[r->error->field], r->error->x, r->error->y);
+                ratio(r->reference->total_s, run->total_s), e->max_rel,
+                chem_field_name[e->field], e->x, e->y);
     else
-        fprintf(f, ",,,,,\n");
+        fprintf(f, ",,,,,,");
+    /* the surrogates' columns */
+    const struct cache_counts *c = &run->counts;
+    const struct cache_stats *d = &run->dht;
+    fprintf(f, "%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,",
+            run->interpolating ? 1 : 0,
+            (unsigned long long)c->interpolated,
+            (unsigned long long)c->rejected_balance,
+            (unsigned long long)c->rejected_negative,
+            (unsigned long long)c->cvode_misses,
+            (unsigned long long)c->mass_violations,
+            (unsigned long long)d->near_queries,
+            (unsigned long long)c->near_members,
+            (unsigned long long)c->verified,
+            (unsigned long long)d->verify_hits,
+            (unsigned long long)d->verify_reports,
+            (unsigned long long)d->verify_histogram[4]);
+    fprintf(f, "%.6e,%.6e", per(d->verify_error_sum, d->verify_reports),
+            d->verify_error_max);
+    for (int k = 0; k < CHEM_NSTATE; k++)
+        fprintf(f, ",%.6e", c->verify_max[k]);
+    for (int k = 0; k < CHEM_NSTATE; k++)
+        fprintf(f, ",%.6e", per(c->verify_sum[k], c->verified));
+    if (compared)
+        for (int k = 0; k < CHEM_NSTATE; k++)
+            fprintf(f, ",%.6e", e->per_field[k]);
+    else
+        for (int k = 0; k < CHEM_NSTATE; k++)
+            fprintf(f, ",");
+    fprintf(f, "\n");
 }
 
 int report_csv(const struct report *r, const char *path, struct rt_err *err)
@@ -178,11 +320,25 @@ int report_csv(const struct report *r, const char *path, struct rt_err *err)
                "cvode_solves,shared_solves,us_per_solve,"
                "bdf_steps_per_solve,newton_iters_per_solve,evictions,"
                "chemistry_speedup,total_speedup,max_rel_error,"
-               "max_rel_error_field,max_rel_error_x,max_rel_error_y\n");
+               "max_rel_error_field,max_rel_error_x,max_rel_error_y,"
+               "interpolating,interpolated,rejected_balance,"
+               "rejected_negative,cvode_misses,mass_violations,near_queries,"
+               "near_members,verified_hits,verify_hits,verify_reports,"
+               "verify_above_1e_3,verify_error_mean,verify_error_max");
+    for (int k = 0; k < CHEM_NSTATE; k++)
+        fprintf(f, ",verify_max_%s", chem_field_name[k]);
+    for (int k = 0; k < CHEM_NSTATE; k++)
+        fprintf(f, ",verify_mean_%s", chem_field_name[k]);
+    for (int k = 0; k < CHEM_NSTATE; k++)
+        fprintf(f, ",max_rel_error_%s", chem_field_name[k]);
+    fprintf(f, "\n");
     if (r->reference)
-        csv_row(f, r, "no-cache", r->reference);
+        csv_row(f, r, "no-cache", r->reference, NULL);
     if (r->cached)
-        csv_row(f, r, "cached", r->cached);
+        csv_row(f, r, "cached", r->cached, r->error);
+    if (r->interpolating)
+        csv_row(f, r, "interpolating", r->interpolating,
+                r->interpolating_error);
     if (ferror(f) | fclose(f))
         return rt_fail(err, "cannot write the summary '%s': %s", path,
                        strerror(errno));
@@ -190,6 +346,14 @@ int report_csv(const struct report *r, const char *path, struct rt_err *err)
 }
 
 /* ---- fields ---------------------------------------------------------- */
+
+/* The run whose final fields the outputs hold: the last one made. */
+static const char *last_run(const struct report *r)
+{
+    return r->interpolating ? "interpolating"
+           : r->cached      ? "cached"
+                            : "no-cache";
+}
 
 int report_fields(const struct report *r, const char *path,
                   struct rt_err *err)
@@ -200,7 +364,7 @@ int report_fields(const struct report *r, const char *path,
         return rt_fail(err, "cannot write the fields '%s': %s", path,
                        strerror(errno));
     fprintf(f, "# %s: %s run, %d x %d cells after %d steps of %g s\n# x y",
-            RT_PROG, r->cached ? "cached" : "no-cache", r->o->nx, r->o->ny,
+            RT_PROG, last_run(r), r->o->nx, r->o->ny,
             r->o->steps, r->o->dt);
     for (int k = 0; k < CHEM_NSTATE; k++)
         fprintf(f, " %s", chem_field_name[k]);
@@ -234,6 +398,28 @@ static void gp_quoted(FILE *gp, const char *s)
     fputc('\'', gp);
 }
 
+/* A line of the picture's title: what a cached run did. */
+static void gp_run_line(FILE *gp, const struct report *r, const char *name,
+                        const struct run_result *run,
+                        const struct run_error *e)
+{
+    if (!run)
+        return;
+    fprintf(gp, "\\n%s: exact hits %.1f%%", name, 100.0 * hit_rate(run));
+    if (run->interpolating)
+        fprintf(gp, ", interpolated %.1f%% (%llu rejected)",
+                100.0 * per((double)run->counts.interpolated,
+                            run->counts.lookups),
+                (unsigned long long)rejected(run));
+    fprintf(gp, ", %llu CVODE solves",
+            (unsigned long long)run->work.solves);
+    if (e)
+        fprintf(gp, ", largest error %.1e", e->max_rel);
+    if (r->reference)
+        fprintf(gp, ", chemistry speedup %.2fx",
+                ratio(r->reference->chemistry_s, run->chemistry_s));
+}
+
 static void gp_script(FILE *gp, const struct report *r, const char *path)
 {
     const struct rt_options *o = r->o;
@@ -257,9 +443,13 @@ static void gp_script(FILE *gp, const struct report *r, const char *path)
     }
     fprintf(gp, "set multiplot layout 2,3 title \"%s: %s run, %d x %d "
                 "cells after %d steps (%g s); MgCl2 water enters at the "
-                "top left\"\n",
-            RT_PROG, r->cached ? "cached" : "no-cache", o->nx, o->ny,
-            o->steps, o->steps * o->dt);
+                "top left",
+            RT_PROG, last_run(r), o->nx, o->ny, o->steps, o->steps * o->dt);
+    /* the cached runs side by side, a line each */
+    gp_run_line(gp, r, "cached", r->cached, r->error);
+    gp_run_line(gp, r, "interpolating", r->interpolating,
+                r->interpolating_error);
+    fprintf(gp, "\"\n");
     /* x to the right, y down: row 0 at the top, as the grid is laid out */
     fprintf(gp, "set size ratio -1\nunset key\n"
                 "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\n"

@@ -19,8 +19,11 @@ struct report {
     const char *config;          /* how the job config was given */
     const char *transport;       /* the cache's, to other nodes */
     const struct run_result *reference;   /* NULL unless run */
-    const struct run_result *cached;      /* NULL unless run */
-    const struct run_error  *error;       /* --compare only */
+    const struct run_result *cached;      /* exact-only; NULL unless run */
+    const struct run_result *interpolating; /* --interpolate; NULL unless
+                                             * run */
+    const struct run_error  *error;       /* --compare only: cached's */
+    const struct run_error  *interpolating_error;  /* ... interpolating's */
     const cell_t *fields;        /* the last run's final grid, or NULL */
 };
 

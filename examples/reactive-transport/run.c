@@ -33,48 +33,53 @@ static int solve_all(struct chem_solver *s, cell_t *cells, size_t n,
  * the next batch looks its keys up, so a state met again in a later row
  * of this rank, or by another rank that gets there later, is a hit. */
 static int cached_chemistry(const struct rt_options *o, struct rt_cache *c,
-                            struct chem_solver *s, cell_t *cells, size_t n,
+                            bool interpolate, struct chem_solver *s,
+                            cell_t *cells, size_t n,
                             struct cache_counts *counts, struct rt_err *err)
 {
     const size_t batch = o->batch ? (size_t)o->batch : (size_t)o->nx;
 
     for (size_t first = 0; first < n; first += batch)
-        if (cache_chemistry(c, s, cells + first,
-                            n - first < batch ? n - first : batch, o->dt,
-                            o->reuse, counts, err))
+        if (cache_chemistry(c, s, o, interpolate, cells + first,
+                            n - first < batch ? n - first : batch, counts,
+                            err))
             return -1;
     return 0;
 }
 
 static void progress(const struct rt_options *o, const struct grid *g,
-                     bool cached, int step, double start)
+                     const char *run, int step, double start)
 {
     int every = o->steps >= 10 ? o->steps / 10 : 1;
 
     if (o->quiet || g->rank != 0 || (step % every && step != o->steps))
         return;
-    fprintf(stderr, "%s: %s run: step %d of %d, %.1f s\n", RT_PROG,
-            cached ? "cached" : "no-cache", step, o->steps,
+    fprintf(stderr, "%s: %s run: step %d of %d, %.1f s\n", RT_PROG, run,
+            step, o->steps,
             MPI_Wtime() - start);
 }
 
 int run_simulation(const struct rt_options *o, struct grid *g,
                    struct chem_solver *s, struct rt_cache *cache,
-                   struct run_result *r, struct rt_err *err)
+                   bool interpolate, struct run_result *r,
+                   struct rt_err *err)
 {
     const size_t ncells = (size_t)g->nrows * (size_t)g->nx;
+    const char *name = !cache ? "no-cache"
+                       : interpolate ? "interpolating"
+                                     : "cached";
     struct chem_work before, after;
-    uint64_t ev0 = 0, inv0 = 0, ev1 = 0, inv1 = 0;
+    struct cache_stats st0 = {0}, st1 = {0};
     double t[4], local[4] = {0, 0, 0, 0}, worst[4], cvode_s;
     int stop = STOP_NONE, rc;
-    uint64_t sums[8], total[8];
 
     memset(r, 0, sizeof(*r));
     r->cached = cache != NULL;
+    r->interpolating = cache && interpolate;
     grid_reset(g);
     chem_work(s, &before);
     if (cache)
-        cache_job_stats(cache, &ev0, &inv0);
+        cache_job_stats(cache, &st0);
     rt_mpi(MPI_Barrier(g->comm), "MPI_Barrier");
     double start = MPI_Wtime();
 
@@ -84,8 +89,8 @@ int run_simulation(const struct rt_options *o, struct grid *g,
         grid_advect(g);
         t[1] = MPI_Wtime();
         if (cache)
-            rc = cached_chemistry(o, cache, s, grid_row(g, 0), ncells,
-                                  &r->counts, err);
+            rc = cached_chemistry(o, cache, interpolate, s, grid_row(g, 0),
+                                  ncells, &r->counts, err);
         else
             rc = solve_all(s, grid_row(g, 0), ncells, o->dt, g, err);
         t[2] = MPI_Wtime();
@@ -115,25 +120,43 @@ int run_simulation(const struct rt_options *o, struct grid *g,
         local[1] += t[2] - t[1];
         local[2] += t[3] - t[2];
         r->steps = step;
-        progress(o, g, cache != NULL, step, start);
+        progress(o, g, name, step, start);
     }
     rt_mpi(MPI_Barrier(g->comm), "MPI_Barrier");
     r->total_s = MPI_Wtime() - start;
-    if (cache)
-        cache_job_stats(cache, &ev1, &inv1);
-    r->evictions = ev1 - ev0;
-    r->invalidations = inv1 - inv0;
+    if (cache) {
+        cache_job_stats(cache, &st1);
+        r->dht = (struct cache_stats){
+            .evictions = st1.evictions - st0.evictions,
+            .invalidations = st1.invalidations - st0.invalidations,
+            .near_queries = st1.near_queries - st0.near_queries,
+            .near_members = st1.near_members - st0.near_members,
+            .verify_hits = st1.verify_hits - st0.verify_hits,
+            .verify_reports = st1.verify_reports - st0.verify_reports,
+            .verify_error_sum = st1.verify_error_sum - st0.verify_error_sum,
+            .verify_error_max = st1.verify_error_max,
+        };
+        for (int b = 0; b < 5; b++)
+            r->dht.verify_histogram[b] = st1.verify_histogram[b] -
+                                         st0.verify_histogram[b];
+    }
+    r->evictions = r->dht.evictions;
+    r->invalidations = r->dht.invalidations;
 
     chem_work(s, &after);
-    sums[0] = r->counts.lookups;
-    sums[1] = r->counts.hits;
-    sums[2] = r->counts.shared;
-    sums[3] = after.solves - before.solves;
-    sums[4] = after.steps - before.steps;
-    sums[5] = after.rhs_evals - before.rhs_evals;
-    sums[6] = after.newton_iters - before.newton_iters;
-    sums[7] = after.jac_evals - before.jac_evals;
-    rt_mpi(MPI_Allreduce(sums, total, 8, MPI_UINT64_T, MPI_SUM, g->comm),
+    const struct cache_counts *c = &r->counts;
+    uint64_t sums[] = {
+        c->lookups, c->hits, c->shared, c->verified, c->interpolated,
+        c->rejected_balance, c->rejected_negative, c->cvode_misses,
+        c->near_members, c->mass_violations,
+        after.solves - before.solves, after.steps - before.steps,
+        after.rhs_evals - before.rhs_evals,
+        after.newton_iters - before.newton_iters,
+        after.jac_evals - before.jac_evals,
+    };
+    enum { NSUMS = sizeof(sums) / sizeof(sums[0]) };
+    uint64_t total[NSUMS];
+    rt_mpi(MPI_Allreduce(sums, total, NSUMS, MPI_UINT64_T, MPI_SUM, g->comm),
            "MPI_Allreduce");
     local[3] = r->counts.dht_seconds;
     rt_mpi(MPI_Allreduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, g->comm),
@@ -141,9 +164,24 @@ int run_simulation(const struct rt_options *o, struct grid *g,
     double mine_s = after.seconds - before.seconds;
     rt_mpi(MPI_Allreduce(&mine_s, &cvode_s, 1, MPI_DOUBLE, MPI_SUM, g->comm),
            "MPI_Allreduce");
-    r->counts = (struct cache_counts){total[0], total[1], total[2], 0.0};
-    r->work = (struct chem_work){total[3], total[4], total[5], total[6],
-                                 total[7], cvode_s};
+    double vmax[CHEM_NSTATE], vsum[CHEM_NSTATE];
+    rt_mpi(MPI_Allreduce(c->verify_max, vmax, CHEM_NSTATE, MPI_DOUBLE,
+                         MPI_MAX, g->comm),
+           "MPI_Allreduce");
+    rt_mpi(MPI_Allreduce(c->verify_sum, vsum, CHEM_NSTATE, MPI_DOUBLE,
+                         MPI_SUM, g->comm),
+           "MPI_Allreduce");
+    r->counts = (struct cache_counts){
+        .lookups = total[0], .hits = total[1], .shared = total[2],
+        .verified = total[3], .interpolated = total[4],
+        .rejected_balance = total[5], .rejected_negative = total[6],
+        .cvode_misses = total[7], .near_members = total[8],
+        .mass_violations = total[9],
+    };
+    memcpy(r->counts.verify_max, vmax, sizeof(vmax));
+    memcpy(r->counts.verify_sum, vsum, sizeof(vsum));
+    r->work = (struct chem_work){total[10], total[11], total[12],
+                                 total[13], total[14], cvode_s};
     r->transport_s = worst[0];
     r->chemistry_s = worst[1];
     r->sync_s = worst[2];

@@ -23,6 +23,7 @@ extern volatile sig_atomic_t rt_stop_signal;
  * run waits for its slowest rank); counts are sums over the ranks. */
 struct run_result {
     bool     cached;
+    bool     interpolating;    /* cached, with --interpolate */
     int      steps;            /* steps made */
     double   total_s;          /* wall time of the whole run */
     double   chemistry_s;      /* keys, DHT, CVODE: the part the cache cuts */
@@ -33,15 +34,19 @@ struct run_result {
     struct cache_counts counts;   /* cached run; the reference solves all */
     struct chem_work    work;
     uint64_t evictions, invalidations;   /* the DHT's, during the run */
+    struct cache_stats dht;    /* the DHT's, during the run (its
+                                * verify_error_max: since the open) */
 };
 
 /* Run o->steps steps from the initial state (collective).  cache NULL
- * is the reference run: every cell goes through CVODE.  A failure on
+ * is the reference run: every cell goes through CVODE; interpolate: a
+ * cached run that interpolates its exact misses.  A failure on
  * any rank stops every rank after the step; the failing rank's err says
  * why, the others' that another rank failed.  Returns 0 or -1. */
 int run_simulation(const struct rt_options *o, struct grid *g,
                    struct chem_solver *s, struct rt_cache *cache,
-                   struct run_result *r, struct rt_err *err);
+                   bool interpolate, struct run_result *r,
+                   struct rt_err *err);
 
 /* The difference of two runs' final fields (rows of this rank). */
 struct run_error {

@@ -5,7 +5,11 @@
 # start (the config's persist: a second run loads the first's save) hits
 # every lookup, the no-cache run is reproducible bit for bit (also over
 # another number of ranks), bad usage and a config that does not fit are refused, the
-# outputs are written, and no region is left behind.
+# outputs are written, --compare --interpolate --verify across two
+# virtual nodes accounts for every cell (exact hits, interpolations
+# accepted and rejected, CVODE), conserves mass in every accepted
+# interpolation and reports its verified hits to the library, and no
+# region is left behind.
 #
 # Every run has a hard time limit (DEMO_TIMEOUT seconds, default 120)
 # and a private shm directory (MPIKVS_SHM_DIR), which must be empty at
@@ -23,6 +27,7 @@ top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 prog="$top_builddir/examples/reactive-transport/mpikvs-reactive-transport"
 config="$top_srcdir/etc/examples/reactive-transport.json"
+near_config="$top_srcdir/etc/examples/reactive-transport-near-coarser2.json"
 mpirun=${MPIRUN:-mpirun}
 limit=${DEMO_TIMEOUT:-120}
 # the error bound of the issue: the cached run's fields within 1e-3
@@ -71,6 +76,13 @@ field() {
     awk -F, -v name="$1" '
         NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) col = i }
         NR > 1 && $1 == "cached" && col { print $col }' "$2"
+}
+
+# value RUN NAME FILE: the column NAME of the CSV line of run RUN
+value() {
+    awk -F, -v run="$1" -v name="$2" '
+        NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) col = i }
+        NR > 1 && $1 == run && col { print $col }' "$3"
 }
 
 # A number compared by awk: holds A OP B
@@ -156,6 +168,73 @@ else
     fail "2 virtual nodes: exit $rc, hits '$hits', error '$err': $(cat "$tmp/vnodes.out")"
 fi
 
+echo "# --compare --interpolate --verify 0.5 across two virtual nodes"
+# coarser 2 and one member: a grid this small has few neighbours
+OMPI_MCA_osc=pt2pt MPIKVS_VIRTUAL_NODES=2
+export OMPI_MCA_osc MPIKVS_VIRTUAL_NODES
+xs="$xs -x OMPI_MCA_osc -x MPIKVS_VIRTUAL_NODES"
+demo interp 2 --compare --interpolate --min-members 1 --verify 0.5 \
+    --config "$near_config" --nx 16 --ny 12 --steps 10 \
+    --csv "$tmp/interp.csv" --no-plot
+xs=$xs_save
+unset OMPI_MCA_osc MPIKVS_VIRTUAL_NODES
+csv=$tmp/interp.csv
+if [ "$rc" = 0 ] && grep -q '^cached,' "$csv" && grep -q '^interpolating,' "$csv"; then
+    ok "--compare --interpolate: exit 0, an exact-only and an interpolating run"
+else
+    fail "--compare --interpolate: exit $rc: $(cat "$tmp/interp.out")"
+fi
+if head -n 1 "$csv" | grep -q ',interpolated,rejected_balance,rejected_negative,cvode_misses,mass_violations,near_queries,' &&
+   grep -q '^surrogate  *exact hits  *interpolated  *rejected' "$tmp/interp.out" &&
+   grep -q '^interpolating ' "$tmp/interp.out" &&
+   grep -q '^accuracy of hits, per field (interpolating run' "$tmp/interp.out"; then
+    ok "the CSV and the summary have the surrogates' columns and lines"
+else
+    fail "surrogate columns missing: $(head -n 1 "$csv"; cat "$tmp/interp.out")"
+fi
+for run in cached interpolating; do
+    v() { value "$run" "$1" "$csv"; }
+    lookups=$(v lookups) hits=$(v hits) acc=$(v interpolated)
+    rb=$(v rejected_balance) rn=$(v rejected_negative) direct=$(v cvode_misses)
+    solves=$(v cvode_solves) shared=$(v shared_solves) verified=$(v verified_hits)
+    reports=$(v verify_reports) viol=$(v mass_violations)
+    if [ -n "$lookups" ] && [ "$lookups" -gt 0 ] &&
+       [ $((hits + acc + rb + rn + direct)) = "$lookups" ] &&
+       [ $((rb + rn + direct - shared + verified)) = "$solves" ]; then
+        ok "$run: $lookups cells = $hits hits + $acc interpolated + $((rb + rn)) rejected + $direct to CVODE; $solves solves"
+    else
+        fail "$run: the counts do not add up: lookups '$lookups' hits '$hits' interpolated '$acc' rejected '$rb'/'$rn' cvode_misses '$direct' solves '$solves' shared '$shared' verified '$verified'"
+    fi
+    if [ -n "$verified" ] && [ "$verified" -gt 0 ] && [ "$reports" = "$verified" ]; then
+        ok "$run: $verified hits verified, the library counted $reports reports"
+    else
+        fail "$run: verified hits '$verified', the library's reports '$reports'"
+    fi
+done
+acc=$(value interpolating interpolated "$csv")
+viol=$(value interpolating mass_violations "$csv")
+queries=$(value interpolating near_queries "$csv")
+ierr=$(value interpolating max_rel_error "$csv")
+if [ -n "$acc" ] && [ "$acc" -gt 0 ] && [ "$viol" = 0 ] && [ "$queries" -gt 0 ]; then
+    ok "$acc interpolations accepted ($queries near queries), none off balance; error $ierr"
+else
+    fail "interpolations: accepted '$acc', off balance '$viol', near queries '$queries'"
+fi
+# interpolating from one member is coarse: only a sane bound here (the
+# benchmark measures the error)
+if [ -n "$ierr" ] && holds "$ierr" "<" 1; then
+    ok "the interpolating run's largest error $ierr < 1"
+else
+    fail "the interpolating run's largest error '$ierr' is not < 1"
+fi
+demo nonear 1 --interpolate --config "$config" --nx 4 --ny 2 --steps 1 \
+    --no-plot --csv "$tmp/nonear.csv"
+if [ "$rc" = 1 ] && grep -q 'no "near" setting' "$tmp/nonear.out"; then
+    ok "--interpolate on a table without near: exit 1, says so"
+else
+    fail "--interpolate without near: exit $rc: $(cat "$tmp/nonear.out")"
+fi
+
 echo "# a warm start: a second run loads what the first saved (config persist)"
 awk -v f="$tmp/warm.kvs" '
     /"mode": "lockfree"/ { sub(/"mode": "lockfree"/,
@@ -220,6 +299,8 @@ refused "--dt 0" "invalid value '0' for --dt" --dt 0
 refused "--plot x.jpg" "must end in .svg or .png" --plot x.jpg
 refused "--reuse both" "give 'change' or 'state'" --reuse both
 refused "--no-cache --compare" "exclude each other" --no-cache --compare
+refused "--verify 1.5" "invalid value '1.5' for --verify" --verify 1.5
+refused "--no-cache --interpolate" "excludes --interpolate" --no-cache --interpolate
 demo help 1 --help
 if [ "$rc" = 0 ] && grep -q -- "--compare" "$tmp/help.out"; then ok "--help"
 else fail "--help: exit $rc"; fi
