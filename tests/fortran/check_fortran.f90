@@ -305,18 +305,22 @@ contains
        rc = mpikvs_round_key(s, xy + 0.002_real64, k)
        nkeys = 0
        rc = mpikvs_get_near(s, k, dist, inputs, vals, found, nkeys)
+       ! its points (a member may be missing), nearest first, each with
+       ! its own value
        m = 0
        do j = 1, found
-          if (all(abs(vals(:, j) - value_of(inputs(:, j))) < 1.0e-12_real64)) m = m + 1
+          if (all(abs(vals(:, j) - value_of(inputs(:, j))) < 1.0e-12_real64) .and. &
+               of_cell(r, inputs(:, j))) m = m + 1
           if (j > 1) then
              if (dist(j) < dist(j - 1)) m = -100
           end if
        end do
-       call expect(rc == MPIKVS_OK .and. found == 4 .and. m == 4, &
-            'get_near of a cell: its 4 points, nearest first, their values')
+       call expect(rc == MPIKVS_OK .and. found >= 1 .and. found <= 4 .and. m == found, &
+            'get_near of a cell: its points, nearest first, their values')
     end do
     rc = mpikvs_get_near(s, k, dist(1:2), inputs, vals, found)
-    call expect(rc == MPIKVS_OK .and. found == 2, 'get_near of max 2 without keys')
+    call expect(rc == MPIKVS_OK .and. found >= 1 .and. found <= 2, &
+         'get_near of max 2 without keys')
     rc = mpikvs_get_near(s, k, dist, inputs(:, 1:4), vals, found)
     call expect(rc == MPIKVS_ERR_INVAL .and. &
          index(mpikvs_last_error(s), 'mpikvs_get_near: inputs:') > 0, &
@@ -332,9 +336,9 @@ contains
     rc = mpikvs_round_key(s, xy + 0.002_real64, k)
     rc = mpikvs_get_near(s, k, dist, inputs, vals, found)
     call point(rank, 1, xy)
-    call expect(rc == MPIKVS_OK .and. found == 3 .and. &
-         .not. any(all(abs(inputs(:, 1:3) - spread(xy, 2, 3)) < 1.0e-9_real64, 1)), &
-         'get_near after a forget: 3 members, not the forgotten one')
+    call expect(rc == MPIKVS_OK .and. found >= 1 .and. found <= 3 .and. &
+         .not. any(all(abs(inputs(:, 1:found) - spread(xy, 2, found)) < 1.0e-9_real64, 1)), &
+         'get_near after a forget: not the forgotten one')
 
     ! clear: every get a miss, every neighbourhood empty
     call expect(mpikvs_clear(s) == MPIKVS_OK, 'clear: ' // mpikvs_last_error(s))
@@ -358,6 +362,20 @@ contains
     xy = [1.0_real64 + 0.1_real64 * r + 0.001_real64 * (1 + mod(p - 1, 2)), &
          2.0_real64 + 0.001_real64 * (1 + (p - 1) / 2)]
   end subroutine point
+
+  ! xy is one of the points of rank r's cell
+  logical function of_cell(r, xy)
+    integer, intent(in) :: r
+    real(real64), intent(in) :: xy(2)
+    real(real64) :: q(2)
+    integer :: p
+
+    of_cell = .false.
+    do p = 1, 4
+       call point(r, p, q)
+       if (all(abs(q - xy) < 1.0e-9_real64)) of_cell = .true.
+    end do
+  end function of_cell
 
   pure function value_of(xy) result(v)
     real(real64), intent(in) :: xy(2)
