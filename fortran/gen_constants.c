@@ -2,9 +2,8 @@
  * gen_constants.c - prints fortran/mpikvs_constants.inc, the part of the
  * Fortran module mpikvs that restates C facts: the return codes (from
  * MPIKVS_RETURN_CODES), the scopes of mpikvs_stats, MPIKVS_LOAD_MERGE,
- * MPIKVS_OPEN_VERIFY
- * and the derived type mpikvs_stats (from MPIKVS_STATISTICS, in the
- * order of mpikvs_stats_t).  Built and run at build time, so that the
+ * MPIKVS_OPEN_VERIFY and the derived type mpikvs_stats (from
+ * MPIKVS_STATISTICS, in the order of mpikvs_stats_t).  Built and run at build time, so that the
  * lists are never typed twice (mpikvs_fortran(3)).
  */
 #include <stdio.h>
