@@ -125,7 +125,7 @@ static int check(struct mpikvs_f *f, const char *call, const char *arg,
 int mpikvs_f_open(MPI_Fint fcomm, int64_t key_size, int64_t value_size,
                   int64_t size_per_node, const char *mode, const char *config,
                   const char *table, int slots_per_bucket,
-                  const char *transport, void **h)
+                  const char *transport, int flags, double verify, void **h)
 {
     static const char call[] = "mpikvs_open";
     mpikvs_options_t opt = MPIKVS_OPTIONS_INIT;
@@ -140,15 +140,17 @@ int mpikvs_f_open(MPI_Fint fcomm, int64_t key_size, int64_t value_size,
         return fail(NULL, call, "comm: not a communicator (MPI_COMM_NULL, "
                     "or a handle MPI does not know)");
     if (key_size < 0 || value_size < 0 || size_per_node < 0 ||
-        slots_per_bucket < 0)
+        slots_per_bucket < 0 || flags < 0)
         return fail(NULL, call, "options%%%s: negative",
                     key_size < 0 ? "key_size" : value_size < 0 ? "value_size"
                     : size_per_node < 0 ? "size_per_node"
-                    : "slots_per_bucket");
+                    : slots_per_bucket < 0 ? "slots_per_bucket" : "flags");
     opt.key_size = (size_t)key_size;
     opt.value_size = (size_t)value_size;
     opt.size_per_node = (size_t)size_per_node;
     opt.slots_per_bucket = (unsigned)slots_per_bucket;
+    opt.flags = (unsigned)flags;
+    opt.verify = verify;
     /* '' in Fortran: the library's default */
     opt.mode = *mode ? mode : NULL;
     opt.config = *config ? config : NULL;
@@ -404,12 +406,91 @@ int mpikvs_f_counter_cas(void *h, int counter, uint64_t expect,
                               seen);
 }
 
+int mpikvs_f_forget(void *h, const CFI_cdesc_t *key)
+{
+    static const char call[] = "mpikvs_forget";
+    struct mpikvs_f *f = handle(h, call);
+
+    if (!f || check(f, call, "key", key, 1, f->key_size, 0))
+        return MPIKVS_ERR_INVAL;
+    return mpikvs_forget(f->kvs, key->base_addr);
+}
+
+int mpikvs_f_verify_report(void *h, const CFI_cdesc_t *key, double error)
+{
+    static const char call[] = "mpikvs_verify_report";
+    struct mpikvs_f *f = handle(h, call);
+
+    if (!f || check(f, call, "key", key, 1, f->key_size, 0))
+        return MPIKVS_ERR_INVAL;
+    return mpikvs_verify_report(f->kvs, key->base_addr, error);
+}
+
+int mpikvs_f_clear(void *h)
+{
+    struct mpikvs_f *f = handle(h, "mpikvs_clear");
+
+    return f ? mpikvs_clear(f->kvs) : MPIKVS_ERR_INVAL;
+}
+
+/* max is size(distances); inputs, values and keys (NULL when absent)
+ * hold at least max members each */
+int mpikvs_f_get_near(void *h, const CFI_cdesc_t *key,
+                      const CFI_cdesc_t *distances,
+                      const CFI_cdesc_t *inputs, const CFI_cdesc_t *values,
+                      const CFI_cdesc_t *keys, int *found)
+{
+    static const char call[] = "mpikvs_get_near";
+    struct mpikvs_f *f = handle(h, call);
+    mpikvs_near_t near = { 0 };
+    size_t width, have;
+    int rc;
+
+    *found = 0;
+    if (!f || check(f, call, "key", key, 1, f->key_size, 0))
+        return MPIKVS_ERR_INVAL;
+    have = bytes(f, call, "distances", distances);
+    if (have == SIZE_MAX)
+        return MPIKVS_ERR_INVAL;
+    near.max = have / sizeof(double);
+    if (near.max == 0)
+        return fail(f, call, "distances: size 0, room for no member (max "
+                    "is its size)");
+    width = mpikvs_near_inputs(f->kvs);
+    if ((width && check(f, call, "inputs", inputs, near.max,
+                        width * sizeof(double), 1)) ||
+        check(f, call, "values", values, near.max, f->value_size, 1) ||
+        (keys && check(f, call, "keys", keys, near.max, f->key_size, 1)))
+        return MPIKVS_ERR_INVAL;
+    near.distances = distances->base_addr;
+    if (width) {    /* else the library says the table has no "near" */
+        near.inputs = inputs->base_addr;
+        near.inputs_len = bytes(f, call, "inputs", inputs) / sizeof(double);
+    }
+    near.values = values->base_addr;
+    near.values_len = bytes(f, call, "values", values);
+    if (keys) {
+        near.keys = keys->base_addr;
+        near.keys_len = bytes(f, call, "keys", keys);
+    }
+    rc = mpikvs_get_near(f->kvs, key->base_addr, &near);
+    *found = (int)near.found;
+    return rc;
+}
+
 /* Queries: no call of the library fails, so the last error stays. */
 int mpikvs_f_counters(const void *h)
 {
     const struct mpikvs_f *f = h;
 
     return f ? (int)mpikvs_counters(f->kvs) : 0;
+}
+
+int64_t mpikvs_f_near_inputs(const void *h)
+{
+    const struct mpikvs_f *f = h;
+
+    return f ? (int64_t)mpikvs_near_inputs(f->kvs) : 0;
 }
 
 int64_t mpikvs_f_key_size(const void *h)

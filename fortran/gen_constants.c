@@ -1,9 +1,9 @@
 /*
  * gen_constants.c - prints fortran/mpikvs_constants.inc, the part of the
  * Fortran module mpikvs that restates C facts: the return codes (from
- * MPIKVS_RETURN_CODES), the scopes of mpikvs_stats, MPIKVS_LOAD_MERGE
- * and the derived type mpikvs_stats (from MPIKVS_STATISTICS, in the
- * order of mpikvs_stats_t).  Built and run at build time, so that the
+ * MPIKVS_RETURN_CODES), the scopes of mpikvs_stats, MPIKVS_LOAD_MERGE,
+ * MPIKVS_OPEN_VERIFY and the derived type mpikvs_stats (from
+ * MPIKVS_STATISTICS, in the order of mpikvs_stats_t).  Built and run at build time, so that the
  * lists are never typed twice (mpikvs_fortran(3)).
  */
 #include <stdio.h>
@@ -31,6 +31,9 @@ int main(void)
     puts("");
     puts("  ! flags of mpikvs_load");
     PARAMETER_(MPIKVS_LOAD_MERGE, MPIKVS_LOAD_MERGE);
+    puts("");
+    puts("  ! flags of mpikvs_options%flags");
+    PARAMETER_(MPIKVS_OPEN_VERIFY, MPIKVS_OPEN_VERIFY);
     puts("");
     puts("  ! the statistics (mpikvs_statistics.h), as mpikvs_stats_t lays them");
     puts("  ! out: unsigned 64-bit counts, read as integer(int64) (= c_int64_t)");

@@ -37,6 +37,10 @@ module mpikvs
      character(len=160) :: table = ''     ! the config's table
      integer :: slots_per_bucket = 0
      character(len=32) :: transport = ''  ! auto | mpi | ucx
+     integer :: flags = 0                 ! MPIKVS_OPEN_VERIFY, or 0
+     real(real64) :: verify = 0           ! with it: the fraction of hits
+                                          ! returned as MPIKVS_VERIFY; 0:
+                                          ! the table's "verify"
   end type mpikvs_options
 
   ! A started batch, until mpikvs_wait or mpikvs_test says done.
@@ -59,7 +63,9 @@ module mpikvs
        mpikvs_test, mpikvs_round_key, mpikvs_fence, mpikvs_tier_invalidate, &
        mpikvs_save, mpikvs_load, mpikvs_counter_add, &
        mpikvs_counter_cas, mpikvs_counters, mpikvs_strerror, &
-       mpikvs_last_error, mpikvs_key_size, mpikvs_value_size
+       mpikvs_last_error, mpikvs_key_size, mpikvs_value_size, &
+       mpikvs_forget, mpikvs_verify_report, mpikvs_clear, mpikvs_get_near, &
+       mpikvs_near_inputs, mpikvs_stat_double
 
   ! communicators of mpi_f08 and of mpi (integer)
   interface mpikvs_open
@@ -76,13 +82,14 @@ module mpikvs
   interface
      integer(c_int) function f_open(comm, key_size, value_size, &
           size_per_node, mode, config, table, slots_per_bucket, transport, &
-          h) bind(c, name='mpikvs_f_open')
-       import :: c_int, c_int64_t, c_char, c_ptr
+          flags, verify, h) bind(c, name='mpikvs_f_open')
+       import :: c_int, c_int64_t, c_char, c_ptr, c_double
        integer(c_int), value :: comm
        integer(c_int64_t), value :: key_size, value_size, size_per_node
        character(kind=c_char), intent(in) :: mode(*), config(*), table(*), &
             transport(*)
-       integer(c_int), value :: slots_per_bucket
+       integer(c_int), value :: slots_per_bucket, flags
+       real(c_double), value :: verify
        type(c_ptr), intent(out) :: h
      end function f_open
 
@@ -223,6 +230,42 @@ module mpikvs
        integer(c_int64_t), intent(out), optional :: seen
      end function f_counter_cas
 
+     integer(c_int) function f_forget(h, key) bind(c, name='mpikvs_f_forget')
+       import :: c_int, c_ptr
+       type(c_ptr), value :: h
+       type(*), dimension(..), intent(in) :: key
+     end function f_forget
+
+     integer(c_int) function f_verify_report(h, key, error) &
+          bind(c, name='mpikvs_f_verify_report')
+       import :: c_int, c_ptr, c_double
+       type(c_ptr), value :: h
+       type(*), dimension(..), intent(in) :: key
+       real(c_double), value :: error
+     end function f_verify_report
+
+     integer(c_int) function f_clear(h) bind(c, name='mpikvs_f_clear')
+       import :: c_int, c_ptr
+       type(c_ptr), value :: h
+     end function f_clear
+
+     integer(c_int) function f_get_near(h, key, distances, inputs, values, &
+          keys, found) bind(c, name='mpikvs_f_get_near')
+       import :: c_int, c_ptr, c_double
+       type(c_ptr), value :: h
+       type(*), dimension(..), intent(in) :: key
+       real(c_double), dimension(..), intent(inout) :: distances, inputs
+       type(*), dimension(..), intent(inout) :: values
+       type(*), dimension(..), intent(inout), optional :: keys
+       integer(c_int), intent(out) :: found
+     end function f_get_near
+
+     integer(c_int64_t) function f_near_inputs(h) &
+          bind(c, name='mpikvs_f_near_inputs')
+       import :: c_int64_t, c_ptr
+       type(c_ptr), value :: h
+     end function f_near_inputs
+
      integer(c_int) function f_counters(h) bind(c, name='mpikvs_f_counters')
        import :: c_int, c_ptr
        type(c_ptr), value :: h
@@ -295,7 +338,7 @@ contains
     rc = f_open(fcomm, int(o%key_size, c_int64_t), &
          int(o%value_size, c_int64_t), int(o%size_per_node, c_int64_t), &
          to_c(o%mode), to_c(o%config), to_c(o%table), o%slots_per_bucket, &
-         to_c(o%transport), kvs%h)
+         to_c(o%transport), o%flags, real(o%verify, c_double), kvs%h)
     if (rc == MPIKVS_OK) then
        kvs%key_size = int(f_key_size(kvs%h))
        kvs%value_size = int(f_value_size(kvs%h))
@@ -427,6 +470,64 @@ contains
 
     rc = f_tier_invalidate(kvs%h)
   end function mpikvs_tier_invalidate
+
+  ! MPIKVS_OK (removed) or MPIKVS_MISS (not in the table)
+  integer function mpikvs_forget(kvs, key) result(rc)
+    type(mpikvs_t), intent(in) :: kvs
+    type(*), dimension(..), intent(in) :: key
+
+    rc = f_forget(kvs%h, key)
+  end function mpikvs_forget
+
+  ! key: a hit mpikvs_get returned as MPIKVS_VERIFY; error >= 0
+  integer function mpikvs_verify_report(kvs, key, error) result(rc)
+    type(mpikvs_t), intent(in) :: kvs
+    type(*), dimension(..), intent(in) :: key
+    real(real64), intent(in) :: error
+
+    rc = f_verify_report(kvs%h, key, real(error, c_double))
+  end function mpikvs_verify_report
+
+  integer function mpikvs_clear(kvs) result(rc)
+    type(mpikvs_t), intent(in) :: kvs
+
+    rc = f_clear(kvs%h)
+  end function mpikvs_clear
+
+  ! Up to size(distances) members of key's neighbourhood, nearest first:
+  ! found of them in distances(1:found), inputs(:, 1:found) (first
+  ! dimension mpikvs_near_inputs), values and, if present, keys (room for
+  ! size(distances) values and keys each).  MPIKVS_OK, or MPIKVS_MISS
+  ! with found 0.
+  integer function mpikvs_get_near(kvs, key, distances, inputs, values, &
+       found, keys) result(rc)
+    type(mpikvs_t), intent(in) :: kvs
+    type(*), dimension(..), intent(in) :: key
+    real(real64), intent(inout) :: distances(:)
+    real(real64), intent(inout) :: inputs(:, :)
+    type(*), dimension(..), intent(inout) :: values
+    integer, intent(out) :: found
+    type(*), dimension(..), intent(inout), optional :: keys
+    integer(c_int) :: n
+
+    rc = f_get_near(kvs%h, key, distances, inputs, values, keys, n)
+    found = n
+  end function mpikvs_get_near
+
+  ! how many doubles a member's inputs has; 0 for a table without "near"
+  integer function mpikvs_near_inputs(kvs)
+    type(mpikvs_t), intent(in) :: kvs
+
+    mpikvs_near_inputs = int(f_near_inputs(kvs%h))
+  end function mpikvs_near_inputs
+
+  ! verify_error_sum and verify_error_max of mpikvs_stats hold a double's
+  ! bits: their value
+  elemental real(real64) function mpikvs_stat_double(bits)
+    integer(c_int64_t), intent(in) :: bits
+
+    mpikvs_stat_double = transfer(bits, mpikvs_stat_double)
+  end function mpikvs_stat_double
 
   ! scope: MPIKVS_SCOPE_RANK, _NODE or _JOB, ior'ed with MPIKVS_SINCE_OPEN
   integer function stats(kvs, scope, out) result(rc)

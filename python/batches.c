@@ -98,14 +98,16 @@ fail:
 }
 
 const char batch_get_doc[] =
-"get_batch(keys, values=None) -> (values, hits)\n\n"
+"get_batch(keys, values=None, status=False) -> (values, hits)\n\n"
 "Look up n keys at once.  keys: any C-contiguous buffer of n * key_size\n"
 "bytes (an n x key_size uint8 NumPy array typically), not copied.\n"
 "values: a writable C-contiguous buffer of n * value_size bytes, filled\n"
 "in place; without it a new n x value_size uint8 NumPy array (a\n"
 "memoryview of a bytearray without NumPy).  hits: a NumPy bool array\n"
 "(a list without NumPy), True where key i hit; a miss's row of values\n"
-"is undefined.";
+"is undefined.  With status=True the second item is instead the codes\n"
+"(a NumPy int32 array, a list without NumPy): mpikvs.OK, MISS, or\n"
+"VERIFY (a hit to verify, opened with verify: verify_report()).";
 
 static PyObject *batch_result(batch_args_t *b)
 {
@@ -119,20 +121,23 @@ static PyObject *batch_result(batch_args_t *b)
 PyObject *batch_get(handle_object *h, PyObject *const *args,
                     Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"keys", "values"};
-    PyObject *a[2] = {NULL, NULL}, *result = NULL;
+    static const char *const names[] = {"keys", "values", "status"};
+    PyObject *a[3] = {NULL, NULL, Py_False}, *result = NULL;
     batch_args_t b;
-    int rc;
+    int rc, codes;
 
-    if (handle_args(args, nargs, kwnames, "get_batch", names, 2, 1, a) < 0 ||
-        handle_enter(h) < 0)
+    if (handle_args(args, nargs, kwnames, "get_batch", names, 3, 1, a) < 0 ||
+        (codes = PyObject_IsTrue(a[2])) < 0 || handle_enter(h) < 0)
         return NULL;
     if (batch_args_get(h, a[0], a[1], 1, &b) < 0)
         goto leave;
     Py_BEGIN_ALLOW_THREADS
     rc = mpikvs_get_batch(h->kvs, b.n, b.keys.buf, b.values.buf, b.status);
     Py_END_ALLOW_THREADS
-    if (rc == MPIKVS_OK)
+    if (rc == MPIKVS_OK && codes)
+        result = Py_BuildValue("(ON)", b.values_obj,
+                               buffer_status(b.status, b.n));
+    else if (rc == MPIKVS_OK)
         result = batch_result(&b);
     else
         errors_raise_kvs(rc, "mpikvs_get_batch", h->kvs);

@@ -93,6 +93,12 @@ PyObject *buffer_new_rows(size_t n, size_t width)
     return rows;
 }
 
+/* a hit: MPIKVS_OK, or MPIKVS_VERIFY (the value is given too) */
+static int status_hit(int status)
+{
+    return status == MPIKVS_OK || status == MPIKVS_VERIFY;
+}
+
 PyObject *buffer_hits(const int *status, size_t n)
 {
     PyObject *hits;
@@ -101,7 +107,7 @@ PyObject *buffer_hits(const int *status, size_t n)
     if (numpy_module() == NULL) {
         hits = PyList_New((Py_ssize_t)n);
         for (size_t i = 0; hits != NULL && i < n; i++) {
-            PyObject *b = status[i] == MPIKVS_OK ? Py_True : Py_False;
+            PyObject *b = status_hit(status[i]) ? Py_True : Py_False;
 
             Py_INCREF(b);
             PyList_SET_ITEM(hits, (Py_ssize_t)i, b);
@@ -119,9 +125,82 @@ PyObject *buffer_hits(const int *status, size_t n)
     }
     /* numpy.bool_ is one byte, 0 or 1 */
     for (size_t i = 0; i < n; i++)
-        ((unsigned char *)view.buf)[i] = status[i] == MPIKVS_OK;
+        ((unsigned char *)view.buf)[i] = (unsigned char)status_hit(status[i]);
     PyBuffer_Release(&view);
     return hits;
+}
+
+PyObject *buffer_status(const int *status, size_t n)
+{
+    PyObject *codes = PyList_New((Py_ssize_t)n), *array;
+
+    for (size_t i = 0; codes != NULL && i < n; i++) {
+        PyObject *c = PyLong_FromLong(status[i]);
+
+        if (c == NULL) {
+            Py_CLEAR(codes);
+            break;
+        }
+        PyList_SET_ITEM(codes, (Py_ssize_t)i, c);
+    }
+    if (codes == NULL || numpy_module() == NULL)
+        return codes;
+    array = PyObject_CallMethod(numpy, "array", "Os", codes, "int32");
+    Py_DECREF(codes);
+    return array;
+}
+
+/* Copy len bytes from src into obj's (C-contiguous, writable) buffer;
+ * obj is returned, or NULL (obj released) on failure. */
+static PyObject *buffer_fill(PyObject *obj, const void *src, size_t len)
+{
+    Py_buffer view;
+
+    if (obj == NULL)
+        return NULL;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS |
+                           PyBUF_WRITABLE) < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
+    memcpy(view.buf, src, len);
+    PyBuffer_Release(&view);
+    return obj;
+}
+
+PyObject *buffer_rows_of(const void *src, size_t n, size_t width)
+{
+    return buffer_fill(buffer_new_rows(n, width), src, n * width);
+}
+
+PyObject *buffer_doubles_of(const double *src, size_t n, size_t width)
+{
+    PyObject *bytes, *view, *array;
+    size_t count = width ? n * width : n;
+
+    if (numpy_module() != NULL) {
+        array = width ? PyObject_CallFunction(numpy_empty, "(nn)O",
+                                              (Py_ssize_t)n,
+                                              (Py_ssize_t)width,
+                                              numpy_float64)
+                      : PyObject_CallFunction(numpy_empty, "nO",
+                                              (Py_ssize_t)n, numpy_float64);
+        return buffer_fill(array, src, count * sizeof(double));
+    }
+    bytes = PyByteArray_FromStringAndSize((const char *)src,
+                                          (Py_ssize_t)(count *
+                                                       sizeof(double)));
+    if (bytes == NULL)
+        return NULL;
+    view = PyMemoryView_FromObject(bytes);
+    Py_DECREF(bytes);
+    if (view == NULL || count == 0)
+        return view;
+    array = width ? PyObject_CallMethod(view, "cast", "s(nn)", "d",
+                                        (Py_ssize_t)n, (Py_ssize_t)width)
+                  : PyObject_CallMethod(view, "cast", "s", "d");
+    Py_DECREF(view);
+    return array;
 }
 
 PyObject *buffer_as_doubles(PyObject *obj)

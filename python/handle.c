@@ -1,7 +1,8 @@
 /*
  * handle.c - mpikvs.Handle: an open cache and its calls of one key (get,
- * put, put_if_absent, round_key), the collective ones (fence, close,
- * tier_invalidate, save, load, stats), the counters and the attributes.
+ * put, put_if_absent, round_key, forget, verify_report, get_near), the
+ * collective ones (fence, close, clear, tier_invalidate, save, load,
+ * stats), the counters and the attributes.
  * The batches are batches.c's.
  *
  * The GIL is released around every library call that may wait on other
@@ -15,23 +16,27 @@
 /* ---- one key ---- */
 
 PyDoc_STRVAR(get_doc,
-"get(key, out=None) -> bytes, out or None\n\n"
+"get(key, out=None, status=False) -> bytes, out or None\n\n"
 "Look key up (key_size bytes: bytes or any C-contiguous buffer).  On a\n"
 "hit return its value: new bytes, or out (a writable buffer of\n"
 "value_size bytes) filled in place.  On a miss return None (out is then\n"
-"undefined).  Raises InvalError for a key or out of another size.");
+"undefined).  With status=True return (code, value): code mpikvs.OK,\n"
+"MISS (value None) or VERIFY (a hit to verify: a handle opened with\n"
+"verify is given the value and asked to compute it anyway and\n"
+"verify_report() the error).  Raises InvalError for a key or out of\n"
+"another size.");
 
 static PyObject *handle_get(handle_object *h, PyObject *const *args,
                             Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"key", "out"};
-    PyObject *a[2] = {NULL, Py_None}, *result = NULL;
+    static const char *const names[] = {"key", "out", "status"};
+    PyObject *a[3] = {NULL, Py_None, Py_False}, *result = NULL;
     Py_buffer key, out;
     void *value;
-    int rc;
+    int rc, codes;
 
-    if (handle_args(args, nargs, kwnames, "get", names, 2, 1, a) < 0 ||
-        handle_enter(h) < 0)
+    if (handle_args(args, nargs, kwnames, "get", names, 3, 1, a) < 0 ||
+        (codes = PyObject_IsTrue(a[2])) < 0 || handle_enter(h) < 0)
         return NULL;
     if (buffer_get(a[0], &key, "key", h->key_size, "key_size", 0) < 0)
         goto leave;
@@ -57,10 +62,12 @@ static PyObject *handle_get(handle_object *h, PyObject *const *args,
     if (rc == MPIKVS_MISS) {
         Py_SETREF(result, Py_None);
         Py_INCREF(result);
-    } else if (rc != MPIKVS_OK) {
+    } else if (rc != MPIKVS_OK && rc != MPIKVS_VERIFY) {
         Py_CLEAR(result);
         errors_raise_kvs(rc, "mpikvs_get", h->kvs);
     }
+    if (result != NULL && codes)
+        Py_SETREF(result, Py_BuildValue("(iO)", rc, result));
 release_key:
     PyBuffer_Release(&key);
 leave:
@@ -183,6 +190,146 @@ release:
     return key;
 }
 
+/* ---- surrogates: forget, verify_report, get_near ---- */
+
+PyDoc_STRVAR(forget_doc,
+"forget(key) -> bool\n\n"
+"Remove key (a value the program's own check rejected), wherever its\n"
+"home is: True when removed, False when it was not in the table\n"
+"(mpikvs_forget(3)).");
+
+static PyObject *handle_forget(handle_object *h, PyObject *key_obj)
+{
+    PyObject *result = NULL;
+    Py_buffer key;
+    int rc;
+
+    if (handle_enter(h) < 0)
+        return NULL;
+    if (buffer_get(key_obj, &key, "key", h->key_size, "key_size", 0) < 0)
+        goto leave;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mpikvs_forget(h->kvs, key.buf);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&key);
+    if (rc == MPIKVS_OK || rc == MPIKVS_MISS)
+        result = PyBool_FromLong(rc == MPIKVS_OK);
+    else
+        errors_raise_kvs(rc, "mpikvs_forget", h->kvs);
+leave:
+    handle_leave(h);
+    return result;
+}
+
+PyDoc_STRVAR(verify_report_doc,
+"verify_report(key, error) -> None\n\n"
+"Record the error the program measured (a float >= 0, its own measure)\n"
+"for key, a hit get() returned as mpikvs.VERIFY on this handle; once per\n"
+"such hit (mpikvs_verify_report(3)).  Raises InvalError for a key that\n"
+"was not a verify hit, a second report, or a negative or non-finite\n"
+"error.");
+
+static PyObject *handle_verify_report(handle_object *h,
+                                      PyObject *const *args,
+                                      Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"key", "error"};
+    PyObject *a[2] = {NULL, NULL};
+    Py_buffer key;
+    double error;
+    int rc;
+
+    if (handle_args(args, nargs, kwnames, "verify_report", names, 2, 2,
+                    a) < 0)
+        return NULL;
+    error = PyFloat_AsDouble(a[1]);
+    if (error == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (handle_enter(h) < 0)
+        return NULL;
+    if (buffer_get(a[0], &key, "key", h->key_size, "key_size", 0) < 0) {
+        handle_leave(h);
+        return NULL;
+    }
+    rc = mpikvs_verify_report(h->kvs, key.buf, error);
+    PyBuffer_Release(&key);
+    handle_leave(h);
+    if (rc != MPIKVS_OK)
+        return errors_raise_kvs(rc, "mpikvs_verify_report", h->kvs);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(get_near_doc,
+"get_near(key, max) -> (distances, inputs, values, keys) or None\n\n"
+"Up to max members of key's neighbourhood (a table with \"near\",\n"
+"mpikvs.json(5)), nearest first (mpikvs_get_near(3)): distances, found\n"
+"float64s; inputs, found x near_inputs float64s; values, found x\n"
+"value_size uint8s; keys, found x key_size uint8s: NumPy arrays, or\n"
+"memoryviews without NumPy.  None when the neighbourhood has no member.\n"
+"Raises InvalError for max < 1 or a table without \"near\".");
+
+static PyObject *handle_get_near(handle_object *h, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const names[] = {"key", "max"};
+    PyObject *a[2] = {NULL, NULL}, *result = NULL;
+    mpikvs_near_t near = { 0 };
+    Py_ssize_t max;
+    size_t width;
+    Py_buffer key;
+    char *space;
+    int rc;
+
+    if (handle_args(args, nargs, kwnames, "get_near", names, 2, 2, a) < 0)
+        return NULL;
+    max = PyLong_AsSsize_t(a[1]);
+    if (max == -1 && PyErr_Occurred())
+        return NULL;
+    if (max < 1)
+        return errors_inval("max: %zd, at least 1 member is asked", max);
+    if (handle_enter(h) < 0)
+        return NULL;
+    if (buffer_get(a[0], &key, "key", h->key_size, "key_size", 0) < 0)
+        goto leave;
+    width = mpikvs_near_inputs(h->kvs);
+    near.max = (size_t)max;
+    near.inputs_len = near.max * width;
+    near.values_len = near.max * h->value_size;
+    near.keys_len = near.max * h->key_size;
+    /* one block: distances, inputs (doubles first), values, keys */
+    space = PyMem_Malloc(near.max * (1 + width) * sizeof(double) +
+                         near.values_len + near.keys_len + 1);
+    if (space == NULL) {
+        PyErr_NoMemory();
+        goto release_key;
+    }
+    near.distances = (double *)space;
+    near.inputs = near.distances + near.max;
+    near.values = (char *)(near.inputs + near.inputs_len);
+    near.keys = (char *)near.values + near.values_len;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mpikvs_get_near(h->kvs, key.buf, &near);
+    Py_END_ALLOW_THREADS
+    if (rc == MPIKVS_OK) {
+        result = Py_BuildValue(
+            "(NNNN)", buffer_doubles_of(near.distances, near.found, 0),
+            buffer_doubles_of(near.inputs, near.found, width),
+            buffer_rows_of(near.values, near.found, h->value_size),
+            buffer_rows_of(near.keys, near.found, h->key_size));
+    } else if (rc == MPIKVS_MISS) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        errors_raise_kvs(rc, "mpikvs_get_near", h->kvs);
+    }
+    PyMem_Free(space);
+release_key:
+    PyBuffer_Release(&key);
+leave:
+    handle_leave(h);
+    return result;
+}
+
 /* ---- collective calls ---- */
 
 /* A call of kvs alone, the GIL released */
@@ -217,6 +364,18 @@ PyDoc_STRVAR(tier_invalidate_doc,
 "tier_invalidate() -> None\n\n"
 "Collective: drop the node tier's entries (its \"user\" mode;\n"
 "mpikvs_get_ref(3)).");
+
+PyDoc_STRVAR(clear_doc,
+"clear() -> None\n\n"
+"Collective: every entry of the table, its node tier and its\n"
+"neighbourhoods reads as gone afterwards, in time independent of the\n"
+"table's size (mpikvs_clear(3)).  No batch may be in flight.");
+
+static PyObject *handle_clear(handle_object *h, PyObject *unused)
+{
+    (void)unused;
+    return handle_simple(h, mpikvs_clear, "mpikvs_clear");
+}
 
 static PyObject *handle_tier_invalidate(handle_object *h, PyObject *unused)
 {
@@ -279,7 +438,8 @@ static PyObject *handle_exit_ctx(handle_object *h, PyObject *args)
 PyDoc_STRVAR(stats_doc,
 "stats(scope='rank', since='creation') -> dict\n\n"
 "The statistics (mpikvs_stats(3)), a dict of ints named as the fields\n"
-"of mpikvs_stats_t: of this rank ('rank'), its node ('node') or every\n"
+"of mpikvs_stats_t (verify_error_sum and verify_error_max: floats): of\n"
+"this rank ('rank'), its node ('node') or every\n"
 "rank ('job', collective); since the region's creation ('creation') or\n"
 "this handle's open ('open').");
 
@@ -322,9 +482,13 @@ static PyObject *handle_stats(handle_object *h, PyObject *const *args,
     d = PyDict_New();
     if (d == NULL)
         return NULL;
+    /* verify_error_sum and verify_error_max hold a double's bits */
 #define STAT_ITEM_(name, label, text)                                    \
     {                                                                    \
-        PyObject *v = PyLong_FromUnsignedLongLong(st.name);              \
+        PyObject *v =                                                    \
+            strncmp(#name, "verify_error_", 13) == 0                     \
+                ? PyFloat_FromDouble(mpikvs_stat_double(st.name))        \
+                : PyLong_FromUnsignedLongLong(st.name);                  \
         if (v == NULL || PyDict_SetItemString(d, #name, v) < 0) {        \
             Py_XDECREF(v);                                               \
             Py_DECREF(d);                                                \
@@ -489,6 +653,13 @@ static PyObject *get_counters(handle_object *h, void *unused)
                ? NULL : PyLong_FromUnsignedLong(mpikvs_counters(h->kvs));
 }
 
+static PyObject *get_near_inputs(handle_object *h, void *unused)
+{
+    (void)unused;
+    return handle_open_check(h) < 0
+               ? NULL : PyLong_FromSize_t(mpikvs_near_inputs(h->kvs));
+}
+
 static PyObject *get_last_error(handle_object *h, void *unused)
 {
     (void)unused;
@@ -510,6 +681,9 @@ static PyGetSetDef handle_getset[] = {
      "The transport to other nodes: 'ucx' or 'mpi'.", NULL},
     {"counters", (getter)get_counters, NULL,
      "How many global counters the table has.", NULL},
+    {"near_inputs", (getter)get_near_inputs, NULL,
+     "The inputs of a neighbourhood member: how many floats (the key's\n"
+     "double and int64 fields); 0 for a table without \"near\".", NULL},
     {"last_error", (getter)get_last_error, NULL,
      "The detail of the last failure of a call on this handle (after it\n"
      "is closed: of the last failure without a handle); '' if none.",
@@ -527,9 +701,13 @@ static PyMethodDef handle_methods[] = {
     {"put_batch", FAST(batch_put), batch_put_doc},
     {"get_batch_start", FAST(batch_get_start), batch_get_start_doc},
     {"put_batch_start", FAST(batch_put_start), batch_put_start_doc},
+    {"forget", (PyCFunction)handle_forget, METH_O, forget_doc},
+    {"verify_report", FAST(handle_verify_report), verify_report_doc},
+    {"get_near", FAST(handle_get_near), get_near_doc},
     {"round_key", (PyCFunction)handle_round_key, METH_O, round_key_doc},
     {"round_keys", FAST(batch_round_keys), batch_round_keys_doc},
     {"fence", (PyCFunction)handle_fence, METH_NOARGS, fence_doc},
+    {"clear", (PyCFunction)handle_clear, METH_NOARGS, clear_doc},
     {"tier_invalidate", (PyCFunction)handle_tier_invalidate, METH_NOARGS,
      tier_invalidate_doc},
     {"stats", FAST(handle_stats), stats_doc},

@@ -38,16 +38,39 @@ static int option_size(Py_ssize_t v, const char *arg, size_t *out)
     return 0;
 }
 
+/* verify: None or False (no opt-in), True (the table's fraction) or a
+ * float (that fraction; the library checks its range) */
+static int option_verify(PyObject *obj, mpikvs_options_t *opt)
+{
+    if (obj == NULL || obj == Py_None || obj == Py_False)
+        return 0;
+    opt->flags |= MPIKVS_OPEN_VERIFY;
+    if (obj == Py_True)
+        return 0;
+    opt->verify = PyFloat_AsDouble(obj);
+    if (opt->verify == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!(opt->verify > 0.0 && opt->verify <= 1.0)) {
+        errors_inval("verify: %g, not a fraction in (0, 1] (True: the "
+                     "table's)", opt->verify);
+        return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(open_doc,
 "open(comm, *, key_size=0, value_size=0, size_per_node=0, mode=None,\n"
-"     config=None, table=None, slots_per_bucket=0, transport=None)\n"
+"     config=None, table=None, slots_per_bucket=0, transport=None,\n"
+"     verify=False)\n"
 "    -> Handle\n\n"
 "Open the cache over comm, an mpi4py communicator (collective over it);\n"
 "the options are keyword-only, as mpikvs_open(3)'s options: 0 or None\n"
 "takes the job config's value (config: a JSON path, default\n"
 "$MPIKVS_CONFIG; table: its table), else the default.  mode:\n"
 "'lockfree', 'fine-lock' or 'coarse-lock'; transport: 'auto', 'mpi' or\n"
-"'ucx'.  The Handle is a context manager: with mpikvs.open(...) as kvs:\n"
+"'ucx'.  verify: True takes MPIKVS_VERIFY for the table's \"verify\"\n"
+"fraction of hits (get(status=True) tells them), a float in (0, 1] for\n"
+"that fraction instead (MPIKVS_OPEN_VERIFY); False: never.  The Handle is a context manager: with mpikvs.open(...) as kvs:\n"
 "closes it (collectively) at the end.  The GIL is released while open\n"
 "waits for the other ranks.");
 
@@ -55,9 +78,10 @@ static PyObject *module_open(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"comm", "key_size", "value_size",
                              "size_per_node", "mode", "config", "table",
-                             "slots_per_bucket", "transport", NULL};
+                             "slots_per_bucket", "transport", "verify",
+                             NULL};
     PyObject *comm_obj, *mode = NULL, *config = NULL, *table = NULL,
-             *transport = NULL, *config_bytes = NULL;
+             *transport = NULL, *config_bytes = NULL, *verify = NULL;
     Py_ssize_t key_size = 0, value_size = 0, size_per_node = 0, slots = 0;
     mpikvs_options_t opt = MPIKVS_OPTIONS_INIT;
     size_t slots_size;
@@ -67,10 +91,10 @@ static PyObject *module_open(PyObject *self, PyObject *args, PyObject *kw)
     int rc;
 
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$nnnOOOnO:open", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$nnnOOOnOO:open", kwlist,
                                      &comm_obj, &key_size, &value_size,
                                      &size_per_node, &mode, &config, &table,
-                                     &slots, &transport))
+                                     &slots, &transport, &verify))
         return NULL;
     if (comm_from_object(comm_obj, "comm", &comm) < 0 ||
         option_size(key_size, "key_size", &opt.key_size) < 0 ||
@@ -87,6 +111,8 @@ static PyObject *module_open(PyObject *self, PyObject *args, PyObject *kw)
         goto done;
     }
     opt.slots_per_bucket = (unsigned)slots_size;
+    if (option_verify(verify, &opt) < 0)
+        goto done;
     h = PyObject_New(handle_object, &handle_type);
     if (h == NULL)
         goto done;

@@ -57,6 +57,15 @@ int buffer_get(PyObject *obj, Py_buffer *view, const char *arg,
 PyObject *buffer_new_rows(size_t n, size_t width);
 /* The hits of status[0..n-1]: a NumPy bool array, else a list. */
 PyObject *buffer_hits(const int *status, size_t n);
+/* The codes of status[0..n-1] (mpikvs.OK, MISS, VERIFY): a NumPy int32
+ * array, else a list of ints. */
+PyObject *buffer_status(const int *status, size_t n);
+/* n rows of width bytes copied from src, as buffer_new_rows makes them */
+PyObject *buffer_rows_of(const void *src, size_t n, size_t width);
+/* n doubles (width 0) or n rows of width doubles copied from src: a NumPy
+ * float64 array, else a memoryview of a bytearray cast to 'd' and that
+ * shape. */
+PyObject *buffer_doubles_of(const double *src, size_t n, size_t width);
 /* numpy.ascontiguousarray(obj, dtype=float64), or NULL with no error
  * set when NumPy is not there. */
 PyObject *buffer_as_doubles(PyObject *obj);

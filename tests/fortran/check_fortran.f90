@@ -5,7 +5,8 @@
 ! invalidation, counters, save and load; and each bad argument a return
 ! code with a last_error text that names it, never a read or write past
 ! an array: a wrong-size key or value, a non-contiguous section, a short
-! status array, a closed handle, an unknown option, MPI_COMM_NULL.
+! status array, a closed handle, an unknown option, MPI_COMM_NULL; and
+! the surrogate calls on a table with "near" and "verify" (surrogates).
 ! Each rank prints its failures and "check_fortran: rank R: P passed,
 ! F failed"; it exits 1 on a failure.
 program check_fortran
@@ -229,9 +230,159 @@ program check_fortran
 
   call expect(mpikvs_strerror(MPIKVS_MISS) == 'not found' .and. &
        mpikvs_strerror(MPIKVS_ERR_INVAL) == 'invalid argument', 'strerror')
+  call surrogates()
   call finish()
 
 contains
+
+  ! A table with neighbourhoods ("near": one digit coarser, 16 members)
+  ! whose every hit is to verify ("verify": 1.0), opened with
+  ! MPIKVS_OPEN_VERIFY: each rank puts the 4 points of its cell, gets
+  ! them as MPIKVS_VERIFY and reports; the statistics show the reports;
+  ! get_near finds each cell's points with their values; a forgotten key
+  ! is a miss and leaves its neighbourhood; after a clear all is gone.
+  subroutine surrogates()
+    type(mpikvs_t) :: s
+    type(mpikvs_options) :: o
+    type(mpikvs_stats) :: st
+    character(len=1024) :: dir
+    character(len=:), allocatable :: cpath
+    integer(int64) :: k(2), keys4(2, 4), nkeys(2, 16)
+    real(real64) :: xy(2), got(2), dist(16), inputs(2, 16), vals(2, 16)
+    integer :: u, p, r, found, j, m
+
+    call get_environment_variable('MPIKVS_SHM_DIR', dir)
+    if (len_trim(dir) == 0) dir = '/tmp'
+    cpath = trim(dir) // '/check_fortran_near.' // char(ichar('0') + rank) // '.json'
+    open (newunit=u, file=cpath, status='replace', action='write')
+    write (u, '(a)') '{ "version": 1, "tables": { "near": {', &
+         ' "size": "50%", "verify": 1.0,', &
+         ' "key": { "fields": [ { "name": "x", "type": "double", "digits": 4 },', &
+         '   { "name": "y", "type": "double", "digits": 4 } ] },', &
+         ' "value": { "fields": [ { "name": "v", "type": "double" },', &
+         '   { "name": "w", "type": "double" } ] },', &
+         ' "near": { "coarser": 1, "members": 16, "size": "50%" } } } }'
+    close (u)
+    o%config = cpath
+    o%flags = MPIKVS_OPEN_VERIFY
+    rc = mpikvs_open(MPI_COMM_WORLD, s, o)
+    call expect(rc == MPIKVS_OK, 'open of the near table with MPIKVS_OPEN_VERIFY: ' // &
+         mpikvs_last_error(s))
+    open (newunit=u, file=cpath, status='old')
+    close (u, status='delete')
+    if (rc /= MPIKVS_OK) return
+    call expect(mpikvs_near_inputs(s) == 2, 'near_inputs: 2')
+
+    do p = 1, 4
+       call point(rank, p, xy)
+       rc = mpikvs_round_key(s, xy, keys4(:, p))
+       if (rc == MPIKVS_OK) rc = mpikvs_put(s, keys4(:, p), value_of(xy))
+       call expect(rc == MPIKVS_OK, 'round_key and put of a point')
+    end do
+    call expect(mpikvs_fence(s) == MPIKVS_OK, 'fence')
+    do p = 1, 4
+       call point(rank, p, xy)
+       got = 0
+       k = keys4(:, p)
+       rc = mpikvs_get(s, k, got)
+       call expect(rc == MPIKVS_VERIFY .and. all(got == value_of(xy)), &
+            'get of a point: MPIKVS_VERIFY and its value: ' // mpikvs_strerror(rc))
+       call expect(mpikvs_verify_report(s, k, 1.0e-7_real64) == MPIKVS_OK, &
+            'verify_report: ' // mpikvs_last_error(s))
+    end do
+    call expect(mpikvs_verify_report(s, k, 1.0e-7_real64) == MPIKVS_ERR_INVAL, &
+         'a second verify_report of a key: refused')
+    rc = mpikvs_stats(s, ior(MPIKVS_SCOPE_RANK, MPIKVS_SINCE_OPEN), st)
+    call expect(rc == MPIKVS_OK .and. st%verify_hits == 4 .and. &
+         st%verify_reports == 4 .and. st%verify_below_1e_6 == 4 .and. &
+         abs(mpikvs_stat_double(st%verify_error_max) - 1.0e-7_real64) < 1.0e-20_real64 .and. &
+         abs(mpikvs_stat_double(st%verify_error_sum) - 4.0e-7_real64) < 1.0e-18_real64, &
+         'stats: 4 verify hits and reports, max 1e-7, sum 4e-7')
+
+    ! every rank's cell from a point nobody put
+    do r = 0, ranks - 1
+       call point(r, 4, xy)
+       rc = mpikvs_round_key(s, xy + 0.002_real64, k)
+       nkeys = 0
+       rc = mpikvs_get_near(s, k, dist, inputs, vals, found, nkeys)
+       ! its points (a member may be missing), nearest first, each with
+       ! its own value
+       m = 0
+       do j = 1, found
+          if (all(abs(vals(:, j) - value_of(inputs(:, j))) < 1.0e-12_real64) .and. &
+               of_cell(r, inputs(:, j))) m = m + 1
+          if (j > 1) then
+             if (dist(j) < dist(j - 1)) m = -100
+          end if
+       end do
+       call expect(rc == MPIKVS_OK .and. found >= 1 .and. found <= 4 .and. m == found, &
+            'get_near of a cell: its points, nearest first, their values')
+    end do
+    rc = mpikvs_get_near(s, k, dist(1:2), inputs, vals, found)
+    call expect(rc == MPIKVS_OK .and. found >= 1 .and. found <= 2, &
+         'get_near of max 2 without keys')
+    rc = mpikvs_get_near(s, k, dist, inputs(:, 1:4), vals, found)
+    call expect(rc == MPIKVS_ERR_INVAL .and. &
+         index(mpikvs_last_error(s), 'mpikvs_get_near: inputs:') > 0, &
+         'get_near with inputs short of max: ' // mpikvs_last_error(s))
+
+    ! forget: a miss, and the member gone
+    k = keys4(:, 1)
+    call expect(mpikvs_forget(s, k) == MPIKVS_OK, 'forget of a point')
+    call expect(mpikvs_forget(s, k) == MPIKVS_MISS, 'forget of it again: MPIKVS_MISS')
+    call expect(mpikvs_get(s, k, got) == MPIKVS_MISS, 'get of a forgotten key: a miss')
+    call expect(mpikvs_fence(s) == MPIKVS_OK, 'fence')
+    call point(rank, 4, xy)
+    rc = mpikvs_round_key(s, xy + 0.002_real64, k)
+    rc = mpikvs_get_near(s, k, dist, inputs, vals, found)
+    call point(rank, 1, xy)
+    call expect(rc == MPIKVS_OK .and. found >= 1 .and. found <= 3 .and. &
+         .not. any(all(abs(inputs(:, 1:found) - spread(xy, 2, found)) < 1.0e-9_real64, 1)), &
+         'get_near after a forget: not the forgotten one')
+
+    ! clear: every get a miss, every neighbourhood empty
+    call expect(mpikvs_clear(s) == MPIKVS_OK, 'clear: ' // mpikvs_last_error(s))
+    m = 0
+    do p = 1, 4
+       k = keys4(:, p)
+       if (mpikvs_get(s, k, got) == MPIKVS_MISS) m = m + 1
+    end do
+    rc = mpikvs_get_near(s, k, dist, inputs, vals, found)
+    call expect(m == 4 .and. rc == MPIKVS_MISS .and. found == 0, &
+         'after clear: misses and empty neighbourhoods')
+    call expect(mpikvs_close(s) == MPIKVS_OK, 'close of the near table')
+  end subroutine surrogates
+
+  ! point p (1..4) of rank r's cell: 4-digit coordinates that round to
+  ! the cell at 3 digits without a tie
+  subroutine point(r, p, xy)
+    integer, intent(in) :: r, p
+    real(real64), intent(out) :: xy(2)
+
+    xy = [1.0_real64 + 0.1_real64 * r + 0.001_real64 * (1 + mod(p - 1, 2)), &
+         2.0_real64 + 0.001_real64 * (1 + (p - 1) / 2)]
+  end subroutine point
+
+  ! xy is one of the points of rank r's cell
+  logical function of_cell(r, xy)
+    integer, intent(in) :: r
+    real(real64), intent(in) :: xy(2)
+    real(real64) :: q(2)
+    integer :: p
+
+    of_cell = .false.
+    do p = 1, 4
+       call point(r, p, q)
+       if (all(abs(q - xy) < 1.0e-9_real64)) of_cell = .true.
+    end do
+  end function of_cell
+
+  pure function value_of(xy) result(v)
+    real(real64), intent(in) :: xy(2)
+    real(real64) :: v(2)
+
+    v = [3.0_real64 * xy(1), xy(2) * xy(2)]
+  end function value_of
 
   subroutine expect(cond, what)
     logical, intent(in) :: cond

@@ -72,7 +72,7 @@ grep -h ' passed in ' "$tmp"/*/rank.* | sed 's/^/  /'
 echo "# np 2, one node, without NumPy (no_numpy.py)"
 # shellcheck disable=SC2086
 timeout -k 5 "$limit" "$mpirun" --oversubscribe $xs -np 2 "$python" \
-    "$srcdir/tests/python/no_numpy.py" "$srcdir/etc/examples/chemistry.json" \
+    "$srcdir/tests/python/no_numpy.py" "$srcdir/etc/examples/chemistry.json" "$tmp" \
     >"$tmp/no_numpy" 2>&1 </dev/null
 st=$?
 if [ "$st" -eq 0 ] && [ "$(grep -c '^no_numpy: rank [01]: ok$' "$tmp/no_numpy")" = 2 ]; then ok

@@ -418,3 +418,101 @@ def test_docstrings():
                 if not attr.startswith("_") and not (member.__doc__ or "").strip():
                     missing.append(name + "." + attr)
     assert not missing
+
+
+# A table of two 4-digit double key fields with neighbourhoods one digit
+# coarser and every hit returned for verifying (mpikvs.json(5) "near",
+# "verify"); test_surrogates writes it.
+SURROGATE_CONFIG = """{
+  "version": 1,
+  "tables": {
+    "near": {
+      "size": "50%", "verify": 1.0,
+      "key": { "fields": [ { "name": "x", "type": "double", "digits": 4 },
+                           { "name": "y", "type": "double", "digits": 4 } ] },
+      "value": { "fields": [ { "name": "v", "type": "double" },
+                             { "name": "w", "type": "double" } ] },
+      "near": { "coarser": 1, "members": 16, "size": "50%" }
+    }
+  }
+}
+"""
+
+
+def surrogate_points(rank):
+    """The 4 points rank puts: (a + i/1000, b + j/1000), i, j in 1..2, of
+    its cell (a, b), which round to it at 3 digits without a tie."""
+    a, b = 1.0 + 0.1 * rank, 2.0
+    return [(a + 0.001 * (1 + p % 2), b + 0.001 * (1 + p // 2)) for p in range(4)]
+
+
+def surrogate_value(xy):
+    return np.array([3.0 * xy[0], xy[1] * xy[1]], np.float64)
+
+
+def test_surrogates():
+    """forget, verify_report, clear, get_near, near_inputs, the verify
+    option and the surrogate statistics, across the ranks."""
+    path = os.path.join(SCRATCH, "surrogates-%d.json" % RANK)
+    with open(path, "w") as f:
+        f.write(SURROGATE_CONFIG)
+    with pytest.raises(mpikvs.InvalError, match="verify: 2"):
+        mpikvs.open(COMM, config=path, verify=2.0)
+    with mpikvs.open(COMM, config=path, verify=True) as kvs:
+        assert kvs.near_inputs == 2 and kvs.value_size == 16
+        mine = [kvs.round_key(p) for p in surrogate_points(RANK)]
+        for k, p in zip(mine, surrogate_points(RANK)):
+            kvs.put(k, surrogate_value(p))
+        kvs.fence()
+        # every hit a verify hit (verify 1.0): the value given, reported
+        for k, p in zip(mine, surrogate_points(RANK)):
+            rc, v = kvs.get(k, status=True)
+            assert rc == mpikvs.VERIFY and v == surrogate_value(p).tobytes()
+            kvs.verify_report(k, 1e-7)
+        with pytest.raises(mpikvs.InvalError):
+            kvs.verify_report(mine[0], 1e-7)        # reported already
+        values, codes = kvs.get_batch(np.frombuffer(b"".join(mine), np.uint8),
+                                      status=True)
+        assert list(codes) == [mpikvs.VERIFY] * 4
+        assert kvs.get_batch(np.frombuffer(b"".join(mine), np.uint8))[1].all()
+        st = kvs.stats(since="open")
+        assert st["verify_hits"] == 12 and st["verify_reports"] == 4
+        assert isinstance(st["verify_error_max"], float)
+        assert st["verify_error_max"] == pytest.approx(1e-7)
+        assert st["verify_error_sum"] == pytest.approx(4e-7)
+        assert st["verify_below_1e_6"] == 4
+        # every rank's neighbourhood from a point nobody put: its points
+        # (a member may be missing, mpikvs_get_near(3)), nearest first,
+        # each with its own value and key
+        for r in range(SIZE):
+            a, b = surrogate_points(r)[0]
+            found = kvs.get_near(kvs.round_key((a + 0.003, b + 0.003)), 16)
+            assert found is not None
+            dist, inputs, vals, keys = found
+            assert 1 <= len(dist) <= 4 and list(dist) == sorted(dist)
+            assert set(map(tuple, inputs.round(6).tolist())) <= \
+                set(tuple(round(c, 6) for c in p) for p in surrogate_points(r))
+            for i in range(len(dist)):
+                assert np.allclose(vals[i].view(np.float64),
+                                   surrogate_value(inputs[i]), rtol=1e-12)
+                assert keys[i].tobytes() == kvs.round_key(inputs[i])
+        assert 1 <= len(kvs.get_near(kvs.round_key((a, b)), 2)[0]) <= 2
+        assert kvs.get_near(kvs.round_key((7.5, 8.5)), 4) is None
+        with pytest.raises(mpikvs.InvalError, match="max: 0"):
+            kvs.get_near(mine[0], 0)
+        # forget: a miss, and the member gone from its neighbourhood
+        assert kvs.forget(mine[0]) is True
+        assert kvs.forget(mine[0]) is False
+        assert kvs.get(mine[0]) is None
+        kvs.fence()
+        for r in range(SIZE):
+            a, b = surrogate_points(r)[0]
+            dist, inputs, _, _ = kvs.get_near(kvs.round_key((a + 0.003, b + 0.003)), 16)
+            assert len(dist) <= 3 and (round(a, 6), round(b, 6)) not in \
+                map(tuple, inputs.round(6).tolist())
+        assert kvs.stats(since="open")["forgotten"] == 1
+        kvs.clear()
+        for k in mine:
+            assert kvs.get(k, status=True) == (mpikvs.MISS, None)
+        assert kvs.get_near(mine[1], 16) is None
+    os.unlink(path)
