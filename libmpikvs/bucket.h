@@ -22,6 +22,10 @@
  * stats block (transport_ucx_serve.c). */
 struct kvs_table {
     size_t                   key_size, value_size;
+    size_t                   hash_size; /* the key's first bytes that place
+                                         * it (key.h): all of them, or a
+                                         * neighbourhood member's coarse
+                                         * key (near.h); 0: all */
     uint64_t                 slots, slot_size, bucket_size, nbuckets;
     uint64_t                 buckets_offset; /* in a node's region */
     unsigned char           *buckets;   /* the own node's, in shared
@@ -31,6 +35,12 @@ struct kvs_table {
     uint32_t                 pid;       /* getpid(): the owner of this
                                          * process's claims (slot.h) */
 };
+
+/* The bytes of a key its hash, and so its home, bucket and tag, is of. */
+static inline size_t kvs_table_hash_size(const struct kvs_table *t)
+{
+    return t->hash_size ? t->hash_size : t->key_size;
+}
 
 /* Counters are written by their block's one writer only: a plain
  * increment, made visible to readers of the region without a locked

@@ -189,7 +189,7 @@ static void describe_surrogates(const mpikvs_t *kvs, struct text *t)
     if (near)
         add(t, "near: %u members a neighbourhood, %zu-byte coarse keys, "
                "%llu buckets a node, region %s/%s\n",
-            (unsigned)near->tab.slots, near->hash_prefix,
+            (unsigned)near->tab.slots, near->tab.hash_size,
             (unsigned long long)near->tab.nbuckets, near->shm_dir,
             near->region_name);
     else

@@ -123,11 +123,8 @@ struct mpikvs {
     uint64_t                 *recorded;    /* filter of recorded key hashes */
     int                      *gather_counts, *gather_displs; /* leader */
 
-    /* the neighbourhoods (near.c): NULL without the table's "near"; in
-     * the neighbourhoods' own handle, the bytes of a key (its coarse
-     * key) that place it (key.h), else 0 */
+    /* the neighbourhoods (near.c): NULL without the table's "near" */
     struct kvs_near          *near;
-    size_t                    hash_prefix;
     uint64_t                  near_bytes;  /* the plan's (no plugin) or
                                             * the layout's */
 

@@ -59,10 +59,11 @@ static inline void kvs_key_from_hash(const mpikvs_t *kvs, const void *key,
 static inline void kvs_key_make(const mpikvs_t *kvs, const void *key,
                                 struct kvs_key *k)
 {
-    if (__builtin_expect(kvs->hash_prefix != 0, 0)) {
+    if (__builtin_expect(kvs->tab.hash_size != kvs->tab.key_size, 0)) {
         /* a neighbourhood's member (near.h): placed by its coarse key,
          * its checksum seeded by all of it, as a scan's (slot_read.h) */
-        kvs_key_from_hash(kvs, key, kvshm_key_hash(key, kvs->hash_prefix),
+        kvs_key_from_hash(kvs, key,
+                          kvshm_key_hash(key, kvs_table_hash_size(&kvs->tab)),
                           k);
         k->seed = kvshm_slot_checksum_seed(
             kvshm_key_hash(key, kvs->tab.key_size).low64);

@@ -6,7 +6,7 @@
  * The neighbourhoods are a second table of the handle (near.c): keys
  * "coarse key | key", values the table's, one bucket of "members" slots
  * per coarse key, found by the hash of the coarse key alone
- * (kvs_key_make with hash_prefix), so that a neighbourhood is one bucket
+ * (kvs_key_make, kvs->tab.hash_size), so that a neighbourhood is one bucket
  * and its members are the slots of the coarse key's tag.  A member is a
  * slot like any other: written and verified by the table's protocol, so
  * never torn or mixed; the oldest leaves a full bucket.

@@ -175,7 +175,6 @@ static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
     if (parent) {
         env.layout = env.config = env.verbose = NULL;
         env.ucx_ops = "rma";   /* a bucket read per query, not a key */
-        kvs->hash_prefix = hash_prefix;
     }
     rc = kvs_apply_env(kvs, &env, &populate);
     if (rc == MPIKVS_OK)
@@ -190,6 +189,8 @@ static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
         rc = kvs_agree(kvs, rc == MPIKVS_OK ? kvs_resolve(kvs, &options, &env,
                                                       &size_per_node)
                                             : rc);
+        /* what places a key: all of it, or a member's coarse key */
+        kvs->tab.hash_size = hash_prefix ? hash_prefix : kvs->tab.key_size;
     }
     if (rc == MPIKVS_OK)
         rc = kvs_agree_on_shape(kvs, size_per_node);

@@ -117,7 +117,7 @@ static bool cleared(const struct kvs_table *t, const unsigned char *bucket,
     return !kvshm_slot_of_generation(
         meta,
         kvshm_slot_key_hash(kvs_slot_at(t, (unsigned char *)bucket, i),
-                            t->key_size, shared),
+                            kvs_table_hash_size(t), shared),
         k->generation);
 }
 

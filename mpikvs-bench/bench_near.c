@@ -1061,12 +1061,13 @@ int bench_near_main(int argc, char **argv)
         MPI_Finalize();
         return rc > 0 ? 0 : BENCH_EXIT_USAGE;
     }
-    if (dht_agree(c.rank, c.np,
-              layout && *layout
-                  ? "the benchmark makes its own table, and under "
-                    "spank_mpikvs (MPIKVS_LAYOUT is set) the job's regions "
-                    "are made for its config: run it under plain mpirun"
-                  : NULL)) {
+    if (dht_agree(c.rank, c.np, SUB,
+                  layout && *layout
+                      ? "the benchmark makes its own table, and under "
+                        "spank_mpikvs (MPIKVS_LAYOUT is set) the job's "
+                        "regions are made for its config: run it under "
+                        "plain mpirun"
+                      : NULL)) {
         MPI_Finalize();
         return BENCH_EXIT_FAIL;
     }

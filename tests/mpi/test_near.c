@@ -17,7 +17,8 @@
  * rounding step: 0.001 at 4 digits in [1, 10)).  Then: max below the
  * count, an empty neighbourhood, a rewritten point (updated, not doubled),
  * the batch form, bad arguments, a forgotten point, a clear and the
- * neighbourhoods filled again.
+ * neighbourhoods filled again, and one filled past its members after the
+ * clear (it keeps the newest).
  */
 #include <math.h>
 #include <stdio.h>
@@ -247,6 +248,46 @@ static void bad(mpikvs_t *kvs, mpikvs_t *exact)
            mpikvs_near_inputs(exact));
 }
 
+/* A neighbourhood of more points than members, filled after a clear:
+ * it keeps the newest (rank 0 puts OVER points of cell (5.00, 6.00) one
+ * after the other; the oldest leave, no newer one). */
+#define OVER 20
+static void overfull_point(int i, double xy[2])
+{
+    xy[0] = 5.0 + 0.001 * (double)(i % 5);
+    xy[1] = 6.0 + 0.001 * (double)(i / 5);
+}
+
+static void overfull(mpikvs_t *kvs)
+{
+    unsigned char key[16];
+    double xy[2], v[2], q[2] = {5.0045, 6.0045};
+    struct out o;
+    int rc, seen = 0;
+
+    for (int i = 0; rank == 0 && i < OVER; i++) {
+        overfull_point(i, xy);
+        value_of(xy, 0.0, v);
+        EXPECT(mpikvs_round_key(kvs, xy, 2, key) == MPIKVS_OK, "round_key");
+        EXPECT(mpikvs_put(kvs, key, v) == MPIKVS_OK, "put");
+    }
+    EXPECT(mpikvs_fence(kvs) == MPIKVS_OK, "fence");
+    out_init(&o, MAXM);
+    EXPECT(mpikvs_round_key(kvs, q, 2, key) == MPIKVS_OK, "round_key");
+    rc = mpikvs_get_near(kvs, key, &o.n);
+    EXPECT(rc == MPIKVS_OK && o.n.found == MAXM, "overfull: %d, %zu found",
+           rc, o.n.found);
+    for (size_t m = 0; m < o.n.found; m++)
+        for (int i = 0; i < OVER; i++) {
+            overfull_point(i, xy);
+            if (fabs(xy[0] - o.in[2 * m]) < 1e-9 &&
+                fabs(xy[1] - o.in[2 * m + 1]) < 1e-9)
+                seen |= 1 << i;
+        }
+    EXPECT(seen == (((1 << OVER) - 1) & ~((1 << (OVER - MAXM)) - 1)),
+           "overfull: points kept %#x, want the newest %d", seen, MAXM);
+}
+
 /* A forgotten key leaves its neighbourhood; a clear empties them all,
  * and puts after it fill them again. */
 static void forget_and_clear(mpikvs_t *kvs)
@@ -276,6 +317,7 @@ static void forget_and_clear(mpikvs_t *kvs)
     put_points(kvs, 2.0);
     EXPECT(mpikvs_fence(kvs) == MPIKVS_OK, "fence");
     queries(kvs, 2.0, "refilled");
+    overfull(kvs);
 }
 
 static mpikvs_t *open_table(const char *mode, const char *config,
@@ -335,12 +377,13 @@ int main(int argc, char **argv)
            "stats");
     /* 4 rounds of size * CELLS queries (first, rewritten, forgotten,
      * refilled), 2 single (max 2, empty), CELLS batched, size after the
-     * clear; those that failed before querying are not counted */
+     * clear, 1 overfull; those that failed before querying are not
+     * counted */
     EXPECT(st.near_queries ==
-               (uint64_t)(4 * size * CELLS + 2 + CELLS + size),
+               (uint64_t)(4 * size * CELLS + 2 + CELLS + size + 1),
            "near_queries %llu", (unsigned long long)st.near_queries);
     EXPECT(st.near_members ==
-               (uint64_t)((4 * size * CELLS + CELLS) * PER + 2 - size),
+               (uint64_t)((4 * size * CELLS + CELLS) * PER + 2 - size + MAXM),
            "near_members %llu", (unsigned long long)st.near_members);
     mt_phase("close");
     EXPECT(mpikvs_close(&exact) == MPIKVS_OK, "close exact");
