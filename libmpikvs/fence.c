@@ -7,6 +7,7 @@
 #include "async.h"
 #include "errors.h"
 #include "mpi_impl.h"
+#include "near.h"
 #include "node_tier.h"
 #include "transport.h"
 
@@ -20,7 +21,8 @@ int mpikvs_fence(mpikvs_t *kvs)
     /* Stores to the own node's memory before the barrier are seen by the
      * node's ranks after it. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if ((rc = kvs->tp->flush(kvs, KVS_ALL_NODES)) != MPIKVS_OK)
+    if ((rc = kvs->tp->flush(kvs, KVS_ALL_NODES)) != MPIKVS_OK ||
+        (rc = kvs_near_flush(kvs)) != MPIKVS_OK)
         return rc;
     /* The node's remote hits into its tier, before the barrier that lets
      * the next epoch read them. */

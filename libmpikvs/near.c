@@ -21,6 +21,7 @@
 #include "open.h"
 #include "route.h"
 #include "slot.h"
+#include "transport.h"
 
 struct kvs_near {
     mpikvs_t                  *table;   /* the neighbourhoods' own */
@@ -197,6 +198,17 @@ int kvs_near_enter_batch(mpikvs_t *kvs, size_t count, const void *keys,
             return kvs_fail(kvs, rc, "%s", mpikvs_last_error(n->table));
     }
     return rc;
+}
+
+int kvs_near_flush(mpikvs_t *kvs)
+{
+    mpikvs_t *t = kvs->near ? kvs->near->table : NULL;
+    int rc;
+
+    if (!t)
+        return MPIKVS_OK;
+    rc = t->tp->flush(t, KVS_ALL_NODES);
+    return rc == MPIKVS_OK ? rc : kvs_fail(kvs, rc, "%s", t->err.text);
 }
 
 int kvs_near_forget(mpikvs_t *kvs, const void *key)

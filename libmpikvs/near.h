@@ -34,6 +34,10 @@ int kvs_near_enter(mpikvs_t *kvs, const void *key, const void *value);
 int kvs_near_enter_batch(mpikvs_t *kvs, size_t n, const void *keys,
                          const void *values);
 
+/* Complete this rank's writes to the neighbourhoods (mpikvs_fence,
+ * before its barrier: members put before a fence are read after it). */
+int kvs_near_flush(mpikvs_t *kvs);
+
 /* Remove key from its neighbourhood (mpikvs_forget); MPIKVS_OK or
  * MPIKVS_MISS as mpikvs_forget's, MPIKVS_OK without neighbourhoods. */
 int kvs_near_forget(mpikvs_t *kvs, const void *key);
