@@ -17,6 +17,14 @@
 #   plain_mpirun_scratch NAME   a scratch directory in tmp and the jobs'
 #       regions in a directory of their own, MPIKVS_SHM_DIR (exported),
 #       both named after NAME and removed when the script exits.
+#   plain_mpirun_route PATH   the environment and $xs (exported to
+#       the ranks, with $asan_x) of a job of 2 virtual nodes that reach
+#       each other by PATH: mapped (ucx over shared memory, the other
+#       node's region mapped), shipped (ucx with UCX_TLS=tcp,self, as
+#       across hosts without RDMA: keys shipped to the node's serving
+#       thread), rma (the same network, buckets read and slots written
+#       by UCX's RMA: MPIKVS_UCX_OPS=rma) or mpi (the mpi transport, Open
+#       MPI's osc pt2pt).
 #   plain_mpirun_tally   pass=0 and fail=0, counted by ok and by
 #       bad MESSAGE [FILE] (prints FAIL MESSAGE, and FILE indented).
 #   plain_mpirun_window_starves NP   true where this MPI is known to
@@ -35,6 +43,33 @@ plain_mpirun_env() {
         export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
     fi
     OMPI_MCA_btl=self,vader,tcp
+    export OMPI_MCA_btl
+}
+
+plain_mpirun_route() {
+    unset UCX_TLS MPIKVS_TRANSPORT MPIKVS_UCX_TLS MPIKVS_UCX_OPS OMPI_MCA_osc
+    OMPI_MCA_btl=self,vader,tcp
+    xs="-x OMPI_MCA_btl -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
+    xs="$xs -x MPIKVS_VIRTUAL_NODES ${asan_x:-}"
+    case $1 in
+    mapped)
+        MPIKVS_TRANSPORT=ucx
+        export MPIKVS_TRANSPORT
+        xs="$xs -x MPIKVS_TRANSPORT" ;;
+    shipped)
+        UCX_TLS=tcp,self OMPI_MCA_btl=self,tcp MPIKVS_TRANSPORT=ucx
+        export UCX_TLS MPIKVS_TRANSPORT
+        xs="$xs -x UCX_TLS -x MPIKVS_TRANSPORT" ;;
+    rma)
+        MPIKVS_UCX_TLS=tcp,self OMPI_MCA_btl=self,tcp MPIKVS_TRANSPORT=ucx
+        MPIKVS_UCX_OPS=rma
+        export MPIKVS_UCX_TLS MPIKVS_TRANSPORT MPIKVS_UCX_OPS
+        xs="$xs -x MPIKVS_UCX_TLS -x MPIKVS_TRANSPORT -x MPIKVS_UCX_OPS" ;;
+    mpi)
+        MPIKVS_TRANSPORT=mpi OMPI_MCA_osc=pt2pt
+        export MPIKVS_TRANSPORT OMPI_MCA_osc
+        xs="$xs -x MPIKVS_TRANSPORT -x OMPI_MCA_osc" ;;
+    esac
     export OMPI_MCA_btl
 }
 

@@ -34,29 +34,7 @@ start=$(date +%s)
 # route PATH MODE: test_forget MODE on 2 ranks, 2 virtual nodes, reaching
 # the other node by PATH: mapped, shipped, rma or mpi.
 route() {
-    unset UCX_TLS MPIKVS_TRANSPORT MPIKVS_UCX_TLS MPIKVS_UCX_OPS OMPI_MCA_osc
-    OMPI_MCA_btl=self,vader,tcp
-    xs="-x OMPI_MCA_btl -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
-    xs="$xs -x MPIKVS_VIRTUAL_NODES $asan_x"
-    case $1 in
-    mapped)
-        MPIKVS_TRANSPORT=ucx
-        export MPIKVS_TRANSPORT
-        xs="$xs -x MPIKVS_TRANSPORT" ;;
-    shipped)
-        UCX_TLS=tcp,self OMPI_MCA_btl=self,tcp MPIKVS_TRANSPORT=ucx
-        export UCX_TLS MPIKVS_TRANSPORT
-        xs="$xs -x UCX_TLS -x MPIKVS_TRANSPORT" ;;
-    rma)
-        MPIKVS_UCX_TLS=tcp,self OMPI_MCA_btl=self,tcp MPIKVS_TRANSPORT=ucx
-        MPIKVS_UCX_OPS=rma
-        export MPIKVS_UCX_TLS MPIKVS_TRANSPORT MPIKVS_UCX_OPS
-        xs="$xs -x MPIKVS_UCX_TLS -x MPIKVS_TRANSPORT -x MPIKVS_UCX_OPS" ;;
-    mpi)
-        MPIKVS_TRANSPORT=mpi OMPI_MCA_osc=pt2pt
-        export MPIKVS_TRANSPORT OMPI_MCA_osc
-        xs="$xs -x MPIKVS_TRANSPORT -x OMPI_MCA_osc" ;;
-    esac
+    plain_mpirun_route "$1"
     t0=$(date +%s)
     plain_mpirun_run "np=2 vnodes=2 $1: test_forget $2" 2 "$2"
     echo "    ($(($(date +%s) - t0)) s)"

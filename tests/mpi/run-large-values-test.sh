@@ -38,21 +38,7 @@ start=$(date +%s)
 large() {
     path=$1
     shift
-    unset UCX_TLS MPIKVS_TRANSPORT OMPI_MCA_osc
-    OMPI_MCA_btl=self,vader,tcp
-    xs="-x OMPI_MCA_btl -x MPITEST_WATCHDOG -x MPIKVS_SHM_DIR"
-    xs="$xs -x MPIKVS_VIRTUAL_NODES $asan_x"
-    case $path in
-    mapped) ;;
-    shipped)
-        UCX_TLS=tcp,self OMPI_MCA_btl=self,tcp MPIKVS_TRANSPORT=ucx
-        export UCX_TLS MPIKVS_TRANSPORT
-        xs="$xs -x UCX_TLS -x MPIKVS_TRANSPORT" ;;
-    mpi)
-        MPIKVS_TRANSPORT=mpi OMPI_MCA_osc=pt2pt
-        export MPIKVS_TRANSPORT OMPI_MCA_osc
-        xs="$xs -x MPIKVS_TRANSPORT -x OMPI_MCA_osc" ;;
-    esac
+    plain_mpirun_route "$path"
     t0=$(date +%s)
     plain_mpirun_run "np=2 vnodes=2 $path: test_torture lockfree $*" 2 \
         lockfree "$@"
