@@ -1,6 +1,7 @@
 /*
- * test_forget.c - mpikvs_forget in the mode given as argv[1] (lockfree |
- * fine-lock | coarse-lock), over whatever route the environment makes
+ * test_forget.c - mpikvs_forget in the modes given as argv[1] (lockfree,
+ * fine-lock, coarse-lock, or a comma-separated list of them, run one
+ * after the other), over whatever route the environment makes
  * (run-forget-test.sh: np 2 on 2 virtual nodes, the ucx transport
  * mapping the other node's region, shipping keys to it, or with RMA, and
  * the mpi transport).
@@ -317,9 +318,26 @@ static void tier_phase(void)
     close_ok(&kvs, "tier: close");
 }
 
+/* argv[1]: the modes, a comma-separated list run one after the other
+ * in one job (one start of the job for several modes). */
 int main(int argc, char **argv)
 {
-    table_test_start(argc, argv);
+    char modes[128], first[128] = "lockfree", *save = NULL;
+    char *start_argv[] = {argv[0], first, NULL};
+
+    snprintf(modes, sizeof modes, "%s", argc > 1 ? argv[1] : "lockfree");
+    for (char *m = strtok_r(modes, ",", &save); m;
+         m = strtok_r(NULL, ",", &save)) {
+        if (strcmp(m, "lockfree") && strcmp(m, "fine-lock") &&
+            strcmp(m, "coarse-lock")) {
+            fprintf(stderr, "usage: %s lockfree|fine-lock|coarse-lock"
+                            "[,...]\n", argv[0]);
+            return 2;
+        }
+        if (m == modes)   /* the first, which the start notes */
+            snprintf(first, sizeof first, "%s", m);
+    }
+    table_test_start(2, start_argv);
     if (T.size != 2 || T.nnodes != 2) {
         if (T.rank == 0)
             fprintf(stderr, "test_forget: run at np 2 on 2 nodes "
@@ -327,8 +345,16 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    forget_phase();
-    race_phase();
-    tier_phase();
+    snprintf(modes, sizeof modes, "%s", argc > 1 ? argv[1] : "lockfree");
+    for (char *m = strtok_r(modes, ",", &save); m;
+         m = strtok_r(NULL, ",", &save)) {
+        T.mode = m;
+        T.lockmode = strcmp(m, "lockfree") != 0;
+        if (T.rank == 0)
+            mt_note("mode %s", T.mode);
+        forget_phase();
+        race_phase();
+        tier_phase();
+    }
     return table_test_finish();
 }
