@@ -12,7 +12,8 @@
  * and the job's statistics must be exactly what was reported.  Reports
  * of a key that was not a verify hit, a second report, NaN, infinite and
  * negative errors are MPIKVS_ERR_INVAL.  Without the flag no call
- * returns MPIKVS_VERIFY; with verify 1 every hit is one; unknown flag
+ * returns MPIKVS_VERIFY; with verify 1 every hit is one, and a handle
+ * remembers its latest 65536 verify hits for their reports; unknown flag
  * bits fail the open.
  *
  * Run under mpirun, any number of ranks, typically np 2 with
@@ -441,6 +442,63 @@ static void test_not_opted(void)
     close_ok(kvs);
 }
 
+/* A key of this rank's node: its get is direct. */
+static unsigned own_key(mpikvs_t *kvs)
+{
+    unsigned char key[KS], val[VS];
+    mpikvs_stats_t a, b;
+
+    for (unsigned i = 0; i < NKEYS; i++) {
+        make_key(i, key);
+        stats_ok(kvs, MPIKVS_SCOPE_RANK, &a);
+        mpikvs_get(kvs, key, val);
+        stats_ok(kvs, MPIKVS_SCOPE_RANK, &b);
+        if (b.direct > a.direct)
+            return i;
+    }
+    mt_abort("no key of the own node");
+    return 0;
+}
+
+static void get_times(mpikvs_t *kvs, unsigned i, unsigned times)
+{
+    unsigned char key[KS], val[VS];
+    long other = 0;
+
+    make_key(i, key);
+    for (unsigned t = 0; t < times; t++)
+        other += mpikvs_get(kvs, key, val) != MPIKVS_VERIFY;
+    EXPECT(other == 0, "%ld of %u gets of key %u not VERIFY", other, times,
+           i);
+}
+
+/* A handle remembers its latest 65536 verify hits (verify.c): a key
+ * returned 65536 verify hits ago is forgotten, one returned again since
+ * is not.  Every hit a verify hit (verify 1); b is the own node's. */
+static void remembered(mpikvs_t *kvs)
+{
+    unsigned char key[KS];
+    unsigned b = own_key(kvs), a = b == 0 ? 1 : 0, c = b == 2 ? 3 : 2;
+    int rc;
+
+    mt_phase("remembered");
+    get_times(kvs, a, 1);
+    get_times(kvs, c, 1);
+    get_times(kvs, b, 65535);
+    get_times(kvs, c, 1);          /* again: c stays remembered */
+    get_times(kvs, b, 1);          /* a is 65536 hits old now */
+    report_fails(kvs, a, 0.0, "a verify hit 65536 hits ago",
+                 "was not a verify hit");
+    make_key(c, key);
+    rc = mpikvs_verify_report(kvs, key, 0.0);
+    EXPECT(rc == MPIKVS_OK, "report of a key hit again since: %d: %s", rc,
+           mpikvs_last_error(kvs));
+    make_key(b, key);
+    rc = mpikvs_verify_report(kvs, key, 0.0);
+    EXPECT(rc == MPIKVS_OK, "report of the latest verify hit: %d: %s", rc,
+           mpikvs_last_error(kvs));
+}
+
 /* verify 1: every hit is a verify hit; a table without verify: none. */
 static void test_all_and_none(void)
 {
@@ -452,6 +510,7 @@ static void test_all_and_none(void)
     n = get_all(kvs, sel);
     EXPECT(n == NKEYS, "verify 1: %u of %u hits said VERIFY", n, NKEYS);
     batches_agree(kvs, sel);
+    remembered(kvs);
     close_ok(kvs);
 
     kvs = open_ok(NULL, MPIKVS_OPEN_VERIFY);
