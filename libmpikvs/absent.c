@@ -8,7 +8,6 @@
  * mpikvs(3)), or shipped to the key's node, whose serving thread runs it.
  */
 #include "errors.h"
-#include "near.h"
 #include "mpikvs.h"
 #include "ops.h"
 #include "slot.h"
@@ -62,5 +61,5 @@ int mpikvs_put_if_absent(mpikvs_t *kvs, const void *key, const void *value,
     if (rc == SLOT_PRESENT)
         return MPIKVS_PRESENT;
     kvs_count_put(&kvs->tab, rc);
-    return kvs_near_enter(kvs, key, value);
+    return kvs_near_put(kvs, "mpikvs_put_if_absent", key, value);
 }

@@ -27,7 +27,6 @@
 #include "async.h"
 #include "batch.h"
 #include "errors.h"
-#include "near.h"
 #include "ops.h"
 
 /* Requests a handle holds at once, started and not yet waited for. */
@@ -187,7 +186,9 @@ int mpikvs_put_batch_start(mpikvs_t *kvs, size_t n, const void *keys,
                    (void *)values, NULL, req);
 
     /* the neighbourhoods take the keys now, the batch's table later */
-    return rc == MPIKVS_OK ? kvs_near_enter_batch(kvs, n, keys, values) : rc;
+    return rc == MPIKVS_OK ? kvs_near_put_batch(kvs, "mpikvs_put_batch_start",
+                                                n, keys, values)
+                           : rc;
 }
 
 /* The request req names, or NULL with the handle's error set. */

@@ -432,5 +432,31 @@ int mpikvs_put_batch(mpikvs_t *kvs, size_t n, const void *keys,
                              values)))
         return rc;
     rc = run_batch(kvs, true, n, keys, values, NULL);
-    return rc == MPIKVS_OK ? kvs_near_enter_batch(kvs, n, keys, values) : rc;
+    return rc == MPIKVS_OK
+               ? kvs_near_put_batch(kvs, "mpikvs_put_batch", n, keys, values)
+               : rc;
+}
+
+int kvs_near_put_batch(mpikvs_t *kvs, const char *call, size_t n,
+                       const void *keys, const void *values)
+{
+    mpikvs_t *near = kvs_near_table(kvs);
+    int rc = MPIKVS_OK;
+
+    for (size_t first = 0; near && first < n && rc == MPIKVS_OK;
+         first += BATCH_CHUNK) {
+        size_t m = n - first < BATCH_CHUNK ? n - first : BATCH_CHUNK;
+        const unsigned char *entries;
+        if ((rc = kvs_near_entries(
+                 kvs, call, m, (const char *)keys + first * kvs->tab.key_size,
+                 &entries)) != MPIKVS_OK)
+            return rc;
+        rc = mpikvs_put_batch(near, m, entries,
+                              (const char *)values +
+                                  first * kvs->tab.value_size);
+        if (rc != MPIKVS_OK)
+            return kvs_fail(kvs, rc, "%s: their neighbourhoods: %s", call,
+                            mpikvs_last_error(near));
+    }
+    return rc;
 }

@@ -45,6 +45,11 @@ void kvs_chunk_issue(mpikvs_t *kvs, struct kvs_chunk *c);
 int kvs_chunk_finish(mpikvs_t *kvs, struct kvs_chunk *c);
 
 /* What mpikvs_get_batch and its kin say of bad arguments. */
+/* Enter n keys, whose values call just stored, into their
+ * neighbourhoods (near.h); MPIKVS_OK without neighbourhoods. */
+int kvs_near_put_batch(mpikvs_t *kvs, const char *call, size_t n,
+                       const void *keys, const void *values);
+
 int kvs_batch_args(mpikvs_t *kvs, const char *call, size_t n,
                    const void *keys, const void *values, const void *st);
 

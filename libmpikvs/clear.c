@@ -25,7 +25,7 @@
  *      table's values are gone) and increments its region's generation;
  *   4. allreduce (kvs_generation_agree): every rank takes the new
  *      generation into its handle, the leader's serving thread with it;
- *   5. the neighbourhoods' table, cleared alike (kvs_near_clear);
+ *   5. the neighbourhoods' table, cleared alike (clear_neighbourhoods);
  *   6. allreduce of the outcome: no rank makes a key record of the new
  *      generation, or reads the tier, before every rank and every
  *      serving thread has the new generation and every tier is empty.
@@ -86,6 +86,18 @@ int kvs_generation_agree(mpikvs_t *kvs, bool bump)
     return MPIKVS_OK;
 }
 
+/* Step 5: the neighbourhoods' table, cleared as this one. */
+static int clear_neighbourhoods(mpikvs_t *kvs)
+{
+    mpikvs_t *near = kvs_near_table(kvs);
+    int rc = near ? mpikvs_clear(near) : MPIKVS_OK;
+
+    return rc == MPIKVS_OK ? rc
+                           : kvs_fail(kvs, rc, "mpikvs_clear: the "
+                                               "neighbourhoods: %s",
+                                      mpikvs_last_error(near));
+}
+
 /* Step 1 on this rank: MPIKVS_OK, or why it cannot clear. */
 static int ready_to_clear(mpikvs_t *kvs)
 {
@@ -126,6 +138,6 @@ int mpikvs_clear(mpikvs_t *kvs)
     if (rc == MPIKVS_OK)
         rc = grc;
     if (rc == MPIKVS_OK)
-        rc = kvs_near_clear(kvs);   /* the neighbourhoods' table, alike */
+        rc = clear_neighbourhoods(kvs);
     return kvs_agree(kvs, rc);
 }

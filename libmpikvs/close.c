@@ -66,6 +66,15 @@ static int all_at_close(mpikvs_t *kvs)
     return rc;
 }
 
+static int close_neighbourhoods(mpikvs_t *kvs, bool stalled)
+{
+    mpikvs_t *near = kvs_near_detach(kvs);
+
+    if (!near)
+        return MPIKVS_OK;
+    return stalled ? kvs_teardown(near, false, true) : mpikvs_close(&near);
+}
+
 /* Undo whatever open did; collective only where every rank got as far.
  * The waits for the other ranks are bounded (all_at_close); a rank that
  * gives up, or had given up already (stalled), frees nothing that
@@ -76,7 +85,7 @@ int kvs_teardown(mpikvs_t *kvs, bool report, bool stalled)
 {
     int rc = stalled ? MPIKVS_ERR_STALLED : MPIKVS_OK;
     /* the neighbourhoods' table first: its close is collective too */
-    int near = kvs_near_close(kvs, stalled);
+    int near = close_neighbourhoods(kvs, stalled);
     bool together = !stalled, exposed;
 
     if (kvs->tp && kvs->tp->release)

@@ -192,6 +192,12 @@ int mpikvs_forget(mpikvs_t *kvs, const void *key)
         KVS_COUNT(&kvs->tab, forgotten, 1);
     /* the rejected value leaves its neighbourhood too, whether or not
      * the table still had it (it may have been evicted from there) */
-    int near = kvs_near_forget(kvs, key);
-    return near < 0 ? near : rc;
+    const unsigned char *entry;
+    int near = kvs_near_entry(kvs, "mpikvs_forget", key, &entry);
+    if (near == MPIKVS_OK && entry)
+        near = mpikvs_forget(kvs_near_table(kvs), entry);
+    if (near < 0)
+        return kvs_fail(kvs, near, "mpikvs_forget: its neighbourhood: %s",
+                        mpikvs_last_error(kvs_near_table(kvs)));
+    return rc;
 }

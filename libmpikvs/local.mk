@@ -44,7 +44,6 @@ libmpikvs_libmpikvs_la_SOURCES = \
 	libmpikvs/nodes.c \
 	libmpikvs/nodes.h \
 	libmpikvs/open.c \
-	libmpikvs/open.h \
 	libmpikvs/open_env.c \
 	libmpikvs/open_env.h \
 	libmpikvs/open_region.c \

@@ -1,6 +1,7 @@
 /*
- * near.c - a table's neighbourhoods (near.h): the second table, the
- * entering of every put's key, and mpikvs_get_near.
+ * near.c - a table's neighbourhoods (near.h): their state and the
+ * options of their table, the member keys the callers put and forget,
+ * and mpikvs_get_near.
  *
  * Members are stored as copies (key and value in the member's slot), not
  * as locations of the table's slots: a query is then one bucket read,
@@ -12,13 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "close.h"
 #include "errors.h"
 #include "key.h"
 #include "locks.h"
 #include "near.h"
 #include "near_key.h"
-#include "open.h"
 #include "route.h"
 #include "slot.h"
 #include "transport.h"
@@ -39,7 +38,7 @@ struct kvs_near {
     uint32_t                  *order;
 };
 
-const mpikvs_t *kvs_near_table(const mpikvs_t *kvs)
+mpikvs_t *kvs_near_table(const mpikvs_t *kvs)
 {
     return kvs->near ? kvs->near->table : NULL;
 }
@@ -96,10 +95,10 @@ static struct kvs_near *near_alloc(const struct kvshm_table_config *t)
     return n;
 }
 
-int kvs_near_open(mpikvs_t *kvs)
+int kvs_near_prepare(mpikvs_t *kvs, mpikvs_options_t *opt,
+                     size_t *hash_prefix)
 {
     const struct kvshm_table_config *t = kvs->table;
-    mpikvs_options_t opt = MPIKVS_OPTIONS_INIT;
     struct kvs_near *n;
     int rc;
 
@@ -112,34 +111,31 @@ int kvs_near_open(mpikvs_t *kvs)
         near_free(n);
         return rc;
     }
-    opt.key_size = n->coarse_size + n->key_size;
-    opt.value_size = n->value_size;
-    opt.size_per_node = kvs->near_bytes;
-    opt.slots_per_bucket = t->near.members;
-    opt.mode = kvshm_mode_name(kvs->mode);
-    opt.transport = kvshm_transport_name(kvs->transport);
-    rc = kvs_open_child(kvs, &opt, n->coarse_size, &n->table);
-    if (rc != MPIKVS_OK) {
-        near_free(n);
-        return kvs_fail(kvs, rc, "the neighbourhoods of table %s (near): %s",
-                        t->name, mpikvs_last_error(NULL));
-    }
+    *opt = (mpikvs_options_t)MPIKVS_OPTIONS_INIT;
+    opt->key_size = n->coarse_size + n->key_size;
+    opt->value_size = n->value_size;
+    opt->size_per_node = kvs->near_bytes;
+    opt->slots_per_bucket = t->near.members;
+    opt->mode = kvshm_mode_name(kvs->mode);
+    opt->transport = kvshm_transport_name(kvs->transport);
+    *hash_prefix = n->coarse_size;
     kvs->near = n;
     return MPIKVS_OK;
 }
 
-int kvs_near_close(mpikvs_t *kvs, bool stalled)
+void kvs_near_attach(mpikvs_t *kvs, mpikvs_t *table)
+{
+    kvs->near->table = table;
+}
+
+mpikvs_t *kvs_near_detach(mpikvs_t *kvs)
 {
     struct kvs_near *n = kvs->near;
-    int rc;
+    mpikvs_t *table = n ? n->table : NULL;
 
-    if (!n)
-        return MPIKVS_OK;
     kvs->near = NULL;
-    rc = stalled ? kvs_teardown(n->table, false, true)
-                 : mpikvs_close(&n->table);
     near_free(n);
-    return rc;
+    return table;
 }
 
 /* A member's key: key's coarse key, then key. */
@@ -151,7 +147,7 @@ static int member_key(const struct kvs_near *n, const void *key,
 }
 
 /* A key the table took that its neighbourhood cannot: said once, in the
- * handle's text, naming the table's near setting. */
+ * handle's text. */
 static int bad_key(mpikvs_t *kvs, const char *call, int rc)
 {
     return kvs_fail(kvs, rc,
@@ -161,43 +157,37 @@ static int bad_key(mpikvs_t *kvs, const char *call, int rc)
                     call, mpikvs_strerror(rc));
 }
 
-int kvs_near_enter(mpikvs_t *kvs, const void *key, const void *value)
+int kvs_near_entry(mpikvs_t *kvs, const char *call, const void *key,
+                   const unsigned char **entry)
 {
     struct kvs_near *n = kvs->near;
     int rc;
 
+    *entry = NULL;
     if (!n)
         return MPIKVS_OK;
     if ((rc = member_key(n, key, n->entry)) != MPIKVS_OK)
-        return bad_key(kvs, "mpikvs_put", rc);
-    rc = mpikvs_put(n->table, n->entry, value);
-    return rc == MPIKVS_OK ? rc : kvs_fail(kvs, rc, "%s",
-                                           mpikvs_last_error(n->table));
+        return bad_key(kvs, call, rc);
+    *entry = n->entry;
+    return MPIKVS_OK;
 }
 
-int kvs_near_enter_batch(mpikvs_t *kvs, size_t count, const void *keys,
-                         const void *values)
+int kvs_near_entries(mpikvs_t *kvs, const char *call, size_t count,
+                     const void *keys, const unsigned char **entries)
 {
     struct kvs_near *n = kvs->near;
     size_t entry = n ? n->coarse_size + n->key_size : 0;
-    int rc = MPIKVS_OK;
+    int rc;
 
+    *entries = NULL;
     if (!n)
         return MPIKVS_OK;
-    for (size_t first = 0; first < count && rc == MPIKVS_OK;
-         first += BATCH_CHUNK) {
-        size_t m = count - first < BATCH_CHUNK ? count - first : BATCH_CHUNK;
-        for (size_t i = 0; i < m && rc == MPIKVS_OK; i++)
-            rc = member_key(n, (const char *)keys + (first + i) * n->key_size,
-                            n->entries + i * entry);
-        if (rc != MPIKVS_OK)
-            return bad_key(kvs, "mpikvs_put_batch", rc);
-        rc = mpikvs_put_batch(n->table, m, n->entries,
-                              (const char *)values + first * n->value_size);
-        if (rc != MPIKVS_OK)
-            return kvs_fail(kvs, rc, "%s", mpikvs_last_error(n->table));
-    }
-    return rc;
+    for (size_t i = 0; i < count; i++)
+        if ((rc = member_key(n, (const char *)keys + i * n->key_size,
+                             n->entries + i * entry)) != MPIKVS_OK)
+            return bad_key(kvs, call, rc);
+    *entries = n->entries;
+    return MPIKVS_OK;
 }
 
 int kvs_near_flush(mpikvs_t *kvs)
@@ -209,32 +199,6 @@ int kvs_near_flush(mpikvs_t *kvs)
         return MPIKVS_OK;
     rc = t->tp->flush(t, KVS_ALL_NODES);
     return rc == MPIKVS_OK ? rc : kvs_fail(kvs, rc, "%s", t->err.text);
-}
-
-int kvs_near_forget(mpikvs_t *kvs, const void *key)
-{
-    struct kvs_near *n = kvs->near;
-    int rc;
-
-    if (!n)
-        return MPIKVS_OK;
-    if ((rc = member_key(n, key, n->entry)) != MPIKVS_OK)
-        return bad_key(kvs, "mpikvs_forget", rc);
-    rc = mpikvs_forget(n->table, n->entry);
-    return rc >= 0 ? rc : kvs_fail(kvs, rc, "%s",
-                                   mpikvs_last_error(n->table));
-}
-
-int kvs_near_clear(mpikvs_t *kvs)
-{
-    struct kvs_near *n = kvs->near;
-    int rc;
-
-    if (!n)
-        return MPIKVS_OK;
-    rc = mpikvs_clear(n->table);
-    return rc == MPIKVS_OK ? rc : kvs_fail(kvs, rc, "%s",
-                                           mpikvs_last_error(n->table));
 }
 
 /* ---- the query ---- */

@@ -18,31 +18,39 @@
 
 #include "handle.h"
 
-/* The neighbourhoods' own table (mpikvs_describe), or NULL. */
-const mpikvs_t *kvs_near_table(const mpikvs_t *kvs);
+/* This file never calls another operation of a table (no circle of
+ * calls: tests/call-circles.sh): the callers put, forget, clear, open
+ * and close the neighbourhoods' table themselves, with the member keys
+ * and options made here. */
 
-/* Open the neighbourhoods of kvs's table, if it has "near" (collective,
- * at the end of mpikvs_open).  MPIKVS_OK or an error in kvs. */
-int kvs_near_open(mpikvs_t *kvs);
+/* The neighbourhoods' own table, or NULL without them. */
+mpikvs_t *kvs_near_table(const mpikvs_t *kvs);
 
-/* Close them (collective; stalled: as kvs_teardown's). */
-int kvs_near_close(mpikvs_t *kvs, bool stalled);
+/* At open, before the neighbourhoods' table opens (collective): the
+ * state of kvs's neighbourhoods, if its table has "near", and the
+ * options and hash prefix of their table into opt and *hash_prefix.
+ * MPIKVS_OK with kvs_near_table() still NULL and kvs->near set when
+ * there are neighbourhoods to open, MPIKVS_OK with kvs->near NULL when
+ * there are none, or an error agreed by every rank. */
+int kvs_near_prepare(mpikvs_t *kvs, mpikvs_options_t *opt,
+                     size_t *hash_prefix);
 
-/* Enter key, whose value a put just stored, into its neighbourhood; n
- * keys and values of a batch.  MPIKVS_OK without neighbourhoods. */
-int kvs_near_enter(mpikvs_t *kvs, const void *key, const void *value);
-int kvs_near_enter_batch(mpikvs_t *kvs, size_t n, const void *keys,
-                         const void *values);
+/* Their table once open; kvs_near_detach: the table (NULL if none), the
+ * state freed, for the caller to close it. */
+void kvs_near_attach(mpikvs_t *kvs, mpikvs_t *table);
+mpikvs_t *kvs_near_detach(mpikvs_t *kvs);
+
+/* The member keys of key (one) and of n keys (n <= BATCH_CHUNK): coarse
+ * key | key, in the handle's buffers, valid until the next call.  *entry
+ * NULL without neighbourhoods.  MPIKVS_OK, or MPIKVS_ERR_INVAL for a key
+ * whose fields cannot make a coarse key (kvs's error names call). */
+int kvs_near_entry(mpikvs_t *kvs, const char *call, const void *key,
+                   const unsigned char **entry);
+int kvs_near_entries(mpikvs_t *kvs, const char *call, size_t n,
+                     const void *keys, const unsigned char **entries);
 
 /* Complete this rank's writes to the neighbourhoods (mpikvs_fence,
  * before its barrier: members put before a fence are read after it). */
 int kvs_near_flush(mpikvs_t *kvs);
-
-/* Remove key from its neighbourhood (mpikvs_forget); MPIKVS_OK or
- * MPIKVS_MISS as mpikvs_forget's, MPIKVS_OK without neighbourhoods. */
-int kvs_near_forget(mpikvs_t *kvs, const void *key);
-
-/* Empty every neighbourhood (mpikvs_clear; collective). */
-int kvs_near_clear(mpikvs_t *kvs);
 
 #endif /* MPIKVS_NEAR_H */

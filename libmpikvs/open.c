@@ -27,7 +27,6 @@
 #include "mpi_impl.h"
 #include "near.h"
 #include "nodes.h"
-#include "open.h"
 #include "open_env.h"
 #include "open_region.h"
 #include "open_resolve.h"
@@ -133,8 +132,10 @@ static int check_mpi_thread(void)
                                                   : "MPI_THREAD_FUNNELED");
 }
 
+static int open_neighbourhoods(mpikvs_t *kvs);
+
 /* mpikvs_open, and the open of a handle's own second table (parent
- * not NULL, open.h): that one takes no job layout, config, tier or warm
+ * not NULL, its neighbourhoods, near.h): that one takes no job layout, config, tier or warm
  * start, reads its buckets with RMA where the transport could ship keys,
  * and hashes only the first hash_prefix bytes of a key for its home. */
 static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
@@ -219,7 +220,7 @@ static int open_handle(MPI_Comm comm, const mpikvs_options_t *opt,
         kvs_verify_open(kvs, &options);
     }
     if (rc == MPIKVS_OK && !parent)   /* before the warm start enters */
-        rc = kvs_near_open(kvs);
+        rc = open_neighbourhoods(kvs);
     /* the config's warm start: the entries a run before saved */
     if (rc == MPIKVS_OK && kvs->table && kvs->table->persist.load[0])
         rc = kvs_load_at_open(kvs, kvs->table->persist.load);
@@ -239,8 +240,25 @@ int mpikvs_open(MPI_Comm comm, const mpikvs_options_t *opt, mpikvs_t **out)
     return open_handle(comm, opt, NULL, 0, out);
 }
 
-int kvs_open_child(mpikvs_t *parent, const mpikvs_options_t *opt,
-                   size_t hash_prefix, mpikvs_t **out)
+/* The table's neighbourhoods, a table of the handle's own over its ranks
+ * (collective): placed by a member's coarse key (kvs_table_hash_size),
+ * its failure's text the handle's. */
+static int open_neighbourhoods(mpikvs_t *kvs)
 {
-    return open_handle(parent->comm, opt, parent, hash_prefix, out);
+    mpikvs_options_t opt;
+    size_t prefix = 0;
+    mpikvs_t *near = NULL;
+    int rc = kvs_near_prepare(kvs, &opt, &prefix);
+
+    if (rc != MPIKVS_OK || !kvs->near)
+        return rc;
+    rc = open_handle(kvs->comm, &opt, kvs, prefix, &near);
+    if (rc != MPIKVS_OK) {
+        kvs_near_detach(kvs);
+        return kvs_fail(kvs, rc, "the neighbourhoods of table %s (near): %s",
+                        kvs->table->name, mpikvs_last_error(NULL));
+    }
+    kvs_near_attach(kvs, near);
+    return MPIKVS_OK;
 }
+

@@ -215,5 +215,20 @@ int mpikvs_put(mpikvs_t *kvs, const void *key, const void *value)
                         "mpikvs_put: key and value must not be NULL");
     kvs_key_make(kvs, key, &k);
     rc = kvs_put(kvs, &k, value);
-    return rc == MPIKVS_OK ? kvs_near_enter(kvs, key, value) : rc;
+    return rc == MPIKVS_OK ? kvs_near_put(kvs, "mpikvs_put", key, value) : rc;
+}
+
+int kvs_near_put(mpikvs_t *kvs, const char *call, const void *key,
+                 const void *value)
+{
+    const unsigned char *entry;
+    int rc = kvs_near_entry(kvs, call, key, &entry);
+
+    if (rc != MPIKVS_OK || !entry)
+        return rc;
+    rc = mpikvs_put(kvs_near_table(kvs), entry, value);
+    return rc == MPIKVS_OK ? rc
+                           : kvs_fail(kvs, rc, "%s: its neighbourhood: %s",
+                                      call,
+                                      mpikvs_last_error(kvs_near_table(kvs)));
 }

@@ -24,6 +24,11 @@ int kvs_put_stalled(mpikvs_t *kvs, const struct kvs_access *a,
 int kvs_get(mpikvs_t *kvs, const struct kvs_key *k, void *value);
 int kvs_put(mpikvs_t *kvs, const struct kvs_key *k, const void *value);
 
+/* Enter key, whose value call just stored, into its neighbourhood
+ * (near.h); MPIKVS_OK without neighbourhoods. */
+int kvs_near_put(mpikvs_t *kvs, const char *call, const void *key,
+                 const void *value);
+
 /* The steps of a get after the own node's bucket.  kvs_get_tier: another
  * node's key in this node's tier: true, with the answer in *rc (a hit,
  * or an error); false: ask the key's home.  kvs_get_far: the key's bucket

@@ -45,7 +45,6 @@
 #include "async.h"
 #include "bounded_comm.h"
 #include "errors.h"
-#include "near.h"
 #include "key_hash.h"
 #include "local.h"
 #include "mpi_impl.h"
@@ -634,8 +633,8 @@ static int put_round(mpikvs_t *kvs, const struct save_header *h,
         rc = kvs_put(kvs, &k, w + WIRE_HASH + kvs->tab.key_size);
         if (rc == MPIKVS_OK) {
             KVS_COUNT(&kvs->tab, loaded, 1);
-            rc = kvs_near_enter(kvs, w + WIRE_HASH,
-                                w + WIRE_HASH + kvs->tab.key_size);
+            rc = kvs_near_put(kvs, "mpikvs_load", w + WIRE_HASH,
+                              w + WIRE_HASH + kvs->tab.key_size);
         }
     }
     free(hash);
