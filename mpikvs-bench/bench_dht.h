@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mpikvs.h"
 #include "names.h"   /* enum kvshm_far_read */
@@ -80,6 +81,12 @@ void dht_stats_diff(const mpikvs_stats_t *a, const mpikvs_stats_t *b,
 
 /* "64.0 MiB", "1000 bytes" or "the job's size" (bytes 0). */
 void dht_size_text(uint64_t bytes, char *buf, size_t len);
+
+/* A new temporary file for a rank's own config, open for writing:
+ * $TMPDIR (else /tmp)/STEM.XXXXXX into path, or NULL with why said (and
+ * path "" when no file was made). */
+FILE *dht_temp_config(const char *stem, char *path, size_t plen, char *why,
+                      size_t len);
 
 /* 0 when why is NULL on every rank; else the lowest rank with a reason
  * prints it after "mpikvs-bench WHAT: rank R: " and every rank gets

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "bench_dht.h"
@@ -128,4 +129,33 @@ void dht_quiet_barrier(void)
             return;
         nanosleep(&pause, NULL);
     }
+}
+
+FILE *dht_temp_config(const char *stem, char *path, size_t plen, char *why,
+                      size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    FILE *f;
+    int fd;
+
+    if ((size_t)snprintf(path, plen, "%s/%s.XXXXXX",
+                         dir && *dir ? dir : "/tmp", stem) >= plen) {
+        path[0] = '\0';
+        snprintf(why, len, "TMPDIR is too long for a file name");
+        return NULL;
+    }
+    if ((fd = mkstemp(path)) < 0) {
+        snprintf(why, len, "cannot make the temporary config %.900s: %s "
+                           "(set TMPDIR to a writable directory)",
+                 path, strerror(errno));
+        path[0] = '\0';
+        return NULL;
+    }
+    if (!(f = fdopen(fd, "w"))) {
+        snprintf(why, len, "cannot write the temporary config %.900s: %s",
+                 path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    return f;
 }

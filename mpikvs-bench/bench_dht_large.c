@@ -172,30 +172,12 @@ static uint64_t table_size(const struct lctx *c)
 static const char *write_config(const struct lctx *c, char *path,
                                 size_t plen, char *why, size_t len)
 {
-    const char *dir = getenv("TMPDIR");
     char far[48] = "";
     FILE *f;
-    int fd, w, saved;
+    int w, saved;
 
-    if ((size_t)snprintf(path, plen, "%s/mpikvs-bench.XXXXXX",
-                         dir && *dir ? dir : "/tmp") >= plen) {
-        path[0] = '\0';
-        snprintf(why, len, "TMPDIR is too long for a file name");
+    if (!(f = dht_temp_config("mpikvs-bench", path, plen, why, len)))
         return why;
-    }
-    if ((fd = mkstemp(path)) < 0) {
-        snprintf(why, len, "cannot make the temporary config %.900s: %s "
-                           "(set TMPDIR to a writable directory)",
-                 path, strerror(errno));
-        path[0] = '\0';
-        return why;
-    }
-    if (!(f = fdopen(fd, "w"))) {
-        snprintf(why, len, "cannot write the temporary config %.900s: %s",
-                 path, strerror(errno));
-        close(fd);
-        return why;
-    }
     /* auto: the key left out, the library's default (and a library
      * without the setting still opens the table) */
     if (c->o->far_read != KVSHM_FAR_READ_AUTO)

@@ -251,29 +251,11 @@ static const char *write_config(const struct nctx *c, char *path,
                                 size_t plen, char *why, size_t len)
 {
     const struct near_opts *o = c->o;
-    const char *dir = getenv("TMPDIR");
     FILE *f;
-    int fd, w = 0, saved;
+    int w = 0, saved;
 
-    if ((size_t)snprintf(path, plen, "%s/mpikvs-bench-near.XXXXXX",
-                         dir && *dir ? dir : "/tmp") >= plen) {
-        path[0] = '\0';
-        snprintf(why, len, "TMPDIR is too long for a file name");
+    if (!(f = dht_temp_config("mpikvs-bench-near", path, plen, why, len)))
         return why;
-    }
-    if ((fd = mkstemp(path)) < 0) {
-        snprintf(why, len, "cannot make the temporary config %.900s: %s "
-                           "(set TMPDIR to a writable directory)",
-                 path, strerror(errno));
-        path[0] = '\0';
-        return why;
-    }
-    if (!(f = fdopen(fd, "w"))) {
-        snprintf(why, len, "cannot write the temporary config %.900s: %s",
-                 path, strerror(errno));
-        close(fd);
-        return why;
-    }
     w |= fprintf(f, "{ \"version\": 1, \"tables\": { \"%s\": {\n"
                     "  \"size\": %llu,\n  \"key\": { \"fields\": [",
                  TABLE, (unsigned long long)o->size) < 0;
