@@ -351,7 +351,10 @@ static int near_one(mpikvs_t *kvs, const void *key, mpikvs_near_t *o)
             MPIKVS_OK ||
         (rc = kvshm_key_steps(n->key, key, n->query_steps)) != MPIKVS_OK)
         return bad_key(kvs, "mpikvs_get_near", rc);
-    kvs_key_make(n->table, n->entry, &k);
+    /* placed by its coarse key; no seed: each member's comes from its
+     * own copy (member_copy) */
+    kvs_key_from_hash(n->table, n->entry,
+                      kvshm_key_hash(n->entry, n->coarse_size), &k);
     rc = kvs_locked(n->table, &k, false, read_members, NULL, &q);
     if (rc != MPIKVS_OK)
         return kvs_fail(kvs, rc, "%s", mpikvs_last_error(n->table));
